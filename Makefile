@@ -1,0 +1,60 @@
+# routestatus: `make run` (demo on the embedded API server) and `make test`
+# (every test) are the whole set-up on a fresh Debian bookworm machine: both
+# first install whatever Debian packages are missing.
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= 2
+SEEDS      ?= 10000
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+DEB_PACKAGES := cmake make g++ pkg-config libssl-dev libcpprest-dev libyaml-cpp-dev \
+  nlohmann-json3-dev prometheus-cpp-dev libcivetweb-dev libgoogle-glog-dev \
+  libgtest-dev libgmock-dev procps curl
+
+.PHONY: all deps build test test-sanitize run bench sim soak clean
+
+all: build
+
+# Installs only the packages dpkg does not report as installed.
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing missing Debian packages:$$missing"; \
+	  if [ "$$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing \
+	  || { echo "error: could not install:$$missing (need root or sudo, and Debian's apt repositories)"; exit 1; }; \
+	fi
+
+$(BUILD)/Makefile: CMakeLists.txt
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+build: deps $(BUILD)/Makefile
+	cmake --build $(BUILD) -j$(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 600
+
+# Unit and integration tests under AddressSanitizer + UBSan (e2e excluded:
+# they measure timing-sensitive bounds).
+test-sanitize: deps
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DROUTESTATUS_SANITIZE=ON
+	cmake --build $(ASAN_BUILD) -j$(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j$(JOBS) -LE 'e2e|slow' --timeout 600
+
+run: build
+	$(BUILD)/cmd/routestatus-demo
+
+bench: build
+	$(BUILD)/e2e/routestatus-bench
+
+sim: build
+	$(BUILD)/test/sim/route-sim --seeds=$(SEEDS)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

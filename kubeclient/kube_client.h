@@ -1,0 +1,115 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kubeclient/status.h"
+
+namespace routestatus::kubeclient {
+
+// Which API resource a request is about.
+struct ResourceRef {
+  std::string group;     // "" for the core group
+  std::string version;   // "v1"
+  std::string resource;  // plural: "routes", "namespaces"
+  bool namespaced = true;
+};
+
+// route.openshift.io/v1 routes (namespaced, with a status subresource).
+const ResourceRef& RoutesResource();
+// v1 namespaces (cluster-scoped).
+const ResourceRef& NamespacesResource();
+
+// Options of a list request. Empty strings are omitted from the query.
+struct ListOptions {
+  std::string label_selector;
+  std::string field_selector;
+  int64_t limit = 0;               // 0 = no paging
+  std::string continue_token;      // from the previous page
+  std::string resource_version;    // "" = most recent (a quorum read)
+};
+
+// One page of a list: the items as JSON objects, and the list metadata.
+struct ListPage {
+  std::vector<nlohmann::json> items;
+  std::string resource_version;  // the list's metadata.resourceVersion
+  std::string continue_token;    // "" on the last page
+};
+
+// Options of a watch request.
+struct WatchOptions {
+  std::string resource_version;     // resume after this version ("" = now)
+  std::string label_selector;
+  std::string field_selector;
+  bool allow_bookmarks = true;
+  std::chrono::seconds timeout{300};  // the server's timeoutSeconds
+};
+
+enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
+
+// "ADDED" -> kAdded etc.; false for unknown text.
+bool ParseWatchEventType(std::string_view text, WatchEventType* type);
+const char* WatchEventTypeName(WatchEventType type);
+
+// One event of a watch stream. For kError, `object` is a Kubernetes Status
+// object (e.g. 410 "too old resource version"); ErrorStatus() decodes it.
+struct WatchEvent {
+  WatchEventType type = WatchEventType::kAdded;
+  nlohmann::json object;
+  // The Status carried by a kError event, as a Status value.
+  Status ErrorStatus() const;
+  // object.metadata.resourceVersion, or "" when absent.
+  std::string ResourceVersion() const;
+};
+
+// Decodes one line of a watch stream ({"type":..,"object":..}); never throws.
+StatusOr<WatchEvent> DecodeWatchEvent(std::string_view line);
+// Decodes a Kubernetes Status object (or an error response body with its
+// HTTP code) into a Status; unknown bodies (HTML, empty) still give a code
+// from the HTTP status.
+Status StatusFromResponse(int http_code, std::string_view body,
+                          std::optional<std::chrono::milliseconds> retry_after = std::nullopt);
+
+// An open watch. Next() is called from one thread; Cancel() may be called
+// from any thread and makes a blocked Next() return kCancelled promptly.
+class WatchStream {
+ public:
+  virtual ~WatchStream() = default;
+  // The next event. kClosed when the server ended the stream normally;
+  // other codes for transport or decoding failures.
+  virtual StatusOr<WatchEvent> Next() = 0;
+  // Thread-safe; idempotent.
+  virtual void Cancel() = 0;
+};
+
+// The Kubernetes API as the controller, tests and tools use it. Objects are
+// JSON; typed decoding lives in route.h. Implementations are thread-safe.
+// Namespaced calls with an empty `ns` act on all namespaces where the API
+// allows it (list, watch).
+class KubeClient {
+ public:
+  virtual ~KubeClient() = default;
+
+  virtual StatusOr<nlohmann::json> Get(const ResourceRef& res, const std::string& ns,
+                                       const std::string& name) = 0;
+  virtual StatusOr<ListPage> List(const ResourceRef& res, const std::string& ns,
+                                  const ListOptions& options) = 0;
+  virtual StatusOr<std::unique_ptr<WatchStream>> Watch(const ResourceRef& res,
+                                                       const std::string& ns,
+                                                       const WatchOptions& options) = 0;
+  virtual StatusOr<nlohmann::json> Create(const ResourceRef& res, const std::string& ns,
+                                          const nlohmann::json& object) = 0;
+  // PUT of the whole object, guarded by its metadata.resourceVersion.
+  virtual StatusOr<nlohmann::json> Update(const ResourceRef& res, const nlohmann::json& object) = 0;
+  // PUT .../status, guarded by the object's metadata.resourceVersion.
+  virtual StatusOr<nlohmann::json> UpdateStatus(const ResourceRef& res,
+                                                const nlohmann::json& object) = 0;
+  virtual Status Delete(const ResourceRef& res, const std::string& ns,
+                        const std::string& name) = 0;
+};
+
+}  // namespace routestatus::kubeclient

@@ -1,0 +1,278 @@
+#include "kubeclient/route.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+namespace routestatus::kubeclient {
+namespace {
+
+using nlohmann::json;
+
+// Returns object[key] as a string, "" when absent or null; false when the
+// field has another type.
+bool GetString(const json& object, const char* key, std::string* out) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) {
+    out->clear();
+    return true;
+  }
+  if (!it->is_string()) return false;
+  *out = it->get<std::string>();
+  return true;
+}
+
+std::string StringOr(const json& object, const char* key) {
+  std::string s;
+  if (!object.is_object() || !GetString(object, key, &s)) return "";
+  return s;
+}
+
+Status Invalid(const std::string& what) { return Status(StatusCode::kInvalid, what); }
+
+}  // namespace
+
+std::string Route::Key() const { return metadata.namespace_name + "/" + metadata.name; }
+
+const RouteIngress* Route::FindIngress(std::string_view router_name) const {
+  for (const auto& entry : ingress) {
+    if (entry.router_name == router_name) return &entry;
+  }
+  return nullptr;
+}
+
+std::optional<int64_t> ParseRfc3339(std::string_view text) {
+  int year, mon, day, hour, min, sec;
+  int consumed = 0;
+  std::string s(text);
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &year, &mon, &day, &hour, &min, &sec,
+                  &consumed) != 6 ||
+      consumed != 19) {
+    return std::nullopt;
+  }
+  if (mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || min > 59 || sec > 60) {
+    return std::nullopt;
+  }
+  size_t pos = 19;
+  if (pos < s.size() && s[pos] == '.') {
+    ++pos;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') ++pos;
+  }
+  int64_t offset = 0;
+  if (pos < s.size() && (s[pos] == 'Z' || s[pos] == 'z')) {
+    ++pos;
+  } else if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
+    int oh, om, n = 0;
+    if (std::sscanf(s.c_str() + pos + 1, "%2d:%2d%n", &oh, &om, &n) != 2 || n != 5) {
+      return std::nullopt;
+    }
+    offset = (s[pos] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
+    pos += 6;
+  } else {
+    return std::nullopt;
+  }
+  if (pos != s.size()) return std::nullopt;
+  std::tm tm{};
+  tm.tm_year = year - 1900;
+  tm.tm_mon = mon - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = hour;
+  tm.tm_min = min;
+  tm.tm_sec = sec;
+  return static_cast<int64_t>(timegm(&tm)) - offset;
+}
+
+std::string FormatRfc3339(int64_t unix_seconds) {
+  std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+StatusOr<ObjectMeta> ObjectMetaFromJson(const json& object) {
+  if (!object.is_object()) return Invalid("object is not a JSON object");
+  auto mit = object.find("metadata");
+  if (mit == object.end() || !mit->is_object()) return Invalid("metadata is missing");
+  const json& m = *mit;
+  ObjectMeta meta;
+  if (!GetString(m, "name", &meta.name) || meta.name.empty()) {
+    return Invalid("metadata.name is missing or not a string");
+  }
+  if (!GetString(m, "namespace", &meta.namespace_name)) return Invalid("metadata.namespace is not a string");
+  if (!GetString(m, "uid", &meta.uid)) return Invalid("metadata.uid is not a string");
+  if (!GetString(m, "resourceVersion", &meta.resource_version)) {
+    return Invalid("metadata.resourceVersion is not a string");
+  }
+  if (!GetString(m, "creationTimestamp", &meta.creation_timestamp)) {
+    return Invalid("metadata.creationTimestamp is not a string");
+  }
+  if (!meta.creation_timestamp.empty()) {
+    auto t = ParseRfc3339(meta.creation_timestamp);
+    if (!t) return Invalid("metadata.creationTimestamp is not RFC 3339: " + meta.creation_timestamp);
+    meta.creation_unix = *t;
+  }
+  auto git = m.find("generation");
+  if (git != m.end() && !git->is_null()) {
+    if (!git->is_number_integer()) return Invalid("metadata.generation is not an integer");
+    meta.generation = git->get<int64_t>();
+  }
+  auto lit = m.find("labels");
+  if (lit != m.end() && !lit->is_null()) {
+    if (!lit->is_object()) return Invalid("metadata.labels is not an object");
+    for (auto it = lit->begin(); it != lit->end(); ++it) {
+      if (!it.value().is_string()) return Invalid("metadata.labels." + it.key() + " is not a string");
+      meta.labels.emplace(it.key(), it.value().get<std::string>());
+    }
+  }
+  return meta;
+}
+
+RouteIngress IngressFromJson(const json& entry) {
+  RouteIngress in;
+  if (!entry.is_object()) return in;
+  in.router_name = StringOr(entry, "routerName");
+  in.host = StringOr(entry, "host");
+  in.router_canonical_hostname = StringOr(entry, "routerCanonicalHostname");
+  in.wildcard_policy = StringOr(entry, "wildcardPolicy");
+  auto cit = entry.find("conditions");
+  if (cit != entry.end() && cit->is_array()) {
+    for (const auto& c : *cit) {
+      if (!c.is_object()) continue;
+      RouteCondition cond;
+      cond.type = StringOr(c, "type");
+      cond.status = StringOr(c, "status");
+      cond.reason = StringOr(c, "reason");
+      cond.message = StringOr(c, "message");
+      cond.last_transition_time = StringOr(c, "lastTransitionTime");
+      in.conditions.push_back(std::move(cond));
+    }
+  }
+  return in;
+}
+
+json IngressToJson(const RouteIngress& entry) {
+  json out = json::object();
+  out["routerName"] = entry.router_name;
+  if (!entry.host.empty()) out["host"] = entry.host;
+  if (!entry.router_canonical_hostname.empty()) {
+    out["routerCanonicalHostname"] = entry.router_canonical_hostname;
+  }
+  if (!entry.wildcard_policy.empty()) out["wildcardPolicy"] = entry.wildcard_policy;
+  json conds = json::array();
+  for (const auto& c : entry.conditions) {
+    json jc = json::object();
+    jc["type"] = c.type;
+    jc["status"] = c.status;
+    if (!c.reason.empty()) jc["reason"] = c.reason;
+    if (!c.message.empty()) jc["message"] = c.message;
+    if (!c.last_transition_time.empty()) jc["lastTransitionTime"] = c.last_transition_time;
+    conds.push_back(std::move(jc));
+  }
+  out["conditions"] = std::move(conds);
+  return out;
+}
+
+StatusOr<Route> RouteFromJson(const json& object) {
+  auto meta = ObjectMetaFromJson(object);
+  if (!meta.ok()) return meta.status();
+  Route route;
+  route.metadata = std::move(meta).value();
+  auto sit = object.find("spec");
+  if (sit != object.end() && !sit->is_null()) {
+    if (!sit->is_object()) return Invalid("spec is not an object");
+    const json& s = *sit;
+    if (!GetString(s, "host", &route.spec.host)) return Invalid("spec.host is not a string");
+    if (!GetString(s, "subdomain", &route.spec.subdomain)) return Invalid("spec.subdomain is not a string");
+    if (!GetString(s, "path", &route.spec.path)) return Invalid("spec.path is not a string");
+    if (!GetString(s, "wildcardPolicy", &route.spec.wildcard_policy)) {
+      return Invalid("spec.wildcardPolicy is not a string");
+    }
+    auto tit = s.find("to");
+    if (tit != s.end() && tit->is_object()) {
+      route.spec.to_kind = StringOr(*tit, "kind");
+      route.spec.to_name = StringOr(*tit, "name");
+    }
+    auto tlsit = s.find("tls");
+    if (tlsit != s.end() && tlsit->is_object()) {
+      route.spec.tls_termination = StringOr(*tlsit, "termination");
+    }
+  }
+  auto stit = object.find("status");
+  if (stit != object.end() && stit->is_object()) {
+    auto iit = stit->find("ingress");
+    if (iit != stit->end() && !iit->is_null()) {
+      if (!iit->is_array()) return Invalid("status.ingress is not an array");
+      for (const auto& e : *iit) route.ingress.push_back(IngressFromJson(e));
+    }
+  }
+  route.raw_json = object.dump();
+  return route;
+}
+
+StatusOr<Route> RouteFromText(std::string_view text) {
+  json object = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (object.is_discarded()) return Invalid("route is not valid JSON");
+  return RouteFromJson(object);
+}
+
+StatusOr<Namespace> NamespaceFromJson(const json& object) {
+  auto meta = ObjectMetaFromJson(object);
+  if (!meta.ok()) return meta.status();
+  Namespace ns;
+  ns.metadata = std::move(meta).value();
+  return ns;
+}
+
+StatusOr<json> WithIngressEntry(const Route& route, std::string_view router_name,
+                                const std::optional<RouteIngress>& entry) {
+  json object = json::parse(route.raw_json, nullptr, /*allow_exceptions=*/false);
+  if (object.is_discarded() || !object.is_object()) {
+    return Invalid("cached route " + route.Key() + " has no valid raw JSON");
+  }
+  json& status = object["status"];
+  if (!status.is_object()) status = json::object();
+  json& ingress = status["ingress"];
+  if (!ingress.is_array()) ingress = json::array();
+  json updated = json::array();
+  bool placed = false;
+  for (auto& e : ingress) {
+    bool ours = e.is_object() && StringOr(e, "routerName") == router_name;
+    if (!ours) {
+      updated.push_back(std::move(e));
+    } else if (entry && !placed) {
+      updated.push_back(IngressToJson(*entry));
+      placed = true;
+    }  // else: a removal, or a duplicate of ours: drop it.
+  }
+  if (entry && !placed) updated.push_back(IngressToJson(*entry));
+  ingress = std::move(updated);
+  return object;
+}
+
+bool IngressEqual(const RouteIngress& a, const RouteIngress& b) {
+  if (a.router_name != b.router_name || a.host != b.host ||
+      a.router_canonical_hostname != b.router_canonical_hostname ||
+      a.wildcard_policy != b.wildcard_policy || a.conditions.size() != b.conditions.size()) {
+    return false;
+  }
+  auto key = [](const RouteCondition& c) {
+    return std::tie(c.type, c.status, c.reason, c.message);
+  };
+  std::vector<const RouteCondition*> x, y;
+  for (const auto& c : a.conditions) x.push_back(&c);
+  for (const auto& c : b.conditions) y.push_back(&c);
+  auto less = [&](const RouteCondition* l, const RouteCondition* r) { return key(*l) < key(*r); };
+  std::sort(x.begin(), x.end(), less);
+  std::sort(y.begin(), y.end(), less);
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (key(*x[i]) != key(*y[i])) return false;
+  }
+  return true;
+}
+
+}  // namespace routestatus::kubeclient

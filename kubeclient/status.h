@@ -1,0 +1,88 @@
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include <glog/logging.h>
+
+namespace routestatus::kubeclient {
+
+// What a caller should do about a failed operation. Codes follow the
+// Kubernetes API's Status reasons where one exists.
+enum class StatusCode {
+  kOk = 0,
+  kNotFound,         // drop the work: the object is gone
+  kAlreadyExists,    // create of an existing object
+  kConflict,         // stale resourceVersion: re-read and retry
+  kGone,             // resourceVersion too old (410): relist
+  kTooManyRequests,  // 429: retry after Status::retry_after()
+  kUnavailable,      // 5xx, connection refused/reset: back off and retry
+  kTimeout,          // request or server timeout: retry
+  kUnauthorized,     // 401: credentials wrong
+  kForbidden,        // 403: RBAC: do not retry
+  kInvalid,          // 400/422 or undecodable data: do not retry
+  kCancelled,        // the caller cancelled the operation
+  kClosed,           // a stream ended normally (e.g. watch timeoutSeconds)
+  kInternal,         // a bug or an unexpected state
+};
+
+// Stable lower-case name of a code, for logs and metric labels.
+const char* StatusCodeName(StatusCode code);
+
+// The outcome of an operation: a code, a message for people, and for
+// kTooManyRequests/kUnavailable an optional server-suggested retry delay.
+// Value type; thread-compatible.
+class Status {
+ public:
+  Status() = default;
+  Status(StatusCode code, std::string message,
+         std::optional<std::chrono::milliseconds> retry_after = std::nullopt)
+      : code_(code), message_(std::move(message)), retry_after_(retry_after) {}
+
+  static Status Ok() { return Status(); }
+
+  bool ok() const { return code_ == StatusCode::kOk; }
+  StatusCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+  const std::optional<std::chrono::milliseconds>& retry_after() const { return retry_after_; }
+
+  // True for codes worth retrying later (conflict, gone, 429, 5xx, timeouts).
+  bool IsRetryable() const;
+  // "conflict: the object has been modified ..." style text.
+  std::string ToString() const;
+
+ private:
+  StatusCode code_ = StatusCode::kOk;
+  std::string message_;
+  std::optional<std::chrono::milliseconds> retry_after_;
+};
+
+// Either a value or a non-OK Status. Accessing value() of an error is a bug
+// (CHECK-fails).
+template <typename T>
+class StatusOr {
+ public:
+  StatusOr(Status status) : v_(std::move(status)) {  // NOLINT: implicit by design
+    CHECK(!std::get<Status>(v_).ok()) << "StatusOr built from an OK Status";
+  }
+  StatusOr(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+
+  bool ok() const { return std::holds_alternative<T>(v_); }
+  Status status() const { return ok() ? Status::Ok() : std::get<Status>(v_); }
+
+  const T& value() const& { CHECK(ok()) << status().ToString(); return std::get<T>(v_); }
+  T& value() & { CHECK(ok()) << status().ToString(); return std::get<T>(v_); }
+  T&& value() && { CHECK(ok()) << status().ToString(); return std::get<T>(std::move(v_)); }
+  const T& operator*() const& { return value(); }
+  T& operator*() & { return value(); }
+  const T* operator->() const { return &value(); }
+  T* operator->() { return &value(); }
+
+ private:
+  std::variant<Status, T> v_;
+};
+
+}  // namespace routestatus::kubeclient
