@@ -1,0 +1,118 @@
+#include "e2e/harness/subprocess.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <glog/logging.h>
+
+namespace routestatus::e2e {
+
+Subprocess::Subprocess(std::vector<std::string> argv, const std::string& log_path,
+                       const std::map<std::string, std::string>& env)
+    : log_path_(log_path) {
+  CHECK(!argv.empty());
+  int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  CHECK(fd >= 0) << "cannot open " << log_path;
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  pid_ = fork();
+  CHECK(pid_ >= 0) << "fork failed";
+  if (pid_ == 0) {
+    dup2(fd, 1);
+    dup2(fd, 2);
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0);
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    // Why: die with the test so a crashed test never leaves servers behind.
+    setpgid(0, 0);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(fd);
+}
+
+Subprocess::~Subprocess() {
+  if (Running()) {
+    kill(pid_, SIGKILL);
+    Wait(std::chrono::seconds(5));
+  }
+}
+
+bool Subprocess::Running() {
+  if (pid_ <= 0 || exit_code_ >= 0) return false;
+  int status = 0;
+  pid_t r = waitpid(pid_, &status, WNOHANG);
+  if (r == 0) return true;
+  if (r == pid_) {
+    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  } else {
+    exit_code_ = 255;
+  }
+  return false;
+}
+
+void Subprocess::Signal(int signal) {
+  if (Running()) kill(pid_, signal);
+}
+
+int Subprocess::Wait(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (Running()) {
+    if (std::chrono::steady_clock::now() >= deadline) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return exit_code_;
+}
+
+int Subprocess::Stop(std::chrono::milliseconds grace) {
+  Signal(SIGTERM);
+  int code = Wait(grace);
+  if (code < 0) {
+    Signal(SIGKILL);
+    code = Wait(std::chrono::seconds(5));
+  }
+  return code;
+}
+
+std::string Subprocess::ReadLog() const {
+  std::ifstream in(log_path_);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool Subprocess::WaitForLog(const std::string& needle, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (ReadLog().find(needle) != std::string::npos) return true;
+    if (!Running()) return ReadLog().find(needle) != std::string::npos;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+int PickFreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  CHECK(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  CHECK(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  socklen_t len = sizeof(addr);
+  CHECK(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  int port = ntohs(addr.sin_port);
+  close(fd);
+  return port;
+}
+
+}  // namespace routestatus::e2e
