@@ -1,0 +1,199 @@
+#include "cmd/route-status-controller/config_validate.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+
+namespace routestatus::cmd {
+namespace {
+
+template <typename T>
+void CheckRange(const char* flag, T value, T lo, T hi, std::vector<std::string>& errors) {
+  if (value < lo || value > hi) {
+    errors.push_back(std::string("--") + flag + " must be between " + std::to_string(lo) +
+                     " and " + std::to_string(hi) + " (got " + std::to_string(value) + ")");
+  }
+}
+
+void CheckPositive(const char* flag, Duration d, std::vector<std::string>& errors) {
+  if (d.count() <= 0) {
+    errors.push_back(std::string("--") + flag + " must be greater than 0 (got " +
+                     FormatDuration(d) + ")");
+  }
+}
+
+// Label selector syntax: comma-separated terms outside parentheses, none
+// empty, parentheses balanced. The controller parses it fully.
+bool LooksLikeSelector(const std::string& s) {
+  int depth = 0;
+  std::string term;
+  auto term_ok = [](const std::string& t) {
+    return t.find_first_not_of(" \t") != std::string::npos;
+  };
+  for (char c : s) {
+    if (c == '(') ++depth;
+    if (c == ')' && --depth < 0) return false;
+    if (c == ',' && depth == 0) {
+      if (!term_ok(term)) return false;
+      term.clear();
+      continue;
+    }
+    term += c;
+  }
+  return depth == 0 && term_ok(term);
+}
+
+void CheckDomains(const char* flag, const std::vector<std::string>& domains,
+                  std::vector<std::string>& errors) {
+  for (const std::string& d : domains) {
+    std::string_view v = d;
+    if (v.rfind("*.", 0) == 0) v.remove_prefix(2);
+    if (!v.empty() && v.front() == '.') v.remove_prefix(1);
+    if (!IsDns1123Subdomain(v)) {
+      errors.push_back(std::string("--") + flag + ": \"" + d +
+                       "\" is not a DNS domain (lower-case letters, digits, '-' and '.')");
+    }
+  }
+}
+
+}  // namespace
+
+bool IsDns1123Label(std::string_view s) {
+  if (s.empty() || s.size() > 63) return false;
+  for (char c : s) {
+    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+          c == '-')) {
+      return false;
+    }
+  }
+  return s.front() != '-' && s.back() != '-';
+}
+
+bool IsDns1123Subdomain(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  size_t start = 0;
+  while (true) {
+    size_t dot = s.find('.', start);
+    std::string_view label = s.substr(start, dot == std::string_view::npos ? s.npos : dot - start);
+    if (!IsDns1123Label(label)) return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+std::string RedactUrlCredentials(const std::string& s) {
+  std::string out = s;
+  size_t pos = 0;
+  while ((pos = out.find("://", pos)) != std::string::npos) {
+    size_t begin = pos + 3;
+    size_t end = out.find_first_of("/?# ,", begin);
+    size_t at = out.rfind('@', end == std::string::npos ? out.size() : end);
+    if (at != std::string::npos && at >= begin && (end == std::string::npos || at < end)) {
+      out.replace(begin, at - begin, "<redacted>");
+    }
+    pos = begin;
+  }
+  return out;
+}
+
+bool SplitHostPort(const std::string& address, std::string* host, int* port) {
+  size_t colon = address.rfind(':');
+  if (colon == std::string::npos) return false;
+  std::string h = address.substr(0, colon);
+  std::string p = address.substr(colon + 1);
+  if (!h.empty() && h.front() == '[') {
+    if (h.back() != ']') return false;
+    h = h.substr(1, h.size() - 2);
+  } else if (h.find(':') != std::string::npos) {
+    return false;  // IPv6 needs brackets
+  }
+  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) {
+    return false;
+  }
+  int n = std::atoi(p.c_str());
+  if (n > 65535) return false;
+  *host = h;
+  *port = n;
+  return true;
+}
+
+void ValidateOptions(const Options& o, Command command, bool router_name_set,
+                     std::vector<std::string>& errors) {
+  if (command == Command::kClear && !router_name_set) {
+    errors.push_back("clear: --router-name must be given explicitly (it selects the entries to "
+                     "remove from every route)");
+  }
+  if (!IsDns1123Subdomain(o.router_name)) {
+    errors.push_back("--router-name: \"" + o.router_name +
+                     "\" is not a valid name (lower-case letters, digits, '-' and '.')");
+  }
+  if (!o.router_canonical_hostname.empty() && !IsDns1123Subdomain(o.router_canonical_hostname)) {
+    errors.push_back("--router-canonical-hostname: \"" + o.router_canonical_hostname +
+                     "\" is not a DNS hostname");
+  }
+  if (!o.router_domain.empty() && !IsDns1123Subdomain(o.router_domain)) {
+    errors.push_back("--router-domain: \"" + o.router_domain + "\" is not a DNS domain");
+  }
+  if (!o.router_domain.empty() && !o.hostname_template.empty()) {
+    errors.push_back("--router-domain and --hostname-template are exclusive (the domain is a "
+                     "shorthand for the template ${name}-${namespace}.<domain>)");
+  }
+  if (!o.hostname_template.empty()) {
+    std::string t = o.hostname_template;
+    for (const char* ph : {"${name}", "${namespace}"}) {
+      for (size_t p; (p = t.find(ph)) != std::string::npos;) t.replace(p, std::string(ph).size(), "x");
+    }
+    if (!IsDns1123Subdomain(t)) {
+      errors.push_back("--hostname-template: \"" + o.hostname_template +
+                       "\" does not give a DNS hostname (placeholders: ${name}, ${namespace})");
+    }
+  }
+  if (o.override_hostname && o.hostname_template.empty() && o.router_domain.empty()) {
+    errors.push_back("--override-hostname needs --hostname-template or --router-domain");
+  }
+  if (!o.route_labels.empty() && !LooksLikeSelector(o.route_labels)) {
+    errors.push_back("--route-labels: \"" + o.route_labels + "\" is not a label selector");
+  }
+  if (!o.namespace_labels.empty() && !LooksLikeSelector(o.namespace_labels)) {
+    errors.push_back("--namespace-labels: \"" + o.namespace_labels + "\" is not a label selector");
+  }
+  for (const std::string& ns : o.namespaces) {
+    if (!IsDns1123Label(ns)) errors.push_back("--namespaces: \"" + ns + "\" is not a namespace name");
+  }
+  CheckDomains("allowed-domains", o.allowed_domains, errors);
+  CheckDomains("denied-domains", o.denied_domains, errors);
+  CheckPositive("lease-interval", o.lease_interval, errors);
+  CheckPositive("lease-retry-interval", o.lease_retry_interval, errors);
+  CheckPositive("contention-interval", o.contention_interval, errors);
+  CheckPositive("watch-timeout-min", o.watch_timeout_min, errors);
+  CheckPositive("shutdown-timeout", o.shutdown_timeout, errors);
+  if (o.resync_interval.count() < 0) errors.push_back("--resync-interval must not be negative");
+  if (o.watch_timeout_max < o.watch_timeout_min) {
+    errors.push_back("--watch-timeout-max (" + FormatDuration(o.watch_timeout_max) +
+                     ") must not be less than --watch-timeout-min (" +
+                     FormatDuration(o.watch_timeout_min) + ")");
+  }
+  CheckRange("contention-limit", o.contention_limit, 0, 1000000, errors);
+  CheckRange("list-page-size", o.list_page_size, 1, 100000, errors);
+  CheckRange("workers", o.workers, 1, 256, errors);
+  CheckRange("burst", o.burst, 1, 100000, errors);
+  CheckRange("v", o.verbosity, 0, 10, errors);
+  if (!(o.qps > 0) || o.qps > 100000) {
+    errors.push_back("--qps must be greater than 0 and at most 100000 (got " + std::to_string(o.qps) + ")");
+  }
+  std::string host;
+  int port = 0;
+  if (!SplitHostPort(o.metrics_address, &host, &port)) {
+    errors.push_back("--metrics-address: \"" + o.metrics_address +
+                     "\" is not host:port (e.g. 0.0.0.0:1936, [::]:1936, 127.0.0.1:0)");
+  }
+  if (o.log_level != "info" && o.log_level != "warning" && o.log_level != "error") {
+    errors.push_back("--log-level: \"" + o.log_level + "\" is not one of info, warning, error");
+  }
+  if (!o.server.empty() && o.server.rfind("https://", 0) != 0 && o.server.rfind("http://", 0) != 0) {
+    errors.push_back("--server: \"" + RedactUrlCredentials(o.server) +
+                     "\" must start with https:// or http://");
+  }
+}
+
+}  // namespace routestatus::cmd

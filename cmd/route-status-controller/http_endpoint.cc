@@ -1,0 +1,142 @@
+#include "cmd/route-status-controller/http_endpoint.h"
+
+#include <cstring>
+#include <vector>
+
+#include <civetweb.h>
+#include <glog/logging.h>
+#include <prometheus/text_serializer.h>
+
+#include "cmd/route-status-controller/config_validate.h"
+
+namespace routestatus::cmd {
+namespace {
+
+using kubeclient::Status;
+using kubeclient::StatusCode;
+
+void Reply(mg_connection* conn, int code, const char* reason, const char* content_type,
+           const std::string& body) {
+  mg_printf(conn,
+            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+            "Cache-Control: no-store\r\nConnection: close\r\n\r\n",
+            code, reason, content_type, body.size());
+  if (std::strcmp(mg_get_request_info(conn)->request_method, "HEAD") != 0) {
+    mg_write(conn, body.data(), body.size());
+  }
+}
+
+// Only GET and HEAD are served; returns false after answering 405.
+bool CheckMethod(mg_connection* conn) {
+  const char* m = mg_get_request_info(conn)->request_method;
+  if (std::strcmp(m, "GET") == 0 || std::strcmp(m, "HEAD") == 0) return true;
+  Reply(conn, 405, "Method Not Allowed", "text/plain; charset=utf-8", "method not allowed\n");
+  return false;
+}
+
+int LogMessage(const mg_connection*, const char* message) {
+  LOG(WARNING) << "http endpoint: " << message;
+  return 1;
+}
+
+}  // namespace
+
+HttpEndpoint::HttpEndpoint(prometheus::Registry& registry, ReadinessCheck readiness)
+    : registry_(registry), readiness_(std::move(readiness)) {}
+
+HttpEndpoint::~HttpEndpoint() { Stop(); }
+
+kubeclient::StatusOr<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(
+    const Options& options, prometheus::Registry& registry, ReadinessCheck readiness) {
+  std::string host;
+  int port = 0;
+  if (!SplitHostPort(options.address, &host, &port)) {
+    return Status(StatusCode::kInvalid, "metrics address \"" + options.address + "\" is not host:port");
+  }
+  // civetweb spells "all interfaces" as a bare port and IPv6 as [addr]:port.
+  std::string listen = std::to_string(port);
+  if (!host.empty()) {
+    listen = (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + listen;
+  }
+  std::string threads = std::to_string(options.threads < 1 ? 1 : options.threads);
+  const char* config[] = {"listening_ports", listen.c_str(),  "num_threads", threads.c_str(),
+                          "request_timeout_ms", "10000", "enable_keep_alive", "no",
+                          nullptr};
+  mg_callbacks callbacks;
+  std::memset(&callbacks, 0, sizeof(callbacks));
+  callbacks.log_message = &LogMessage;
+  mg_init_data init;
+  std::memset(&init, 0, sizeof(init));
+  init.callbacks = &callbacks;
+  init.configuration_options = config;
+  char error_text[256] = {0};
+  unsigned error_code = 0;
+  mg_error_data error;
+  error.code = &error_code;
+  error.text = error_text;
+  error.text_buffer_size = sizeof(error_text);
+
+  std::unique_ptr<HttpEndpoint> self(new HttpEndpoint(registry, std::move(readiness)));
+  mg_context* ctx = mg_start2(&init, &error);
+  if (ctx == nullptr) {
+    return Status(StatusCode::kUnavailable,
+                  "cannot serve on " + options.address + ": " + std::string(error_text));
+  }
+  self->ctx_ = ctx;
+  self->host_ = host.empty() ? "0.0.0.0" : host;
+  std::vector<mg_server_port> ports(4);
+  int n = mg_get_server_ports(ctx, static_cast<int>(ports.size()), ports.data());
+  if (n < 1) {
+    self->Stop();
+    return Status(StatusCode::kInternal, "civetweb reported no listening port");
+  }
+  self->port_ = ports[0].port;
+  mg_set_request_handler(ctx, "/metrics$", &HttpEndpoint::HandleMetrics, self.get());
+  mg_set_request_handler(ctx, "/healthz$", &HttpEndpoint::HandleHealthz, self.get());
+  mg_set_request_handler(ctx, "/readyz$", &HttpEndpoint::HandleReadyz, self.get());
+  LOG(INFO) << "serving /metrics, /healthz, /readyz on " << self->address();
+  return self;
+}
+
+std::string HttpEndpoint::address() const {
+  bool v6 = host_.find(':') != std::string::npos;
+  return (v6 ? "[" + host_ + "]" : host_) + ":" + std::to_string(port_);
+}
+
+void HttpEndpoint::Stop() {
+  std::lock_guard<std::mutex> lock(stop_mu_);
+  if (ctx_ != nullptr) {
+    mg_stop(ctx_);
+    ctx_ = nullptr;
+  }
+}
+
+int HttpEndpoint::HandleMetrics(mg_connection* conn, void* self_ptr) {
+  if (!CheckMethod(conn)) return 405;
+  auto* self = static_cast<HttpEndpoint*>(self_ptr);
+  prometheus::TextSerializer serializer;
+  std::string body = serializer.Serialize(self->registry_.Collect());
+  Reply(conn, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", body);
+  return 200;
+}
+
+int HttpEndpoint::HandleHealthz(mg_connection* conn, void*) {
+  if (!CheckMethod(conn)) return 405;
+  Reply(conn, 200, "OK", "text/plain; charset=utf-8", "ok\n");
+  return 200;
+}
+
+int HttpEndpoint::HandleReadyz(mg_connection* conn, void* self_ptr) {
+  if (!CheckMethod(conn)) return 405;
+  auto* self = static_cast<HttpEndpoint*>(self_ptr);
+  Readiness r = self->readiness_ ? self->readiness_() : Readiness{false, "no readiness check"};
+  if (r.ready) {
+    Reply(conn, 200, "OK", "text/plain; charset=utf-8", "ok\n");
+    return 200;
+  }
+  Reply(conn, 503, "Service Unavailable", "text/plain; charset=utf-8",
+        "not ready: " + (r.reason.empty() ? std::string("unknown") : r.reason) + "\n");
+  return 503;
+}
+
+}  // namespace routestatus::cmd

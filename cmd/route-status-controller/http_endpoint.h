@@ -1,0 +1,68 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <prometheus/registry.h>
+
+#include "kubeclient/status.h"
+
+struct mg_context;
+struct mg_connection;
+
+namespace routestatus::cmd {
+
+// Answer of a readiness check: ready, or not with a reason for people.
+struct Readiness {
+  bool ready = false;
+  std::string reason;  // shown in the 503 body when !ready
+};
+
+// The operational HTTP endpoint (civetweb):
+//   GET /metrics  Prometheus text format 0.0.4 of `registry`
+//   GET /healthz  200 "ok" while the process serves requests
+//   GET /readyz   200 "ok" when `readiness()` says ready, else 503 + reason
+// Thread-safe: handlers run on civetweb threads; `registry` and `readiness`
+// must be thread-safe and outlive the endpoint (or Stop()).
+class HttpEndpoint {
+ public:
+  struct Options {
+    std::string address = "0.0.0.0:1936";  // host:port, [v6]:port; port 0 = any free port
+    int threads = 2;
+  };
+  using ReadinessCheck = std::function<Readiness()>;
+
+  // Binds and starts serving. Errors: kInvalid (bad address), kUnavailable
+  // (cannot bind, e.g. port in use).
+  static kubeclient::StatusOr<std::unique_ptr<HttpEndpoint>> Start(
+      const Options& options, prometheus::Registry& registry, ReadinessCheck readiness);
+
+  ~HttpEndpoint();  // Stop()s
+  HttpEndpoint(const HttpEndpoint&) = delete;
+  HttpEndpoint& operator=(const HttpEndpoint&) = delete;
+
+  // The port actually bound (useful with port 0).
+  int port() const { return port_; }
+  // "host:port" actually bound, e.g. "127.0.0.1:41234".
+  std::string address() const;
+
+  // Stops serving and waits for in-flight requests. Idempotent.
+  void Stop();
+
+ private:
+  HttpEndpoint(prometheus::Registry& registry, ReadinessCheck readiness);
+  static int HandleMetrics(mg_connection* conn, void* self);
+  static int HandleHealthz(mg_connection* conn, void* self);
+  static int HandleReadyz(mg_connection* conn, void* self);
+
+  prometheus::Registry& registry_;
+  ReadinessCheck readiness_;
+  std::string host_;
+  int port_ = 0;
+  std::mutex stop_mu_;
+  mg_context* ctx_ = nullptr;  // guarded by stop_mu_ for Stop()
+};
+
+}  // namespace routestatus::cmd

@@ -1,0 +1,255 @@
+#include "cmd/route-status-controller/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace routestatus::cmd {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using namespace std::chrono_literals;
+
+// A FileReader over an in-memory map.
+FileReader Files(std::map<std::string, std::string> files) {
+  return [files](const std::string& path, std::string* error) -> std::optional<std::string> {
+    auto it = files.find(path);
+    if (it == files.end()) {
+      *error = "No such file or directory";
+      return std::nullopt;
+    }
+    return it->second;
+  };
+}
+
+ParsedConfig Parse(std::vector<std::string> args, EnvMap env = {},
+                   std::map<std::string, std::string> files = {}) {
+  return ParseConfig(args, env, Files(files));
+}
+
+std::string Joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += s + "\n";
+  return out;
+}
+
+TEST(ConfigTest, DefaultsMatchTheIssue) {
+  ParsedConfig c = Parse({});
+  ASSERT_THAT(c.errors, IsEmpty()) << Joined(c.errors);
+  EXPECT_EQ(c.command, Command::kRun);
+  EXPECT_EQ(c.options.router_name, "default");
+  EXPECT_EQ(c.options.lease_interval, 15s);
+  EXPECT_EQ(c.options.lease_retry_interval, 3s);
+  EXPECT_EQ(c.options.contention_interval, 3min);
+  EXPECT_EQ(c.options.contention_limit, 5);
+  EXPECT_EQ(c.options.resync_interval, 30min);
+  EXPECT_EQ(c.options.metrics_address, "0.0.0.0:1936");
+  EXPECT_TRUE(c.options.update_status);
+  EXPECT_FALSE(c.options.allow_wildcard_routes);
+}
+
+TEST(ConfigTest, FlagSyntaxes) {
+  ParsedConfig c = Parse({"--router-name=internal", "--router-canonical-hostname",
+                          "router.apps.example.com", "--allow-wildcard-routes",
+                          "--noupdate-status", "--override-hostname=true",
+                          "--router-domain=apps.example.com", "-v=4", "--workers", "8",
+                          "--qps=12.5", "-burst=30", "--namespaces=a,b", "--namespaces", "c"});
+  ASSERT_THAT(c.errors, IsEmpty()) << Joined(c.errors);
+  const Options& o = c.options;
+  EXPECT_EQ(o.router_name, "internal");
+  EXPECT_EQ(o.router_canonical_hostname, "router.apps.example.com");
+  EXPECT_TRUE(o.allow_wildcard_routes);
+  EXPECT_FALSE(o.update_status);
+  EXPECT_TRUE(o.override_hostname);
+  EXPECT_EQ(o.verbosity, 4);
+  EXPECT_EQ(o.workers, 8);
+  EXPECT_DOUBLE_EQ(o.qps, 12.5);
+  EXPECT_EQ(o.burst, 30);
+  EXPECT_THAT(o.namespaces, ElementsAre("a", "b", "c"));
+}
+
+TEST(ConfigTest, BooleanForms) {
+  EXPECT_FALSE(Parse({"--update-status=false"}).options.update_status);
+  EXPECT_FALSE(Parse({"--no-update-status"}).options.update_status);
+  EXPECT_TRUE(Parse({"--noupdate-status", "--update-status"}).options.update_status);
+  ParsedConfig bad = Parse({"--update-status=maybe"});
+  ASSERT_EQ(bad.errors.size(), 1u);
+  EXPECT_THAT(bad.errors[0], HasSubstr("--update-status"));
+  EXPECT_THAT(bad.errors[0], HasSubstr("maybe"));
+}
+
+struct DurationCase {
+  const char* text;
+  int64_t ms;  // -1 = error
+};
+
+TEST(ConfigTest, Durations) {
+  const DurationCase cases[] = {
+      {"500ms", 500},  {"15s", 15000},   {"3m", 180000},  {"1h", 3600000}, {"1m30s", 90000},
+      {"1.5s", 1500},  {"0", 0},         {"2h3m4s5ms", 7384005},
+      {"", -1},        {"15", -1},       {"15x", -1},     {"-1s", -1},     {"s", -1},
+      {"1.2.3s", -1},
+  };
+  for (const DurationCase& c : cases) {
+    std::string err;
+    std::optional<Duration> d = ParseDuration(c.text, &err);
+    if (c.ms < 0) {
+      EXPECT_FALSE(d.has_value()) << c.text;
+      EXPECT_FALSE(err.empty()) << c.text;
+    } else {
+      ASSERT_TRUE(d.has_value()) << c.text << ": " << err;
+      EXPECT_EQ(d->count(), c.ms) << c.text;
+    }
+  }
+  EXPECT_EQ(FormatDuration(1500ms), "1.5s");
+  EXPECT_EQ(FormatDuration(90s), "1m30s");
+  EXPECT_EQ(FormatDuration(500ms), "500ms");
+  EXPECT_EQ(FormatDuration(0ms), "0s");
+  EXPECT_EQ(FormatDuration(30min), "30m");
+  EXPECT_EQ(FormatDuration(3661s), "1h1m1s");
+}
+
+TEST(ConfigTest, PrecedenceFlagsOverEnvOverFileOverDefaults) {
+  std::map<std::string, std::string> files = {
+      {"/etc/rs.yaml",
+       "router-name: from-file\nlease-interval: 20s\nworkers: 3\ncontention_limit: 7\n"
+       "namespaces: [x, y]\n"}};
+  EnvMap env = {{"ROUTESTATUS_CONFIG", "/etc/rs.yaml"},
+                {"ROUTESTATUS_LEASE_INTERVAL", "25s"},
+                {"ROUTESTATUS_WORKERS", "6"}};
+  ParsedConfig c = Parse({"--workers=9"}, env, files);
+  ASSERT_THAT(c.errors, IsEmpty()) << Joined(c.errors);
+  EXPECT_EQ(c.options.config_file, "/etc/rs.yaml");
+  EXPECT_EQ(c.options.router_name, "from-file");    // file only
+  EXPECT_EQ(c.options.lease_interval, 25s);         // env over file
+  EXPECT_EQ(c.options.workers, 9);                  // flag over env and file
+  EXPECT_EQ(c.options.contention_limit, 7);         // snake_case key
+  EXPECT_THAT(c.options.namespaces, ElementsAre("x", "y"));
+  EXPECT_EQ(c.options.resync_interval, 30min);      // default
+}
+
+TEST(ConfigTest, OpenShiftEnvAliasesLoseToCanonicalNames) {
+  EnvMap env = {{"ROUTER_SERVICE_NAME", "public"},
+                {"ROUTER_CANONICAL_HOSTNAME", "router.apps.example.com"},
+                {"ROUTER_SUBDOMAIN", "${name}-${namespace}.apps.example.com"},
+                {"ROUTE_LABELS", "shard=a"},
+                {"NAMESPACE_LABELS", "env in (prod,stage)"},
+                {"ROUTER_ALLOW_WILDCARD_ROUTES", "true"}};
+  ParsedConfig c = Parse({}, env);
+  ASSERT_THAT(c.errors, IsEmpty()) << Joined(c.errors);
+  EXPECT_EQ(c.options.router_name, "public");
+  EXPECT_EQ(c.options.router_canonical_hostname, "router.apps.example.com");
+  EXPECT_EQ(c.options.hostname_template, "${name}-${namespace}.apps.example.com");
+  EXPECT_EQ(c.options.route_labels, "shard=a");
+  EXPECT_EQ(c.options.namespace_labels, "env in (prod,stage)");
+  EXPECT_TRUE(c.options.allow_wildcard_routes);
+  env["ROUTESTATUS_ROUTER_NAME"] = "canonical";
+  EXPECT_EQ(Parse({}, env).options.router_name, "canonical");
+  EXPECT_EQ(Parse({"--router-name=flag"}, env).options.router_name, "flag");
+}
+
+TEST(ConfigTest, CollectsEveryErrorWithItsSource) {
+  EnvMap env = {{"ROUTESTATUS_CONTENTION_INTERVAL", "3minutes"}};
+  ParsedConfig c = Parse({"--lease-interval=15x", "--workers=0", "--qps=-1", "--router-name=Bad_Name",
+                          "--metrics-address=1936", "--bogus", "--namespaces=ok,Not_OK",
+                          "--watch-timeout-min=10m", "--watch-timeout-max=1m", "--log-level=debug"},
+                         env);
+  std::string all = Joined(c.errors);
+  EXPECT_EQ(c.errors.size(), 10u) << all;
+  EXPECT_THAT(all, HasSubstr("--lease-interval: invalid value \"15x\" (from flag --lease-interval)"));
+  EXPECT_THAT(all, HasSubstr("from env ROUTESTATUS_CONTENTION_INTERVAL"));
+  EXPECT_THAT(all, HasSubstr("--workers must be between 1 and 256 (got 0)"));
+  EXPECT_THAT(all, HasSubstr("--qps"));
+  EXPECT_THAT(all, HasSubstr("--router-name: \"Bad_Name\""));
+  EXPECT_THAT(all, HasSubstr("--metrics-address"));
+  EXPECT_THAT(all, HasSubstr("unknown flag \"--bogus\""));
+  EXPECT_THAT(all, HasSubstr("\"Not_OK\" is not a namespace name"));
+  EXPECT_THAT(all, HasSubstr("--watch-timeout-max"));
+  EXPECT_THAT(all, HasSubstr("--log-level"));
+}
+
+TEST(ConfigTest, ValidationOfHostSettings) {
+  EXPECT_THAT(Parse({"--hostname-template=${name}.apps.example.com"}).errors, IsEmpty());
+  EXPECT_EQ(Parse({"--hostname-template=${nam}.apps.example.com"}).errors.size(), 1u);
+  EXPECT_EQ(Parse({"--override-hostname"}).errors.size(), 1u);
+  EXPECT_EQ(Parse({"--router-domain=a.com", "--hostname-template=${name}.b.com"}).errors.size(), 1u);
+  EXPECT_THAT(Parse({"--allowed-domains=example.com,*.apps.io", "--denied-domains=.bad.io"}).errors,
+              IsEmpty());
+  EXPECT_EQ(Parse({"--denied-domains=bad domain"}).errors.size(), 1u);
+  EXPECT_EQ(Parse({"--route-labels=a=b,,c"}).errors.size(), 1u);
+  EXPECT_EQ(Parse({"--route-labels=env in (a,b"}).errors.size(), 1u);
+  EXPECT_THAT(Parse({"--metrics-address=[::]:1936"}).errors, IsEmpty());
+  EXPECT_THAT(Parse({"--metrics-address=:0"}).errors, IsEmpty());
+  EXPECT_EQ(Parse({"--metrics-address=127.0.0.1:70000"}).errors.size(), 1u);
+}
+
+TEST(ConfigTest, FlagNeedingAValueAtTheEnd) {
+  ParsedConfig c = Parse({"--router-name"});
+  ASSERT_EQ(c.errors.size(), 1u);
+  EXPECT_THAT(c.errors[0], HasSubstr("needs a value"));
+}
+
+TEST(ConfigTest, ClearRequiresAnExplicitRouterName) {
+  ParsedConfig c = Parse({"clear", "--router-name=old-shard"});
+  ASSERT_THAT(c.errors, IsEmpty()) << Joined(c.errors);
+  EXPECT_EQ(c.command, Command::kClear);
+  EXPECT_EQ(c.options.router_name, "old-shard");
+  ParsedConfig implicit = Parse({"clear"});
+  ASSERT_EQ(implicit.errors.size(), 1u);
+  EXPECT_THAT(implicit.errors[0], HasSubstr("clear: --router-name must be given"));
+  EXPECT_THAT(Parse({"clear"}, {{"ROUTER_SERVICE_NAME", "x"}}).errors, IsEmpty());
+  EXPECT_EQ(Parse({"clear", "extra"}).errors.size(), 2u);  // extra arg + missing name
+  EXPECT_EQ(Parse({"frobnicate"}).errors.size(), 1u);
+}
+
+TEST(ConfigTest, HelpWinsAndListsEveryOption) {
+  EXPECT_EQ(Parse({"--workers=0", "--help"}).command, Command::kHelp);
+  EXPECT_THAT(Parse({"-h"}).errors, IsEmpty());
+  std::string help = HelpText();
+  for (const char* flag :
+       {"--kubeconfig", "--router-name", "--router-canonical-hostname", "--router-domain",
+        "--hostname-template", "--[no]override-hostname", "--route-labels", "--namespace-labels",
+        "--namespaces", "--allowed-domains", "--denied-domains", "--[no]allow-wildcard-routes",
+        "--[no]disable-namespace-ownership-check", "--[no]update-status", "--lease-interval",
+        "--lease-retry-interval", "--contention-interval", "--contention-limit",
+        "--resync-interval", "--workers", "--qps", "--burst", "--metrics-address", "--v=",
+        "--config", "ROUTER_SERVICE_NAME", "ROUTESTATUS_LEASE_INTERVAL", "(default: 15s;",
+        "(default: 0.0.0.0:1936;", "(default: 3m;", "(default: 30m;"}) {
+    EXPECT_THAT(help, HasSubstr(flag));
+  }
+}
+
+TEST(ConfigTest, ConfigFileErrors) {
+  EXPECT_THAT(Joined(Parse({"--config=/missing.yaml"}).errors),
+              HasSubstr("config file /missing.yaml: cannot read: No such file"));
+  EXPECT_THAT(Joined(Parse({"--config=/a.yaml"}, {}, {{"/a.yaml", "nope: 1\n"}}).errors),
+              HasSubstr("unknown key \"nope\""));
+  EXPECT_THAT(Joined(Parse({"--config=/a.yaml"}, {}, {{"/a.yaml", "- a\n- b\n"}}).errors),
+              HasSubstr("top level must be a mapping"));
+  EXPECT_THAT(Joined(Parse({"--config=/a.yaml"}, {}, {{"/a.yaml", "workers: [1, 2]\n"}}).errors),
+              HasSubstr("expected a single value"));
+  EXPECT_THAT(Joined(Parse({"--config=/a.yaml"}, {}, {{"/a.yaml", "a: [\n"}}).errors),
+              HasSubstr("config file /a.yaml"));
+  EXPECT_THAT(Parse({"--config=/a.yaml"}, {}, {{"/a.yaml", ""}}).errors, IsEmpty());
+}
+
+TEST(ConfigTest, RenderRedactsSecrets) {
+  Options o;
+  o.token = "s3cr3t-token";
+  o.server = "https://admin:hunter2@api.example.com:6443";
+  o.namespaces = {"a", "b"};
+  std::string line = RenderOptions(o);
+  EXPECT_EQ(line.find("s3cr3t"), std::string::npos) << line;
+  EXPECT_EQ(line.find("hunter2"), std::string::npos) << line;
+  EXPECT_THAT(line, HasSubstr("token=<redacted>"));
+  EXPECT_THAT(line, HasSubstr("server=https://<redacted>@api.example.com:6443"));
+  EXPECT_THAT(line, HasSubstr("router-name=default"));
+  EXPECT_THAT(line, HasSubstr("lease-interval=15s"));
+  EXPECT_THAT(line, HasSubstr("namespaces=a,b"));
+  EXPECT_THAT(line, HasSubstr("kubeconfig=\"\""));
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace routestatus::cmd
