@@ -1,6 +1,14 @@
 #include "cmd/route-status-controller/http_endpoint.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstring>
+#include <future>
+#include <thread>
 #include <vector>
 
 #include <civetweb.h>
@@ -32,6 +40,32 @@ bool CheckMethod(mg_connection* conn) {
   if (std::strcmp(m, "GET") == 0 || std::strcmp(m, "HEAD") == 0) return true;
   Reply(conn, 405, "Method Not Allowed", "text/plain; charset=utf-8", "method not allowed\n");
   return false;
+}
+
+// Opens and closes one TCP connection to host:port (best effort).
+void Poke(const std::string& host, int port) {
+  bool v6 = host.find(':') != std::string::npos;
+  std::string target = host;
+  if (target.empty() || target == "0.0.0.0") target = "127.0.0.1";
+  if (target == "::") target = "::1";
+  int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return;
+  if (v6) {
+    sockaddr_in6 a{};
+    a.sin6_family = AF_INET6;
+    a.sin6_port = htons(static_cast<uint16_t>(port));
+    if (inet_pton(AF_INET6, target.c_str(), &a.sin6_addr) == 1) {
+      (void)::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+    }
+  } else {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    if (inet_pton(AF_INET, target.c_str(), &a.sin_addr) == 1) {
+      (void)::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+    }
+  }
+  ::close(fd);
 }
 
 int LogMessage(const mg_connection*, const char* message) {
@@ -105,10 +139,17 @@ std::string HttpEndpoint::address() const {
 
 void HttpEndpoint::Stop() {
   std::lock_guard<std::mutex> lock(stop_mu_);
-  if (ctx_ != nullptr) {
-    mg_stop(ctx_);
-    ctx_ = nullptr;
+  if (ctx_ == nullptr) return;
+  // Why: civetweb's accept loop polls in 2 s quanta and only then sees the
+  // stop flag; a connection after mg_stop() set it wakes the loop at once.
+  mg_context* ctx = ctx_;
+  auto done = std::async(std::launch::async, [ctx] { mg_stop(ctx); });
+  for (int i = 0; i < 50; ++i) {
+    if (done.wait_for(std::chrono::milliseconds(i == 0 ? 1 : 20)) == std::future_status::ready) break;
+    Poke(host_, port_);
   }
+  done.wait();
+  ctx_ = nullptr;
 }
 
 int HttpEndpoint::HandleMetrics(mg_connection* conn, void* self_ptr) {
