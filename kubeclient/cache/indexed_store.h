@@ -1,0 +1,70 @@
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace routestatus::kubeclient::cache {
+
+// One decoded API object, type-erased so that the cache and the reflector
+// are compiled once (Informer<T> casts `object` back to const T). Value type.
+struct DecodedObject {
+  std::string key;               // "namespace/name" or "name"
+  std::string resource_version;  // metadata.resourceVersion
+  std::shared_ptr<const void> object;
+};
+
+// Index values of a type-erased object (the const T* behind `object`).
+using RawIndexFunc = std::function<std::vector<std::string>(const void* object)>;
+
+// What Replace() changed, in the order handlers should hear it.
+struct ReplaceResult {
+  std::vector<DecodedObject> deleted;                               // last cached version
+  std::vector<std::pair<DecodedObject, DecodedObject>> updated;     // old, new
+  std::vector<DecodedObject> added;
+};
+
+// The informer's cache: objects by key with named secondary indexes.
+// Objects are immutable and shared. Thread-safe: readers never see a
+// half-applied Replace().
+class IndexedStore {
+ public:
+  // Adds a named index; only before the store holds objects.
+  void AddIndex(const std::string& name, RawIndexFunc fn);
+
+  std::shared_ptr<const void> Get(const std::string& key) const;
+  // The cached entry (object and resourceVersion), if any.
+  std::optional<DecodedObject> GetEntry(const std::string& key) const;
+  std::vector<std::shared_ptr<const void>> List() const;
+  std::vector<std::string> Keys() const;
+  std::vector<std::shared_ptr<const void>> ByIndex(const std::string& index,
+                                                   const std::string& value) const;
+  size_t Size() const;
+
+  // Inserts or replaces; returns the previous entry, if any.
+  std::optional<DecodedObject> Upsert(DecodedObject obj);
+  // Removes; returns the removed entry, if any.
+  std::optional<DecodedObject> Remove(const std::string& key);
+  // Swaps in `items` as the whole content. Entries whose resourceVersion
+  // did not change keep their old object (no update reported).
+  ReplaceResult Replace(std::unordered_map<std::string, DecodedObject> items);
+
+ private:
+  using Postings = std::unordered_map<std::string, std::unordered_set<std::string>>;
+  // REQUIRES: mu_ is held.
+  void IndexLocked(const DecodedObject& obj, bool add);
+
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, DecodedObject> items_;  // GUARDED_BY(mu_)
+  std::map<std::string, RawIndexFunc> index_funcs_;       // GUARDED_BY(mu_)
+  std::map<std::string, Postings> indexes_;               // GUARDED_BY(mu_)
+};
+
+}  // namespace routestatus::kubeclient::cache

@@ -1,0 +1,351 @@
+#include "kubeclient/cache/reflector.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include <glog/logging.h>
+#include <nlohmann/json.hpp>
+
+namespace routestatus::kubeclient::cache {
+
+namespace {
+
+bool ParseRv(const std::string& s, uint64_t* out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+// Caps on the tombstones kept between relists (deleted keys -> their delete
+// resourceVersion), so a long watch with many deletes cannot grow memory
+// without bound. Past it we keep only the newest-version rule per key.
+constexpr size_t kMaxTombstones = 200000;
+
+}  // namespace
+
+bool ResourceVersionNewer(const std::string& a, const std::string& b) {
+  uint64_t x, y;
+  if (ParseRv(a, &x) && ParseRv(b, &y)) return x > y;
+  return a != b || a.empty();
+}
+
+Reflector::Reflector(KubeClient& client, const ResourceRef& resource, const Clock& clock,
+                     DecodeFunc decode, InformerOptions options)
+    : client_(client),
+      resource_(resource),
+      clock_(clock),
+      decode_(std::move(decode)),
+      options_(std::move(options)),
+      backoff_(options_.backoff, options_.seed),
+      rng_(options_.seed ^ 0x9e3779b97f4a7c15ULL) {}
+
+Reflector::~Reflector() { Stop(); }
+
+void Reflector::AddHandler(RawEventHandler* handler) { handlers_.push_back(handler); }
+
+void Reflector::Start() {
+  CHECK(!thread_.joinable()) << options_.name << ": started twice";
+  thread_ = std::thread([this] { Run(); });
+}
+
+void Reflector::Stop() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stopping_ = true;
+    if (current_stream_ != nullptr) current_stream_->Cancel();
+    cv_.notify_all();
+  }
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+}
+
+void Reflector::Run() {
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (stopping_) return;
+    }
+    Duration wait = Step();
+    std::unique_lock<std::mutex> l(mu_);
+    SteadyTime deadline = clock_.Now() + wait;
+    while (!stopping_ && clock_.Now() < deadline) clock_.WaitUntil(cv_, l, deadline);
+  }
+}
+
+bool Reflector::WaitForSync() {
+  std::unique_lock<std::mutex> l(mu_);
+  while (!stopping_ && !synced_.load()) cv_.wait(l);
+  return synced_.load();
+}
+
+std::chrono::seconds Reflector::RandomWatchTimeout() {
+  int64_t lo = options_.watch_timeout_min.count();
+  int64_t hi = std::max(lo, static_cast<int64_t>(options_.watch_timeout_max.count()));
+  std::uniform_int_distribution<int64_t> dist(lo, hi);
+  return std::chrono::seconds(dist(rng_));
+}
+
+Duration Reflector::Step() {
+  if (need_list_) {
+    Status s = ListAndReplace();
+    if (s.ok()) {
+      need_list_ = false;
+      return Duration::zero();
+    }
+    if (s.code() == StatusCode::kCancelled) return Duration::zero();
+    LOG(WARNING) << options_.name << ": list failed: " << s.ToString();
+    Duration d = backoff_.Next();
+    if (s.retry_after()) d = std::max<Duration>(d, *s.retry_after());
+    return d;
+  }
+  SteadyTime started = clock_.Now();
+  uint64_t events_before;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    events_before = stats_.events_added + stats_.events_modified + stats_.events_deleted +
+                    stats_.events_bookmark;
+  }
+  Status s = WatchOnce();
+  uint64_t events_after;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    events_after = stats_.events_added + stats_.events_modified + stats_.events_deleted +
+                   stats_.events_bookmark;
+  }
+  bool delivered = events_after > events_before;
+  if (delivered) backoff_.Reset();
+  switch (s.code()) {
+    case StatusCode::kCancelled:
+      return Duration::zero();
+    case StatusCode::kGone:
+      VLOG(2) << options_.name << ": resourceVersion " << last_rv_ << " expired; relisting";
+      need_list_ = true;
+      // Why: a watch that 410s at once after every relist must not spin.
+      return delivered ? Duration::zero() : backoff_.Next();
+    case StatusCode::kClosed:
+    case StatusCode::kOk:
+      if (delivered || clock_.Now() - started >= options_.min_healthy_watch) {
+        return Duration::zero();
+      }
+      return backoff_.Next();
+    default: {
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        ++stats_.watch_failures;
+      }
+      VLOG(1) << options_.name << ": watch ended: " << s.ToString();
+      Duration d = backoff_.Next();
+      if (s.retry_after()) d = std::max<Duration>(d, *s.retry_after());
+      return d;
+    }
+  }
+}
+
+Status Reflector::ListAndReplace() {
+  std::unordered_map<std::string, DecodedObject> buffer;
+  ListOptions lo;
+  lo.limit = options_.page_size;
+  lo.label_selector = options_.label_selector;
+  std::string list_rv;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (stopping_) return Status(StatusCode::kCancelled, "informer stopped");
+    }
+    auto page = client_.List(resource_, options_.namespace_name, lo);
+    if (!page.ok()) {
+      std::lock_guard<std::mutex> l(mu_);
+      ++stats_.list_failures;
+      return page.status();
+    }
+    list_rv = page->resource_version;
+    buffer.reserve(buffer.size() + page->items.size());
+    for (auto& item : page->items) {
+      auto decoded = decode_(item);
+      if (!decoded.ok()) {
+        NoteDecodeError(decoded.status());
+        continue;
+      }
+      std::string key = decoded->key;
+      buffer.insert_or_assign(std::move(key), std::move(decoded).value());
+      item = nlohmann::json();  // Why: free each page's tree as we go.
+    }
+    if (page->continue_token.empty()) break;
+    lo.continue_token = page->continue_token;
+  }
+  ReplaceResult result = store_.Replace(std::move(buffer));
+  bool first = !synced_.load();
+  last_rv_ = list_rv;
+  tombstones_.clear();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ++stats_.lists;
+    if (!first) ++stats_.relists;
+    stats_.last_sync = clock_.WallNow();
+    stats_.resource_version = last_rv_;
+  }
+  VLOG(2) << options_.name << ": listed at " << list_rv << ": " << result.added.size()
+          << " added, " << result.updated.size() << " updated, " << result.deleted.size()
+          << " deleted";
+  for (RawEventHandler* h : handlers_) {
+    for (const auto& d : result.deleted) h->OnDelete(d);
+  }
+  for (RawEventHandler* h : handlers_) {
+    for (const auto& [o, n] : result.updated) h->OnUpdate(o, n);
+  }
+  for (RawEventHandler* h : handlers_) {
+    for (const auto& a : result.added) h->OnAdd(a, /*initial_list=*/true);
+  }
+  if (first) {
+    std::lock_guard<std::mutex> l(mu_);
+    synced_.store(true);
+    cv_.notify_all();
+  }
+  return Status::Ok();
+}
+
+Status Reflector::WatchOnce() {
+  WatchOptions wo;
+  wo.resource_version = last_rv_;
+  wo.label_selector = options_.label_selector;
+  wo.allow_bookmarks = true;
+  wo.timeout = RandomWatchTimeout();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stopping_) return Status(StatusCode::kCancelled, "informer stopped");
+  }
+  auto opened = client_.Watch(resource_, options_.namespace_name, wo);
+  if (!opened.ok()) return opened.status();
+  std::unique_ptr<WatchStream> stream = std::move(opened).value();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stopping_) {
+      stream->Cancel();
+      return Status(StatusCode::kCancelled, "informer stopped");
+    }
+    current_stream_ = stream.get();
+    if (watches_opened_++ > 0) ++stats_.watch_restarts;
+  }
+  Status result;
+  for (;;) {
+    auto event = stream->Next();
+    if (!event.ok()) {
+      result = event.status();
+      break;
+    }
+    Status s = HandleEvent(*event);
+    if (!s.ok()) {
+      result = s;
+      break;
+    }
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    current_stream_ = nullptr;
+    if (stopping_) result = Status(StatusCode::kCancelled, "informer stopped");
+  }
+  stream->Cancel();
+  return result;
+}
+
+void Reflector::SetResourceVersion(const std::string& rv) {
+  if (rv.empty() || !ResourceVersionNewer(rv, last_rv_)) return;
+  last_rv_ = rv;
+  std::lock_guard<std::mutex> l(mu_);
+  stats_.resource_version = rv;
+}
+
+void Reflector::NoteDecodeError(const Status& s) {
+  SteadyTime now = clock_.Now();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ++stats_.decode_errors;
+  }
+  ++decode_errors_unlogged_;
+  if (last_decode_log_ == SteadyTime{} ||
+      now - last_decode_log_ >= options_.decode_error_log_interval) {
+    LOG(WARNING) << options_.name << ": skipped " << decode_errors_unlogged_
+                 << " object(s) that failed to decode; latest: " << s.ToString();
+    decode_errors_unlogged_ = 0;
+    last_decode_log_ = now;
+  }
+}
+
+Status Reflector::HandleEvent(const WatchEvent& event) {
+  const std::string rv = event.ResourceVersion();
+  auto count = [this](uint64_t InformerStats::*field) {
+    std::lock_guard<std::mutex> l(mu_);
+    ++(stats_.*field);
+  };
+  switch (event.type) {
+    case WatchEventType::kBookmark:
+      count(&InformerStats::events_bookmark);
+      SetResourceVersion(rv);
+      return Status::Ok();
+    case WatchEventType::kError: {
+      count(&InformerStats::events_error);
+      Status s = event.ErrorStatus();
+      if (s.ok()) s = Status(StatusCode::kInternal, "watch ERROR event without a status");
+      return s;
+    }
+    default:
+      break;
+  }
+  auto decoded = decode_(event.object);
+  if (!decoded.ok()) {
+    NoteDecodeError(decoded.status());
+    SetResourceVersion(rv);  // Why: the server has sent it; resuming before it would replay it.
+    return Status::Ok();
+  }
+  DecodedObject obj = std::move(decoded).value();
+  auto cached = store_.GetEntry(obj.key);
+  if (event.type == WatchEventType::kDeleted) {
+    count(&InformerStats::events_deleted);
+    SetResourceVersion(rv);
+    if (!cached) return Status::Ok();
+    if (!rv.empty() && ResourceVersionNewer(cached->resource_version, rv)) {
+      count(&InformerStats::stale_events_ignored);
+      return Status::Ok();
+    }
+    auto removed = store_.Remove(obj.key);
+    if (tombstones_.size() >= kMaxTombstones) tombstones_.clear();
+    tombstones_[obj.key] = rv;
+    if (removed) {
+      for (RawEventHandler* h : handlers_) h->OnDelete(*removed);
+    }
+    return Status::Ok();
+  }
+  count(event.type == WatchEventType::kAdded ? &InformerStats::events_added
+                                             : &InformerStats::events_modified);
+  SetResourceVersion(rv);
+  bool stale = false;
+  if (cached) {
+    stale = !ResourceVersionNewer(obj.resource_version, cached->resource_version);
+  } else {
+    auto t = tombstones_.find(obj.key);
+    // Why: an event older than the delete we saw must not bring it back.
+    if (t != tombstones_.end()) stale = !ResourceVersionNewer(obj.resource_version, t->second);
+  }
+  if (stale) {
+    count(&InformerStats::stale_events_ignored);
+    return Status::Ok();
+  }
+  tombstones_.erase(obj.key);
+  auto old = store_.Upsert(obj);
+  for (RawEventHandler* h : handlers_) {
+    if (old) {
+      h->OnUpdate(*old, obj);
+    } else {
+      h->OnAdd(obj, /*initial_list=*/false);
+    }
+  }
+  return Status::Ok();
+}
+
+InformerStats Reflector::Stats() const {
+  std::lock_guard<std::mutex> l(mu_);
+  InformerStats s = stats_;
+  s.objects = store_.Size();
+  return s;
+}
+
+}  // namespace routestatus::kubeclient::cache

@@ -1,0 +1,147 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "kubeclient/cache/backoff.h"
+#include "kubeclient/cache/indexed_store.h"
+#include "kubeclient/clock.h"
+#include "kubeclient/kube_client.h"
+#include "kubeclient/status.h"
+
+namespace routestatus::kubeclient::cache {
+
+// Turns one JSON object into a DecodedObject (kInvalid for bad objects).
+using DecodeFunc = std::function<StatusOr<DecodedObject>(const nlohmann::json& object)>;
+
+// Receives type-erased cache changes (see EventHandler<T> in store.h).
+class RawEventHandler {
+ public:
+  virtual ~RawEventHandler() = default;
+  virtual void OnAdd(const DecodedObject& obj, bool initial_list) = 0;
+  virtual void OnUpdate(const DecodedObject& old_obj, const DecodedObject& new_obj) = 0;
+  virtual void OnDelete(const DecodedObject& last) = 0;
+};
+
+// Tunables of an informer.
+struct InformerOptions {
+  std::string name = "informer";  // for logs
+  std::string namespace_name;     // "" = all namespaces
+  std::string label_selector;
+  int64_t page_size = 500;
+  // The watch timeoutSeconds is drawn uniformly from [min, max] per watch.
+  std::chrono::seconds watch_timeout_min{300};
+  std::chrono::seconds watch_timeout_max{600};
+  Backoff::Options backoff;  // 200 ms doubling, jitter +[0, 50%), cap 30 s
+  uint64_t seed = 1;
+  Duration decode_error_log_interval = std::chrono::minutes(1);
+  // A watch that ends normally sooner than this without any event counts as
+  // a failure (backoff), so a server that closes at once cannot spin us.
+  Duration min_healthy_watch = std::chrono::seconds(1);
+};
+
+// Counters of an informer, for metrics. Value type.
+struct InformerStats {
+  uint64_t events_added = 0;
+  uint64_t events_modified = 0;
+  uint64_t events_deleted = 0;
+  uint64_t events_bookmark = 0;
+  uint64_t events_error = 0;
+  uint64_t stale_events_ignored = 0;
+  uint64_t decode_errors = 0;
+  uint64_t lists = 0;            // successful full lists (the first included)
+  uint64_t relists = 0;          // successful full lists after the first
+  uint64_t list_failures = 0;
+  uint64_t watch_restarts = 0;   // watches opened after the first
+  uint64_t watch_failures = 0;   // watch sessions ending in an error
+  SystemTime last_sync{};        // wall time of the last successful list
+  std::string resource_version;  // newest resourceVersion seen
+  size_t objects = 0;
+};
+
+// True when resourceVersion `a` is newer than `b`: numerically when both
+// are decimal integers, otherwise any different text counts as newer.
+bool ResourceVersionNewer(const std::string& a, const std::string& b);
+
+// The non-template core of Informer<T>: list+watch into an IndexedStore,
+// calling handlers after each cache change. Run()/Step() run on one thread
+// (the informer thread); Stop(), Stats() and the store are thread-safe.
+class Reflector {
+ public:
+  Reflector(KubeClient& client, const ResourceRef& resource, const Clock& clock,
+            DecodeFunc decode, InformerOptions options);
+  ~Reflector();
+
+  // Before Run/Start only.
+  void AddHandler(RawEventHandler* handler);
+  IndexedStore& store() { return store_; }
+  const IndexedStore& store() const { return store_; }
+
+  // Loops Step() until Stop(), waiting on the Clock between steps.
+  void Run();
+  // Run() on a thread owned by this object.
+  void Start();
+  // Makes Run() return promptly: cancels the in-flight watch, wakes any
+  // backoff wait, joins the Start() thread. Idempotent; thread-safe.
+  void Stop();
+
+  // One step of the loop: a full list when one is needed, else one watch
+  // session until its stream ends. Returns how long to wait before the
+  // next step. Informer thread (or a test) only.
+  Duration Step();
+  // The parts of Step(), exposed for tests.
+  Status ListAndReplace();
+  Status WatchOnce();
+
+  bool HasSynced() const { return synced_.load(); }
+  bool NeedsList() const { return need_list_; }
+  // Blocks until synced (true) or stopped (false).
+  bool WaitForSync();
+  InformerStats Stats() const;
+
+ private:
+  Status HandleEvent(const WatchEvent& event);
+  void NoteDecodeError(const Status& s);
+  void SetResourceVersion(const std::string& rv);
+  std::chrono::seconds RandomWatchTimeout();
+
+  KubeClient& client_;
+  const ResourceRef resource_;
+  const Clock& clock_;
+  const DecodeFunc decode_;
+  const InformerOptions options_;
+  IndexedStore store_;
+  std::vector<RawEventHandler*> handlers_;
+
+  // Informer-thread state.
+  Backoff backoff_;
+  std::mt19937_64 rng_;
+  bool need_list_ = true;
+  std::string last_rv_;
+  std::unordered_map<std::string, std::string> tombstones_;  // deleted key -> delete rv
+  SteadyTime last_decode_log_{};
+  uint64_t decode_errors_unlogged_ = 0;
+
+  std::atomic<bool> synced_{false};
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;                // GUARDED_BY(mu_)
+  WatchStream* current_stream_ = nullptr;  // GUARDED_BY(mu_)
+  InformerStats stats_;                  // GUARDED_BY(mu_)
+  uint64_t watches_opened_ = 0;          // GUARDED_BY(mu_)
+  std::thread thread_;
+};
+
+}  // namespace routestatus::kubeclient::cache
