@@ -1,0 +1,402 @@
+#include "lease/backoff_write_lease.h"
+
+#include <algorithm>
+#include <exception>
+
+#include <glog/logging.h>
+
+namespace routestatus::lease {
+
+using kubeclient::Duration;
+using kubeclient::SteadyTime;
+
+namespace {
+
+// Why: tick only matters up to steps + 1 (the cap); saturating keeps it from
+// overflowing after years of Extend calls.
+constexpr int kMaxTick = 1 << 16;
+
+// How long an idle RunNext waits before re-checking (a notify wakes it
+// earlier); avoids time_point::max() arithmetic in clocks.
+constexpr auto kIdleWait = std::chrono::hours(1);
+
+uint64_t SeedFrom(const WriteLeaseOptions& options) {
+  if (options.seed) return *options.seed;
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
+}  // namespace
+
+kubeclient::Status ValidateWriteLeaseOptions(const WriteLeaseOptions& o) {
+  using kubeclient::Status;
+  using kubeclient::StatusCode;
+  if (o.interval <= Duration::zero()) return Status(StatusCode::kInvalid, "lease interval must be > 0");
+  if (o.retry <= Duration::zero()) return Status(StatusCode::kInvalid, "lease retry must be > 0");
+  if (o.backoff.base <= Duration::zero()) {
+    return Status(StatusCode::kInvalid, "lease backoff base must be > 0");
+  }
+  if (!(o.backoff.factor >= 1.0)) return Status(StatusCode::kInvalid, "lease backoff factor must be >= 1");
+  if (!(o.backoff.jitter >= 0.0)) return Status(StatusCode::kInvalid, "lease backoff jitter must be >= 0");
+  if (o.backoff.steps < 0) return Status(StatusCode::kInvalid, "lease backoff steps must be >= 0");
+  if (o.election_delay < Duration::zero()) {
+    return Status(StatusCode::kInvalid, "lease election delay must be >= 0");
+  }
+  return Status::Ok();
+}
+
+BackoffWriteLease::BackoffWriteLease(const kubeclient::Clock& clock, WriteLeaseOptions options)
+    : clock_(clock), options_(std::move(options)), rng_(SeedFrom(options_)) {
+  auto status = ValidateWriteLeaseOptions(options_);
+  CHECK(status.ok()) << options_.name << ": " << status.ToString();
+  const SteadyTime now = clock_.Now();
+  expires_ = now;
+  election_gate_ = now + Duration(static_cast<int64_t>(
+                             static_cast<double>(options_.election_delay.count()) *
+                             UniformUnit(rng_)));
+}
+
+BackoffWriteLease::~BackoffWriteLease() { Shutdown(); }
+
+void BackoffWriteLease::ScheduleLocked(const std::string& key, Slot& slot, SteadyTime due,
+                                       bool lease_deferred) {
+  if (slot.queued) {
+    // Why: replacing work never postpones it (a delaying queue keeps the
+    // earliest time); the run-time follower check still applies.
+    if (slot.due <= due) return;
+    due_.erase(DueEntry(slot.due, slot.seq, key));
+  }
+  slot.due = due;
+  slot.seq = next_seq_++;
+  slot.queued = true;
+  slot.lease_deferred = lease_deferred;
+  due_.emplace(slot.due, slot.seq, key);
+}
+
+void BackoffWriteLease::UnscheduleLocked(const std::string& key, Slot& slot) {
+  if (!slot.queued) return;
+  due_.erase(DueEntry(slot.due, slot.seq, key));
+  slot.queued = false;
+  slot.lease_deferred = false;
+}
+
+void BackoffWriteLease::Try(const std::string& key, Work work) {
+  CHECK(work) << "empty work for " << key;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (shutdown_) return;
+    const SteadyTime now = clock_.Now();
+    Slot& slot = slots_[key];
+    slot.work = std::move(work);
+    slot.cancel_retry = false;
+    SteadyTime due = now;
+    bool deferred = false;
+    switch (state_) {
+      case LeaseState::kLeader:
+        break;
+      case LeaseState::kElection:
+        if (election_gate_ > now) {
+          due = election_gate_;
+          deferred = true;
+        }
+        break;
+      case LeaseState::kFollower:
+        // Why: at least two base steps, so the last leader keeps its edge
+        // after a quiet period (its work runs at once, ours later).
+        due = std::max(expires_, now + 2 * options_.backoff.base);
+        deferred = true;
+        ++stats_.follower_deferrals;
+        break;
+    }
+    if (slot.running) {
+      // Queued when the running work finishes.
+      slot.due = due;
+      slot.lease_deferred = deferred;
+    } else {
+      ScheduleLocked(key, slot, due, deferred);
+    }
+    VLOG(4) << options_.name << ": queued " << key << " ("
+            << LeaseStateName(state_) << ", due in "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(due - now).count() << "ms)";
+  }
+  cv_.notify_all();
+}
+
+void BackoffWriteLease::Extend(const std::string& key) {
+  Fired fired;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    const SteadyTime now = clock_.Now();
+    bool running = false;
+    auto it = slots_.find(key);
+    if (it != slots_.end()) {
+      Slot& slot = it->second;
+      running = slot.running;
+      if (slot.work) ++stats_.extend_drops;
+      UnscheduleLocked(key, slot);
+      slot.work = nullptr;
+      if (running) {
+        slot.cancel_retry = true;
+      } else {
+        slots_.erase(it);
+      }
+    }
+    switch (state_) {
+      case LeaseState::kLeader:
+        break;
+      case LeaseState::kElection:
+        // Why: while our own write of `key` runs, the entry may be ours.
+        if (options_.election_follows_extend && !running) {
+          tick_ = 0;
+          expires_ = now + BackoffLocked(tick_);
+          TransitionLocked(LeaseState::kFollower, "extend", &fired);
+        }
+        break;
+      case LeaseState::kFollower:
+        tick_ = std::min(tick_ + 1, kMaxTick);
+        expires_ = now + BackoffLocked(tick_);
+        VLOG(4) << options_.name << ": leader wrote " << key << "; following for "
+                << std::chrono::duration_cast<std::chrono::milliseconds>(expires_ - now).count()
+                << "ms (tick " << tick_ << ")";
+        break;
+    }
+  }
+  Notify(fired);
+}
+
+void BackoffWriteLease::Remove(const std::string& key) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = slots_.find(key);
+  if (it == slots_.end()) return;
+  Slot& slot = it->second;
+  UnscheduleLocked(key, slot);
+  slot.work = nullptr;
+  if (slot.running) {
+    slot.cancel_retry = true;
+  } else {
+    slots_.erase(it);
+  }
+}
+
+LeaseState BackoffWriteLease::State() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return state_;
+}
+
+Duration BackoffWriteLease::BackoffFor(int tick) {
+  std::lock_guard<std::mutex> l(mu_);
+  return BackoffLocked(tick);
+}
+
+Duration BackoffWriteLease::BackoffLocked(int tick) {
+  return Backoff(options_.backoff, tick, options_.interval, rng_);
+}
+
+std::optional<std::string> BackoffWriteLease::PickLocked(
+    SteadyTime now, const std::unordered_set<std::string>* skip, SteadyTime* wait_until) {
+  *wait_until = SteadyTime::max();
+  if (options_.single_probe && state_ != LeaseState::kLeader && in_flight_ > 0) {
+    return std::nullopt;  // a probe is out; its end notifies
+  }
+  auto it = due_.begin();
+  while (it != due_.end()) {
+    const auto& [due, seq, key] = *it;
+    if (due > now) {
+      *wait_until = due;
+      return std::nullopt;
+    }
+    if (skip != nullptr && skip->count(key) > 0) {
+      ++it;
+      continue;
+    }
+    std::string picked = key;
+    Slot& slot = slots_.at(picked);
+    it = due_.erase(it);
+    slot.queued = false;
+    if (state_ == LeaseState::kFollower && now < expires_) {
+      // Why: the lease was extended after this work was queued: defer
+      // again (a delayed requeue, never a sleeping worker).
+      ++stats_.follower_deferrals;
+      ScheduleLocked(picked, slot, expires_, true);
+      it = due_.begin();
+      continue;
+    }
+    return picked;
+  }
+  return std::nullopt;
+}
+
+void BackoffWriteLease::TransitionLocked(LeaseState to, const char* cause, Fired* fired) {
+  if (state_ == to) return;
+  LeaseTransition t{state_, to, tick_, expires_, cause};
+  ++stats_.transitions[{state_, to}];
+  VLOG(2) << options_.name << ": lease " << LeaseStateName(state_) << " -> "
+          << LeaseStateName(to) << " (" << cause << ", tick " << tick_ << ", expires in "
+          << std::chrono::duration_cast<std::chrono::milliseconds>(expires_ - clock_.Now()).count()
+          << "ms)";
+  state_ = to;
+  fired->push_back(t);
+  if (to == LeaseState::kLeader) {
+    // Why: work deferred while following or waiting for the election gate
+    // is ours to do now; retry delays are kept.
+    const SteadyTime now = clock_.Now();
+    std::vector<std::string> promote;
+    for (const auto& [due, seq, key] : due_) {
+      if (due > now && slots_.at(key).lease_deferred) promote.push_back(key);
+    }
+    for (const auto& key : promote) ScheduleLocked(key, slots_.at(key), now, false);
+    for (auto& [key, slot] : slots_) {
+      if (slot.running && slot.work && slot.lease_deferred) {
+        slot.due = std::min(slot.due, now);
+        slot.lease_deferred = false;
+      }
+    }
+  }
+}
+
+void BackoffWriteLease::ApplyLocked(WorkResult result, SteadyTime now, Fired* fired) {
+  switch (result) {
+    case WorkResult::kNone:
+      return;
+    case WorkResult::kExtend:
+      tick_ = 0;
+      expires_ = now + options_.interval;
+      TransitionLocked(LeaseState::kLeader, "work:extend", fired);
+      return;
+    case WorkResult::kRelease:
+      if (state_ == LeaseState::kFollower) {
+        tick_ = std::min(tick_ + 1, kMaxTick);
+      } else {
+        tick_ = 0;
+      }
+      expires_ = now + BackoffLocked(tick_);
+      TransitionLocked(LeaseState::kFollower, "work:release", fired);
+      return;
+  }
+}
+
+void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::mutex>& lock,
+                                  Fired* fired) {
+  Slot& slot = slots_.at(key);
+  Work work = std::move(slot.work);
+  slot.work = nullptr;
+  slot.running = true;
+  slot.cancel_retry = false;
+  ++in_flight_;
+  ++stats_.runs;
+  lock.unlock();
+  WorkOutcome outcome;
+  try {
+    outcome = work();
+  } catch (const std::exception& e) {
+    LOG(ERROR) << options_.name << ": work for " << key << " threw: " << e.what()
+               << "; retrying";
+    outcome = {WorkResult::kNone, true};
+  }
+  lock.lock();
+  --in_flight_;
+  ++stats_.outcomes[static_cast<int>(outcome.result)];
+  const SteadyTime now = clock_.Now();
+  ApplyLocked(outcome.result, now, fired);
+  // `slot` stays valid: a running slot is never erased by others.
+  slot.running = false;
+  if (slot.work && !shutdown_) {
+    ScheduleLocked(key, slot, slot.due, slot.lease_deferred);  // newer work: keep it
+  } else if (outcome.retry && !slot.cancel_retry && !shutdown_) {
+    ++stats_.retries;
+    slot.work = std::move(work);
+    ScheduleLocked(key, slot, now + options_.retry, false);
+  } else {
+    slots_.erase(key);
+  }
+}
+
+void BackoffWriteLease::Notify(const Fired& fired) {
+  if (!options_.on_transition) return;
+  for (const auto& t : fired) options_.on_transition(t);
+}
+
+bool BackoffWriteLease::RunNext() {
+  Fired fired;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    std::optional<std::string> key;
+    while (true) {
+      if (shutdown_) return false;
+      const SteadyTime now = clock_.Now();
+      SteadyTime wait_until;
+      key = PickLocked(now, nullptr, &wait_until);
+      if (key) break;
+      if (wait_until == SteadyTime::max()) wait_until = now + kIdleWait;
+      clock_.WaitUntil(cv_, lock, wait_until);
+    }
+    RunPicked(*key, lock, &fired);
+  }
+  // Why: waiters may be blocked on a probe or on a key that is now queued.
+  cv_.notify_all();
+  Notify(fired);
+  return true;
+}
+
+int BackoffWriteLease::RunDue() {
+  std::unordered_set<std::string> ran;
+  int count = 0;
+  while (true) {
+    Fired fired;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (shutdown_) break;
+      SteadyTime wait_until;
+      auto key = PickLocked(clock_.Now(), &ran, &wait_until);
+      if (!key) break;
+      ran.insert(*key);
+      RunPicked(*key, lock, &fired);
+    }
+    ++count;
+    cv_.notify_all();
+    Notify(fired);
+  }
+  return count;
+}
+
+std::optional<SteadyTime> BackoffWriteLease::NextDue() const {
+  std::lock_guard<std::mutex> l(mu_);
+  if (due_.empty()) return std::nullopt;
+  return std::get<0>(*due_.begin());
+}
+
+void BackoffWriteLease::Shutdown() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (shutdown_) return;
+    shutdown_ = true;
+    due_.clear();
+    for (auto it = slots_.begin(); it != slots_.end();) {
+      it->second.work = nullptr;
+      it->second.queued = false;
+      if (it->second.running) {
+        ++it;
+      } else {
+        it = slots_.erase(it);
+      }
+    }
+  }
+  cv_.notify_all();
+}
+
+LeaseSnapshot BackoffWriteLease::Snapshot() const {
+  std::lock_guard<std::mutex> l(mu_);
+  LeaseSnapshot s = stats_;
+  s.state = state_;
+  s.tick = tick_;
+  s.expires = expires_;
+  s.pending_keys = 0;
+  s.running_keys = 0;
+  for (const auto& [key, slot] : slots_) {
+    if (slot.work) ++s.pending_keys;
+    if (slot.running) ++s.running_keys;
+  }
+  return s;
+}
+
+}  // namespace routestatus::lease

@@ -1,0 +1,169 @@
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "kubeclient/clock.h"
+#include "kubeclient/status.h"
+#include "lease/backoff.h"
+#include "lease/write_lease.h"
+
+namespace routestatus::lease {
+
+// One change of the lease's state (from != to), for observers and logs.
+struct LeaseTransition {
+  LeaseState from = LeaseState::kElection;
+  LeaseState to = LeaseState::kElection;
+  int tick = 0;
+  kubeclient::SteadyTime expires{};
+  const char* cause = "";  // "work:extend", "work:release", "extend"
+};
+
+// Tunables of BackoffWriteLease. Value type.
+struct WriteLeaseOptions {
+  std::string name = "lease";  // for logs, e.g. the router name
+  // Lease length and the backoff cap.
+  kubeclient::Duration interval = std::chrono::seconds(15);
+  // Delay before a key whose work asked for `retry` runs again.
+  kubeclient::Duration retry = std::chrono::seconds(3);
+  BackoffPolicy backoff;
+  // Start-up: in Election, no work runs before construction + U[0,
+  // election_delay) (one draw per process). The replica with the smallest
+  // draw writes first; the others see its writes through the watch first.
+  // 0 disables it.
+  kubeclient::Duration election_delay = kubeclient::Duration::zero();
+  // While not Leader, run at most one work item at a time (a probe), so a
+  // replica that is about to lose spends at most one conflicting PUT per
+  // probe, however many worker threads call RunNext.
+  bool single_probe = true;
+  // Extend(key) while in Election (another writer of our router name just
+  // wrote this key) makes us Follower. Off by default: the controller also
+  // calls Extend for already-correct entries seen in the initial list, which
+  // would make every restarted replica follow (and back off to the cap)
+  // even when no leader is alive.
+  bool election_follows_extend = false;
+  // Seed of the backoff/jitter generator; unset = std::random_device.
+  std::optional<uint64_t> seed;
+  // Called after every state change, outside the lease's lock, from the
+  // thread that caused it. Must not block for long.
+  std::function<void(const LeaseTransition&)> on_transition;
+};
+
+// kInvalid naming the bad field, or OK.
+kubeclient::Status ValidateWriteLeaseOptions(const WriteLeaseOptions& options);
+
+// A point-in-time copy of the lease for metrics and tests.
+struct LeaseSnapshot {
+  LeaseState state = LeaseState::kElection;
+  int tick = 0;
+  kubeclient::SteadyTime expires{};
+  // Count of state changes by (from, to); only from != to.
+  std::map<std::pair<LeaseState, LeaseState>, uint64_t> transitions;
+  uint64_t follower_deferrals = 0;  // work deferred because we follow
+  uint64_t runs = 0;                // work items run
+  uint64_t outcomes[3] = {0, 0, 0};  // by WorkResult (none, extend, release)
+  uint64_t retries = 0;             // work requeued after the retry interval
+  uint64_t extend_drops = 0;        // queued work dropped by Extend(key)
+  size_t pending_keys = 0;          // keys with queued work (running or not)
+  size_t running_keys = 0;
+};
+
+// The work-renewed write lease (DESIGN.md section 3) as a per-key delayed
+// queue: no worker ever sleeps on the lease. Each key has at most one queued
+// work item (the latest Try replaces older work; replacing never postpones
+// it). Worker threads belong to the caller and call RunNext(); a key never
+// runs on two threads at once, and work queued for a key while it runs is
+// kept and runs after. A Follower's due work whose lease has not expired is
+// re-deferred to the expiry instead of running. Thread-safe.
+class BackoffWriteLease final : public WriteLease {
+ public:
+  // CHECK-fails on invalid options (see ValidateWriteLeaseOptions). Threads
+  // calling RunNext must be joined (after Shutdown) before destruction.
+  BackoffWriteLease(const kubeclient::Clock& clock, WriteLeaseOptions options);
+  ~BackoffWriteLease() override;
+
+  // WriteLease. Try after Shutdown() drops the work.
+  void Try(const std::string& key, Work work) override;
+  void Extend(const std::string& key) override;
+  void Remove(const std::string& key) override;
+  LeaseState State() const override;
+
+  // Blocks (on the Clock) until some key's work is due, runs it on this
+  // thread, applies its outcome and returns true; returns false once
+  // Shutdown() was called (at once if it already was).
+  bool RunNext();
+  // Runs, on this thread, the work of every key due at the current Clock
+  // time, each key at most once per call (so work that requeues itself
+  // cannot loop); returns how many ran. Never blocks on time. For tests and
+  // the simulator.
+  int RunDue();
+  // Earliest due time of queued (not running) work, or nullopt.
+  std::optional<kubeclient::SteadyTime> NextDue() const;
+  // Drops all queued work and makes RunNext return false. Work already
+  // running finishes. Idempotent.
+  void Shutdown();
+
+  LeaseSnapshot Snapshot() const;
+  // The backoff for `tick` using the lease's policy, cap and generator
+  // (draws from the lease's generator).
+  kubeclient::Duration BackoffFor(int tick);
+
+ private:
+  struct Slot {
+    Work work;                    // latest queued work; empty when none
+    kubeclient::SteadyTime due{};  // when `work` may run
+    uint64_t seq = 0;             // tie-break in due_ while queued
+    bool queued = false;          // `work` is in due_
+    bool running = false;         // a thread runs this key's older work
+    bool lease_deferred = false;  // `due` came from following or the election gate
+    bool cancel_retry = false;    // Extend/Remove while running: no retry
+  };
+  using DueEntry = std::tuple<kubeclient::SteadyTime, uint64_t, std::string>;
+  using Fired = std::vector<LeaseTransition>;
+
+  // REQUIRES: mu_ held (all of the *Locked functions).
+  void ScheduleLocked(const std::string& key, Slot& slot, kubeclient::SteadyTime due,
+                      bool lease_deferred);
+  void UnscheduleLocked(const std::string& key, Slot& slot);
+  kubeclient::Duration BackoffLocked(int tick);
+  // The key to run now, or nullopt with *wait_until set (max() = no work).
+  std::optional<std::string> PickLocked(kubeclient::SteadyTime now,
+                                        const std::unordered_set<std::string>* skip,
+                                        kubeclient::SteadyTime* wait_until);
+  void TransitionLocked(LeaseState to, const char* cause, Fired* fired);
+  void ApplyLocked(WorkResult result, kubeclient::SteadyTime now, Fired* fired);
+  // Runs `key` (picked); unlocks `lock` around the work.
+  void RunPicked(const std::string& key, std::unique_lock<std::mutex>& lock, Fired* fired);
+  void Notify(const Fired& fired);
+
+  const kubeclient::Clock& clock_;
+  const WriteLeaseOptions options_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::mt19937_64 rng_;                       // GUARDED_BY(mu_)
+  LeaseState state_ = LeaseState::kElection;  // GUARDED_BY(mu_)
+  int tick_ = 0;                              // GUARDED_BY(mu_)
+  kubeclient::SteadyTime expires_{};          // GUARDED_BY(mu_)
+  kubeclient::SteadyTime election_gate_{};    // GUARDED_BY(mu_)
+  bool shutdown_ = false;                     // GUARDED_BY(mu_)
+  int in_flight_ = 0;                         // GUARDED_BY(mu_)
+  uint64_t next_seq_ = 0;                     // GUARDED_BY(mu_)
+  std::unordered_map<std::string, Slot> slots_;  // GUARDED_BY(mu_)
+  std::set<DueEntry> due_;                       // GUARDED_BY(mu_)
+  LeaseSnapshot stats_;  // GUARDED_BY(mu_); counters only
+};
+
+}  // namespace routestatus::lease
