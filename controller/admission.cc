@@ -1,0 +1,224 @@
+#include "controller/admission.h"
+
+#include <tuple>
+
+namespace routestatus::controller {
+namespace {
+
+using kubeclient::Route;
+
+constexpr char kWildcardNone[] = "None";
+constexpr char kWildcardSubdomain[] = "Subdomain";
+
+std::string NormalizedPolicy(const Route& route) {
+  return route.spec.wildcard_policy.empty() ? kWildcardNone : route.spec.wildcard_policy;
+}
+
+bool IsSubdomainPolicy(const Route& route) { return route.spec.wildcard_policy == kWildcardSubdomain; }
+
+// "*.example.com" for "www.example.com" or "*.example.com"; "" when the host
+// has a single label.
+std::string WildcardKey(const std::string& host) {
+  if (host.rfind("*.", 0) == 0) return host.size() > 2 ? host : "";  // already wildcard syntax
+  size_t dot = host.find('.');
+  if (dot == std::string::npos || dot + 1 >= host.size()) return "";
+  return "*." + host.substr(dot + 1);
+}
+
+AdmissionDecision Reject(AdmissionDecision d, const char* reason, std::string message) {
+  d.admitted = false;
+  d.reason = reason;
+  d.message = std::move(message);
+  return d;
+}
+
+std::string HostAndPath(const std::string& host, const std::string& path) {
+  return path.empty() ? host : host + path;
+}
+
+}  // namespace
+
+std::string ExpandHostnameTemplate(std::string_view tmpl, const kubeclient::ObjectMeta& meta) {
+  std::string out;
+  out.reserve(tmpl.size() + meta.name.size() + meta.namespace_name.size());
+  for (size_t i = 0; i < tmpl.size();) {
+    if (tmpl.compare(i, 7, "${name}") == 0) {
+      out += meta.name;
+      i += 7;
+    } else if (tmpl.compare(i, 12, "${namespace}") == 0) {
+      out += meta.namespace_name;
+      i += 12;
+    } else {
+      out += tmpl[i++];
+    }
+  }
+  return out;
+}
+
+std::string EffectiveHost(const Route& route, const AdmissionOptions& options) {
+  if (options.override_hostname && !options.hostname_template.empty()) {
+    return ExpandHostnameTemplate(options.hostname_template, route.metadata);
+  }
+  if (!route.spec.host.empty()) return route.spec.host;
+  if (!route.spec.subdomain.empty() && !options.router_domain.empty()) {
+    return route.spec.subdomain + "." + options.router_domain;
+  }
+  if (!options.hostname_template.empty()) {
+    return ExpandHostnameTemplate(options.hostname_template, route.metadata);
+  }
+  return "";
+}
+
+std::string ValidateDns1123Subdomain(std::string_view host, bool allow_wildcard_prefix) {
+  if (host.empty()) return "host is empty";
+  if (host.size() > 253) {
+    return "host is " + std::to_string(host.size()) + " characters long; at most 253 are allowed";
+  }
+  std::string_view rest = host;
+  if (allow_wildcard_prefix && rest.substr(0, 2) == "*.") rest.remove_prefix(2);
+  size_t start = 0;
+  while (true) {
+    size_t dot = rest.find('.', start);
+    std::string_view label =
+        rest.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    if (label.empty()) return "host has an empty label (a leading, trailing or double dot)";
+    if (label.size() > 63) {
+      return "label '" + std::string(label) + "' is " + std::to_string(label.size()) +
+             " characters long; at most 63 are allowed";
+    }
+    for (char c : label) {
+      bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+      if (!ok) {
+        return "label '" + std::string(label) +
+               "' may contain only lower-case letters, digits and '-'";
+      }
+    }
+    if (label.front() == '-' || label.back() == '-') {
+      return "label '" + std::string(label) + "' must start and end with a letter or digit";
+    }
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return "";
+}
+
+bool HostInDomain(std::string_view host, std::string_view domain) {
+  bool subdomains_only = false;
+  if (domain.substr(0, 2) == "*.") {
+    domain.remove_prefix(2);
+    subdomains_only = true;
+  }
+  if (domain.empty()) return false;
+  if (host.substr(0, 2) == "*.") host.remove_prefix(2);  // a wildcard host is in its domain
+  if (!subdomains_only && host == domain) return true;
+  return host.size() > domain.size() + 1 && host.substr(host.size() - domain.size()) == domain &&
+         host[host.size() - domain.size() - 1] == '.';
+}
+
+std::vector<std::string> HostClaimKeys(const Route& route, const AdmissionOptions& options) {
+  std::string host = EffectiveHost(route, options);
+  if (host.empty()) return {};
+  if (IsSubdomainPolicy(route)) {
+    std::string key = WildcardKey(host);
+    if (!key.empty()) return {key};
+  }
+  return {host};
+}
+
+AdmissionDecision AdmitAlone(const Route& route, const AdmissionOptions& options) {
+  AdmissionDecision d;
+  d.host = EffectiveHost(route, options);
+  d.wildcard_policy = NormalizedPolicy(route);
+  const std::string who = "route " + route.Key();
+  if (d.host.empty()) {
+    return Reject(std::move(d), kReasonNoHostValue,
+                  who + " has no host: set spec.host or spec.subdomain, or configure a "
+                        "hostname template for router " + options.router_name);
+  }
+  bool wildcard = IsSubdomainPolicy(route);
+  std::string bad = ValidateDns1123Subdomain(d.host, wildcard);
+  if (!bad.empty()) {
+    return Reject(std::move(d), kReasonInvalidHost,
+                  who + " has host '" + d.host + "' that is not a valid DNS-1123 subdomain: " +
+                      bad + "; fix spec.host");
+  }
+  if (d.wildcard_policy != kWildcardNone && d.wildcard_policy != kWildcardSubdomain) {
+    return Reject(std::move(d), kReasonRouteNotAdmitted,
+                  who + " has unknown wildcardPolicy '" + d.wildcard_policy +
+                      "'; use None or Subdomain");
+  }
+  if (wildcard && !options.allow_wildcard_routes) {
+    return Reject(std::move(d), kReasonRouteNotAdmitted,
+                  who + " asks for wildcardPolicy Subdomain but router " + options.router_name +
+                      " does not allow wildcard routes; use wildcardPolicy None or a router "
+                      "that allows wildcards");
+  }
+  if (wildcard && WildcardKey(d.host).empty()) {
+    return Reject(std::move(d), kReasonInvalidHost,
+                  who + " has wildcard host '" + d.host +
+                      "' without a parent domain; use a host with at least two labels");
+  }
+  for (const auto& denied : options.denied_domains) {
+    if (HostInDomain(d.host, denied)) {
+      return Reject(std::move(d), kReasonRouteNotAdmitted,
+                    who + " has host " + d.host + " in domain " + denied +
+                        " that router " + options.router_name + " denies; use another host");
+    }
+  }
+  if (!options.allowed_domains.empty()) {
+    bool allowed = false;
+    for (const auto& domain : options.allowed_domains) allowed |= HostInDomain(d.host, domain);
+    if (!allowed) {
+      std::string list;
+      for (const auto& domain : options.allowed_domains) list += (list.empty() ? "" : ", ") + domain;
+      return Reject(std::move(d), kReasonRouteNotAdmitted,
+                    who + " has host " + d.host + " outside the domains router " +
+                        options.router_name + " allows (" + list + "); use a host in one of them");
+    }
+  }
+  d.admitted = true;
+  return d;
+}
+
+bool IsOlder(const Route& a, const Route& b) {
+  return std::tie(a.metadata.creation_unix, a.metadata.uid) <
+         std::tie(b.metadata.creation_unix, b.metadata.uid);
+}
+
+AdmissionDecision Admit(const Route& route,
+                        const std::vector<std::shared_ptr<const Route>>& peers,
+                        const AdmissionOptions& options) {
+  AdmissionDecision d = AdmitAlone(route, options);
+  if (!d.admitted) return d;
+  const std::vector<std::string> keys = HostClaimKeys(route, options);
+  const Route* owner = nullptr;      // oldest valid claimant of the host, any path
+  const Route* same_path = nullptr;  // oldest older claimant with our path
+  for (const auto& peer : peers) {
+    if (!peer || peer->metadata.uid == route.metadata.uid) continue;
+    if (!IsOlder(*peer, route)) continue;
+    if (HostClaimKeys(*peer, options) != keys) continue;
+    if (!AdmitAlone(*peer, options).admitted) continue;
+    if (!owner || IsOlder(*peer, *owner)) owner = peer.get();
+    if (peer->spec.path == route.spec.path && (!same_path || IsOlder(*peer, *same_path))) {
+      same_path = peer.get();
+    }
+  }
+  const std::string& claimed = keys.empty() ? d.host : keys.front();
+  if (!options.disable_namespace_ownership_check && owner &&
+      owner->metadata.namespace_name != route.metadata.namespace_name) {
+    return Reject(std::move(d), kReasonHostAlreadyClaimed,
+                  "route " + owner->Key() + " already exposes " + claimed +
+                      " and is older; namespace " + owner->metadata.namespace_name +
+                      " owns this host, so use another host or move route " + route.Key() +
+                      " into that namespace");
+  }
+  if (same_path) {
+    return Reject(std::move(d), kReasonHostAlreadyClaimed,
+                  "route " + same_path->Key() + " already exposes " +
+                      HostAndPath(claimed, route.spec.path) + " and is older; use another host "
+                      "or path for route " + route.Key());
+  }
+  return d;
+}
+
+}  // namespace routestatus::controller

@@ -1,0 +1,89 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kubeclient/route.h"
+
+namespace routestatus::controller {
+
+// Condition type and reasons written into status.ingress[].conditions.
+inline constexpr char kAdmittedCondition[] = "Admitted";
+inline constexpr char kReasonNoHostValue[] = "NoHostValue";
+inline constexpr char kReasonInvalidHost[] = "InvalidHost";
+inline constexpr char kReasonRouteNotAdmitted[] = "RouteNotAdmitted";
+inline constexpr char kReasonHostAlreadyClaimed[] = "HostAlreadyClaimed";
+// The pseudo-reason reported for admitted routes (metrics only; the
+// condition itself carries no reason when admitted).
+inline constexpr char kReasonAdmitted[] = "Admitted";
+
+// The admission configuration of one router name. Value type. Every replica
+// of a router name must use the same values, or they fight (see conflict/).
+struct AdmissionOptions {
+  std::string router_name;          // our status.ingress[].routerName
+  std::string canonical_hostname;   // routerCanonicalHostname ("" = omitted)
+  std::string router_domain;        // "<subdomain>.<router_domain>" for spec.subdomain
+  // e.g. "${name}-${namespace}.apps.example.com"; "" = none.
+  std::string hostname_template;
+  bool override_hostname = false;   // apply the template to every route
+  bool allow_wildcard_routes = false;
+  std::vector<std::string> allowed_domains;  // empty = every domain allowed
+  std::vector<std::string> denied_domains;
+  // false (default): the namespace of the oldest route for a host owns it;
+  // true: any namespace, the oldest route per host+path wins.
+  bool disable_namespace_ownership_check = false;
+};
+
+// The host this router serves for `route`: spec.host; else
+// "<spec.subdomain>.<router_domain>"; else the hostname template; with
+// override_hostname the template always wins. "" when nothing applies.
+// Pure; thread-safe.
+std::string EffectiveHost(const kubeclient::Route& route, const AdmissionOptions& options);
+
+// Expands ${name} and ${namespace} in `tmpl`.
+std::string ExpandHostnameTemplate(std::string_view tmpl, const kubeclient::ObjectMeta& meta);
+
+// "" when `host` is a DNS-1123 subdomain (<= 253 chars, dot-separated labels
+// of 1..63 chars of [a-z0-9-] not starting or ending with '-'), else a
+// message saying what is wrong. With `allow_wildcard_prefix`, a leading
+// "*." is accepted as wildcard syntax.
+std::string ValidateDns1123Subdomain(std::string_view host, bool allow_wildcard_prefix);
+
+// True when `host` equals `domain` or is a subdomain of it. A domain written
+// "*.example.com" matches only the subdomains of example.com.
+bool HostInDomain(std::string_view host, std::string_view domain);
+
+// The keys under which a route claims its host: the effective host, or for
+// wildcardPolicy Subdomain "*.<parent domain>". Empty when the route has no
+// host. This is the index function of the informer's "routes by host" index.
+std::vector<std::string> HostClaimKeys(const kubeclient::Route& route,
+                                       const AdmissionOptions& options);
+
+// The outcome of admission for one route. Value type.
+struct AdmissionDecision {
+  bool admitted = false;
+  std::string reason;   // one of the kReason* constants ("" when admitted)
+  std::string message;  // tells a person what to do ("" when admitted)
+  std::string host;     // effective host (also on rejections)
+  std::string wildcard_policy;  // "None" when the spec leaves it empty
+};
+
+// Decides admission for `route` without looking at other routes: host
+// derivation, DNS-1123, wildcard policy, allowed/denied domains. Pure.
+AdmissionDecision AdmitAlone(const kubeclient::Route& route, const AdmissionOptions& options);
+
+// True when `a` is older than `b`: smaller creation time, then smaller UID.
+bool IsOlder(const kubeclient::Route& a, const kubeclient::Route& b);
+
+// Full admission: AdmitAlone, then host claims against `peers` (routes that
+// share a claim key with `route`, typically from the "routes by host" index,
+// already restricted to this router's shard; `route` itself and peers that
+// fail AdmitAlone are ignored). Pure; thread-safe.
+AdmissionDecision Admit(const kubeclient::Route& route,
+                        const std::vector<std::shared_ptr<const kubeclient::Route>>& peers,
+                        const AdmissionOptions& options);
+
+}  // namespace routestatus::controller

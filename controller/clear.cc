@@ -1,0 +1,125 @@
+#include "controller/clear.h"
+
+#include <condition_variable>
+#include <mutex>
+
+#include <glog/logging.h>
+
+#include "kubeclient/route.h"
+
+namespace routestatus::controller {
+
+using kubeclient::Status;
+using kubeclient::StatusCode;
+
+QpsLimiter::QpsLimiter(const kubeclient::Clock& clock, double qps)
+    : clock_(clock),
+      interval_(qps > 0 ? std::chrono::duration_cast<kubeclient::Duration>(
+                              std::chrono::duration<double>(1.0 / qps))
+                        : kubeclient::Duration::zero()),
+      next_(clock.Now()) {}
+
+kubeclient::SteadyTime QpsLimiter::Reserve() {
+  kubeclient::SteadyTime now = clock_.Now();
+  if (next_ < now) next_ = now;
+  kubeclient::SteadyTime slot = next_;
+  next_ += interval_;
+  return slot;
+}
+
+void QpsLimiter::Wait() {
+  kubeclient::SteadyTime slot = Reserve();
+  if (interval_ == kubeclient::Duration::zero()) return;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::unique_lock<std::mutex> lock(mu);
+  while (clock_.Now() < slot) clock_.WaitUntil(cv, lock, slot);
+}
+
+namespace {
+
+// Removes our entry from one route (given as listed). Returns OK when the
+// route is clear (written, already clear, or gone).
+Status ClearOne(kubeclient::KubeClient& client, QpsLimiter& limiter, const ClearOptions& options,
+                nlohmann::json object, ClearProgress* progress) {
+  for (int attempt = 0;; ++attempt) {
+    auto route = kubeclient::RouteFromJson(object);
+    if (!route.ok()) return route.status();
+    if (route->FindIngress(options.router_name) == nullptr) return Status::Ok();
+    auto body = kubeclient::WithIngressEntry(*route, options.router_name, std::nullopt);
+    if (!body.ok()) return body.status();
+    limiter.Wait();
+    auto result = client.UpdateStatus(kubeclient::RoutesResource(), *body);
+    if (result.ok()) {
+      ++progress->cleared;
+      return Status::Ok();
+    }
+    if (result.status().code() == StatusCode::kNotFound) return Status::Ok();
+    if (result.status().code() != StatusCode::kConflict) return result.status();
+    ++progress->conflicts;
+    if (attempt >= options.max_conflict_retries) return result.status();
+    auto fresh = client.Get(kubeclient::RoutesResource(), route->metadata.namespace_name,
+                            route->metadata.name);
+    if (!fresh.ok()) {
+      if (fresh.status().code() == StatusCode::kNotFound) return Status::Ok();
+      return fresh.status();
+    }
+    object = std::move(fresh).value();
+  }
+}
+
+}  // namespace
+
+kubeclient::StatusOr<ClearProgress> ClearRouterEntries(
+    kubeclient::KubeClient& client, const kubeclient::Clock& clock, const ClearOptions& options,
+    const std::function<void(const ClearProgress&)>& progress) {
+  if (options.router_name.empty()) {
+    return Status(StatusCode::kInvalid, "clear: a router name is required");
+  }
+  QpsLimiter limiter(clock, options.qps);
+  ClearProgress p;
+  Status last_error;
+  kubeclient::ListOptions list;
+  list.label_selector = options.label_selector;
+  list.limit = options.page_size;
+  int restarts = 0;
+  while (true) {
+    auto page = client.List(kubeclient::RoutesResource(), options.namespace_name, list);
+    if (!page.ok()) {
+      // Why restart: an expired continue token (410) leaves no way to resume
+      // the same list; starting over is safe because clearing is idempotent.
+      if (page.status().code() == StatusCode::kGone && restarts < options.max_list_restarts) {
+        ++restarts;
+        LOG(WARNING) << "clear: list expired, starting over (" << restarts << ")";
+        list.continue_token.clear();
+        continue;
+      }
+      p.done = true;
+      if (progress) progress(p);
+      return page.status();
+    }
+    for (auto& item : page->items) {
+      ++p.scanned;
+      Status s = ClearOne(client, limiter, options, std::move(item), &p);
+      if (!s.ok()) {
+        ++p.failed;
+        last_error = s;
+        LOG(WARNING) << "clear: route left with entry " << options.router_name << ": "
+                     << s.ToString();
+      }
+    }
+    if (page->continue_token.empty()) break;
+    list.continue_token = page->continue_token;
+    if (progress) progress(p);
+  }
+  p.done = true;
+  if (progress) progress(p);
+  if (p.failed > 0) {
+    return Status(last_error.code(), std::to_string(p.failed) + " routes still have entry " +
+                                         options.router_name + " (run clear again): " +
+                                         last_error.message());
+  }
+  return p;
+}
+
+}  // namespace routestatus::controller

@@ -1,0 +1,140 @@
+#include "controller/controller.h"
+
+#include <glog/logging.h>
+
+namespace routestatus::controller {
+
+using kubeclient::Namespace;
+using kubeclient::Route;
+
+namespace {
+
+// True when a change between `a` and `b` may change who holds which host.
+bool ClaimChanged(const Route& a, const Route& b, const AdmissionOptions& options) {
+  return a.spec.host != b.spec.host || a.spec.subdomain != b.spec.subdomain ||
+         a.spec.path != b.spec.path || a.spec.wildcard_policy != b.spec.wildcard_policy ||
+         a.metadata.labels != b.metadata.labels ||
+         a.metadata.creation_unix != b.metadata.creation_unix || a.metadata.uid != b.metadata.uid ||
+         HostClaimKeys(a, options) != HostClaimKeys(b, options);
+}
+
+}  // namespace
+
+class Controller::RouteHandler final : public kubeclient::cache::EventHandler<Route> {
+ public:
+  explicit RouteHandler(Controller& c) : c_(c) {}
+
+  void OnAdd(const Ptr& obj, bool initial_list) override {
+    c_.queue_.Add(obj->Key());
+    // During the initial list every key is enqueued anyway.
+    if (!initial_list) c_.EnqueueClaimPeers(*obj);
+  }
+
+  void OnUpdate(const Ptr& old_obj, const Ptr& new_obj) override {
+    c_.queue_.Add(new_obj->Key());
+    const std::string& name = c_.syncer_.admission_options().router_name;
+    const auto* old_entry = old_obj->FindIngress(name);
+    const auto* new_entry = new_obj->FindIngress(name);
+    if (old_entry != nullptr && new_entry != nullptr &&
+        old_obj->metadata.uid == new_obj->metadata.uid &&
+        !kubeclient::IngressEqual(*old_entry, *new_entry)) {
+      c_.gate_.Changed(new_obj->metadata.uid, *new_entry);
+    }
+    if (ClaimChanged(*old_obj, *new_obj, c_.syncer_.admission_options())) {
+      c_.EnqueueClaimPeers(*old_obj);
+      c_.EnqueueClaimPeers(*new_obj);
+    }
+  }
+
+  void OnDelete(const Ptr& last) override {
+    c_.queue_.Add(last->Key());  // Sync sees it gone: lease.Remove
+    c_.EnqueueClaimPeers(*last);
+  }
+
+ private:
+  Controller& c_;
+};
+
+class Controller::NamespaceHandler final : public kubeclient::cache::EventHandler<Namespace> {
+ public:
+  explicit NamespaceHandler(Controller& c) : c_(c) {}
+
+  void OnAdd(const Ptr& obj, bool initial_list) override {
+    if (!initial_list) c_.EnqueueNamespace(obj->metadata.name);
+  }
+  void OnUpdate(const Ptr& old_obj, const Ptr& new_obj) override {
+    if (old_obj->metadata.labels != new_obj->metadata.labels) {
+      c_.EnqueueNamespace(new_obj->metadata.name);
+    }
+  }
+  void OnDelete(const Ptr& last) override { c_.EnqueueNamespace(last->metadata.name); }
+
+ private:
+  Controller& c_;
+};
+
+Controller::Controller(StatusSyncer& syncer, const kubeclient::cache::ObjectStore<Route>& routes,
+                       const kubeclient::cache::ObjectStore<Namespace>* namespaces,
+                       const ShardFilter& shard, kubeclient::cache::WorkQueueInterface& queue,
+                       ContentionGate& gate)
+    : syncer_(syncer),
+      routes_(routes),
+      namespaces_(namespaces),
+      shard_(shard),
+      queue_(queue),
+      gate_(gate),
+      route_handler_(std::make_unique<RouteHandler>(*this)),
+      namespace_handler_(std::make_unique<NamespaceHandler>(*this)) {}
+
+Controller::~Controller() = default;
+
+kubeclient::cache::EventHandler<Route>& Controller::route_handler() { return *route_handler_; }
+
+kubeclient::cache::EventHandler<Namespace>& Controller::namespace_handler() {
+  return *namespace_handler_;
+}
+
+void Controller::EnqueueClaimPeers(const Route& route) {
+  for (const auto& host : HostClaimKeys(route, syncer_.admission_options())) {
+    for (const auto& peer : routes_.ByIndex(kRoutesByHostIndex, host)) {
+      if (peer && peer->metadata.uid != route.metadata.uid) queue_.Add(peer->Key());
+    }
+  }
+}
+
+void Controller::EnqueueNamespace(const std::string& ns) {
+  // Why a full scan: namespace label changes are rare; an index by
+  // namespace would cost memory on every route.
+  int n = 0;
+  for (const auto& route : routes_.List()) {
+    if (route && route->metadata.namespace_name == ns) {
+      queue_.Add(route->Key());
+      ++n;
+    }
+  }
+  VLOG(2) << "namespace " << ns << " changed: re-evaluating " << n << " routes";
+}
+
+bool Controller::ProcessNextItem() {
+  std::string key;
+  if (!queue_.Get(&key)) return false;
+  bool synced = routes_.HasSynced() &&
+                (!shard_.NeedsNamespaces() || (namespaces_ != nullptr && namespaces_->HasSynced()));
+  if (!synced) {
+    queue_.Done(key);
+    queue_.AddAfter(key, kNotSyncedDelay);
+    return true;
+  }
+  SyncResult result = syncer_.Sync(key);
+  VLOG(4) << "reconciled " << key << ": " << SyncResultName(result);
+  queue_.Forget(key);
+  queue_.Done(key);
+  return true;
+}
+
+void Controller::RunWorker() {
+  while (ProcessNextItem()) {
+  }
+}
+
+}  // namespace routestatus::controller

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <string_view>
+
+#include "controller/admission.h"
+#include "kubeclient/clock.h"
+#include "kubeclient/route.h"
+
+namespace routestatus::controller {
+
+// Our desired status.ingress entry for an admission decision: routerName,
+// host, routerCanonicalHostname, wildcardPolicy and one Admitted condition
+// (status True, or False with reason and message). Rejections carry host,
+// canonical hostname and wildcard policy too.
+// lastTransitionTime: kept from `observed`'s Admitted condition when its
+// status, reason and message are unchanged (Why: a write that changes
+// nothing about the condition is not a transition, and an unchanged time
+// keeps the entry IngressEqual-stable); otherwise `now` as RFC 3339 whole
+// seconds. Pure; thread-safe.
+kubeclient::RouteIngress DesiredEntry(const AdmissionDecision& decision,
+                                      const AdmissionOptions& options,
+                                      const kubeclient::RouteIngress* observed,
+                                      kubeclient::SystemTime now);
+
+// The newest lastTransitionTime of any condition of `entry` (seconds since
+// the epoch), or nullopt when none parses.
+std::optional<int64_t> NewestConditionTime(const kubeclient::RouteIngress& entry);
+
+// "Our entry was written most recently": our entry exists, its newest
+// condition time parses, and no other router's entry has a newer condition
+// time (ties count as ours). Every write of ours that changes a condition
+// stamps it with the current time, so the router name whose stamp is newest
+// is the last one that changed the route's status. Pure.
+bool IsNewestEntry(const kubeclient::Route& route, std::string_view router_name);
+
+}  // namespace routestatus::controller

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kubeclient/cache/store.h"
+#include "kubeclient/label_selector.h"
+#include "kubeclient/route.h"
+
+namespace routestatus::controller {
+
+// Which routes a router name serves. Value type. Empty selectors and an
+// empty namespace list select everything.
+struct ShardOptions {
+  kubeclient::LabelSelector route_selector;
+  kubeclient::LabelSelector namespace_selector;
+  std::vector<std::string> namespaces;  // empty = every namespace
+};
+
+// Decides shard membership of a route. With a non-empty namespace selector it
+// reads namespace labels from `namespaces` (the namespace informer's cache,
+// which must outlive the filter); a namespace missing from that cache is
+// outside the shard. Thread-safe (read-only after construction).
+class ShardFilter {
+ public:
+  ShardFilter(ShardOptions options,
+              const kubeclient::cache::ObjectStore<kubeclient::Namespace>* namespaces);
+
+  bool InShard(const kubeclient::Route& route) const;
+  // True when namespace labels matter (the controller then needs the
+  // namespace informer).
+  bool NeedsNamespaces() const { return !options_.namespace_selector.Empty(); }
+  // True when `ns` (with these labels) is selected by the namespace list and
+  // selector.
+  bool NamespaceSelected(const std::string& ns,
+                         const std::map<std::string, std::string>& labels) const;
+
+ private:
+  ShardOptions options_;
+  const kubeclient::cache::ObjectStore<kubeclient::Namespace>* namespaces_;
+};
+
+}  // namespace routestatus::controller

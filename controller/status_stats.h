@@ -1,0 +1,44 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace routestatus::controller {
+
+// Counters of the status path, for metrics (cmd/ exports them to
+// Prometheus). Thread-safe.
+class StatusStats {
+ public:
+  // Status PUTs by result.
+  std::atomic<int64_t> writes_success{0};
+  std::atomic<int64_t> writes_conflict{0};
+  std::atomic<int64_t> writes_not_found{0};
+  std::atomic<int64_t> writes_error{0};
+  // Reconciles or work that ended without a write, by reason.
+  std::atomic<int64_t> skipped_no_change{0};     // observed entry already desired
+  std::atomic<int64_t> skipped_follower{0};      // already desired and ours newest: lease.Extend
+  std::atomic<int64_t> skipped_contended{0};     // tracker says contended
+  std::atomic<int64_t> skipped_out_of_shard{0};  // not ours, no entry of ours
+  std::atomic<int64_t> skipped_gone{0};          // route deleted or UID changed
+  std::atomic<int64_t> skipped_done{0};          // work ran but the cache already had the entry
+  // Work items handed to the lease.
+  std::atomic<int64_t> queued{0};
+
+  // Records the latest admission of `key`: `result` is "true", "false" or
+  // "out_of_shard"; `reason` one of the kReason* constants.
+  void SetAdmission(const std::string& key, const std::string& result, const std::string& reason);
+  void ForgetAdmission(const std::string& key);
+  // Routes per "result/reason" (a gauge: each route counted once).
+  std::map<std::string, int64_t> AdmissionCounts() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::string> admission_by_key_;  // GUARDED_BY(mu_)
+  std::map<std::string, int64_t> admission_counts_;                 // GUARDED_BY(mu_)
+};
+
+}  // namespace routestatus::controller

@@ -1,0 +1,77 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "controller/admission.h"
+#include "controller/contention_gate.h"
+#include "controller/shard.h"
+#include "controller/status_stats.h"
+#include "kubeclient/cache/store.h"
+#include "kubeclient/clock.h"
+#include "kubeclient/kube_client.h"
+#include "kubeclient/route.h"
+#include "lease/write_lease.h"
+
+namespace routestatus::controller {
+
+// Name of the informer index "routes by effective host" that admission reads.
+inline constexpr char kRoutesByHostIndex[] = "routesByHost";
+// The index function for kRoutesByHostIndex: HostClaimKeys with `options`
+// (the same options the syncer uses).
+kubeclient::cache::IndexFunc<kubeclient::Route> RoutesByHostIndexFunc(AdmissionOptions options);
+
+// What one reconcile of a key decided.
+enum class SyncResult {
+  kQueued,      // a write (or removal) of our entry was handed to the lease
+  kNoChange,    // our entry is already desired
+  kFollower,    // already desired and ours is newest: lease.Extend(key)
+  kContended,   // a change is needed but the tracker blocks it
+  kOutOfShard,  // not ours and we have no entry: nothing to do
+  kGone,        // not in the cache: lease.Remove(key)
+};
+const char* SyncResultName(SyncResult result);
+
+// The one status code path (DESIGN.md section 5): admit, reject and removal
+// of our entry all go through Sync(). Sync computes the desired entry from
+// the cached route (or "no entry" when the route is outside our shard),
+// compares it with the observed entry and, when they differ, queues one work
+// item for the key in the lease. The work re-reads the route from the cache,
+// recomputes, re-checks the tracker and PUTs .../status guarded by the
+// cached resourceVersion, keeping every other field and entry.
+//
+// Thread-safe. Every reference must outlive the syncer, and the lease must
+// not run this syncer's work after the syncer is destroyed.
+class StatusSyncer {
+ public:
+  StatusSyncer(AdmissionOptions admission, const ShardFilter& shard,
+               const kubeclient::cache::ObjectStore<kubeclient::Route>& routes,
+               kubeclient::KubeClient& client, lease::WriteLease& lease, ContentionGate& gate,
+               const kubeclient::Clock& clock, StatusStats& stats);
+
+  // Reconciles `key` from the cache. Never blocks on I/O.
+  SyncResult Sync(const std::string& key);
+
+  // Our desired entry for `route` (read peers from the cache), or nullopt
+  // when the route is outside our shard. `decision` (optional) receives the
+  // admission decision.
+  std::optional<kubeclient::RouteIngress> Desired(const kubeclient::Route& route,
+                                                  AdmissionDecision* decision) const;
+
+  // The work queued for `key` whose route had UID `uid` (public for tests).
+  lease::WorkOutcome RunWork(const std::string& key, const std::string& uid);
+
+  const AdmissionOptions& admission_options() const { return admission_; }
+
+ private:
+  AdmissionOptions admission_;
+  const ShardFilter& shard_;
+  const kubeclient::cache::ObjectStore<kubeclient::Route>& routes_;
+  kubeclient::KubeClient& client_;
+  lease::WriteLease& lease_;
+  ContentionGate& gate_;
+  const kubeclient::Clock& clock_;
+  StatusStats& stats_;
+};
+
+}  // namespace routestatus::controller

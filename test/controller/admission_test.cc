@@ -1,0 +1,272 @@
+#include "controller/admission.h"
+
+#include <gtest/gtest.h>
+
+namespace routestatus::controller {
+namespace {
+
+using kubeclient::Route;
+using RoutePtr = std::shared_ptr<const Route>;
+
+Route MakeRoute(const std::string& ns, const std::string& name, const std::string& host,
+                int64_t created = 1000, const std::string& uid = "",
+                const std::string& path = "", const std::string& wildcard = "") {
+  Route r;
+  r.metadata.namespace_name = ns;
+  r.metadata.name = name;
+  r.metadata.uid = uid.empty() ? ns + "-" + name : uid;
+  r.metadata.creation_unix = created;
+  r.spec.host = host;
+  r.spec.path = path;
+  r.spec.wildcard_policy = wildcard;
+  return r;
+}
+
+AdmissionOptions Opts() {
+  AdmissionOptions o;
+  o.router_name = "default";
+  o.canonical_hostname = "router-default.apps.example.com";
+  return o;
+}
+
+TEST(EffectiveHostTest, Derivation) {
+  struct Case {
+    const char* name;
+    std::string host, subdomain, domain, tmpl;
+    bool override_hostname;
+    std::string want;
+  } cases[] = {
+      {"spec host", "www.example.com", "", "apps.example.com", "", false, "www.example.com"},
+      {"subdomain", "", "shop", "apps.example.com", "", false, "shop.apps.example.com"},
+      {"subdomain without router domain uses template", "", "shop", "",
+       "${name}-${namespace}.apps.example.com", false, "web-team.apps.example.com"},
+      {"template", "", "", "", "${name}-${namespace}.apps.example.com", false,
+       "web-team.apps.example.com"},
+      {"host beats template", "a.example.com", "", "", "${name}.x.com", false, "a.example.com"},
+      {"override applies template to all", "a.example.com", "shop", "apps.example.com",
+       "${name}.${namespace}.x.com", true, "web.team.x.com"},
+      {"override without template keeps host", "a.example.com", "", "", "", true,
+       "a.example.com"},
+      {"nothing", "", "", "", "", false, ""},
+      {"subdomain beats template", "", "shop", "apps.example.com", "${name}.x.com", false,
+       "shop.apps.example.com"},
+  };
+  for (const auto& c : cases) {
+    Route r = MakeRoute("team", "web", c.host);
+    r.spec.subdomain = c.subdomain;
+    AdmissionOptions o = Opts();
+    o.router_domain = c.domain;
+    o.hostname_template = c.tmpl;
+    o.override_hostname = c.override_hostname;
+    EXPECT_EQ(EffectiveHost(r, o), c.want) << c.name;
+  }
+}
+
+TEST(Dns1123Test, EdgeCases) {
+  std::string label63(63, 'a'), label64(64, 'a');
+  std::string long253, long254;
+  while (long253.size() < 253) long253 += (long253.empty() ? "" : ".") + std::string(49, 'b');
+  long253 = long253.substr(0, 253);
+  if (long253.back() == '.') long253.back() = 'c';
+  long254 = long253 + "d";
+  struct Case {
+    std::string host;
+    bool wildcard;
+    bool valid;
+  } cases[] = {
+      {"www.example.com", false, true},
+      {"a", false, true},
+      {"1-2.x9", false, true},
+      {label63 + ".com", false, true},
+      {label64 + ".com", false, false},
+      {long253, false, true},
+      {long254, false, false},
+      {"", false, false},
+      {"WWW.example.com", false, false},
+      {"-a.example.com", false, false},
+      {"a-.example.com", false, false},
+      {"a..example.com", false, false},
+      {".example.com", false, false},
+      {"example.com.", false, false},
+      {"exa_mple.com", false, false},
+      {"exa mple.com", false, false},
+      {"*.example.com", false, false},
+      {"*.example.com", true, true},
+      {"a.*.example.com", true, false},
+      {"*", true, false},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(ValidateDns1123Subdomain(c.host, c.wildcard).empty(), c.valid)
+        << c.host << " wildcard=" << c.wildcard;
+  }
+}
+
+TEST(HostInDomainTest, SubdomainMatching) {
+  EXPECT_TRUE(HostInDomain("example.com", "example.com"));
+  EXPECT_TRUE(HostInDomain("a.example.com", "example.com"));
+  EXPECT_TRUE(HostInDomain("a.b.example.com", "example.com"));
+  EXPECT_FALSE(HostInDomain("badexample.com", "example.com"));
+  EXPECT_FALSE(HostInDomain("example.com.evil.org", "example.com"));
+  EXPECT_FALSE(HostInDomain("example.com", "*.example.com"));
+  EXPECT_TRUE(HostInDomain("a.example.com", "*.example.com"));
+  EXPECT_TRUE(HostInDomain("*.example.com", "example.com"));
+  EXPECT_FALSE(HostInDomain("a.example.com", ""));
+}
+
+struct AloneCase {
+  const char* name;
+  std::string host;
+  std::string wildcard;
+  bool allow_wildcard;
+  std::vector<std::string> allowed, denied;
+  bool admitted;
+  std::string reason;
+};
+
+TEST(AdmitAloneTest, Rules) {
+  AloneCase cases[] = {
+      {"plain", "www.example.com", "", false, {}, {}, true, ""},
+      {"explicit None", "www.example.com", "None", false, {}, {}, true, ""},
+      {"no host", "", "", false, {}, {}, false, kReasonNoHostValue},
+      {"invalid host", "WWW.example.com", "", false, {}, {}, false, kReasonInvalidHost},
+      {"label too long", std::string(64, 'a') + ".com", "", false, {}, {}, false,
+       kReasonInvalidHost},
+      {"wildcard not allowed", "www.example.com", "Subdomain", false, {}, {}, false,
+       kReasonRouteNotAdmitted},
+      {"wildcard allowed", "www.example.com", "Subdomain", true, {}, {}, true, ""},
+      {"wildcard syntax allowed", "*.example.com", "Subdomain", true, {}, {}, true, ""},
+      {"wildcard syntax without policy", "*.example.com", "", true, {}, {}, false,
+       kReasonInvalidHost},
+      {"wildcard single label", "localhost", "Subdomain", true, {}, {}, false,
+       kReasonInvalidHost},
+      {"unknown policy", "www.example.com", "Everything", true, {}, {}, false,
+       kReasonRouteNotAdmitted},
+      {"denied exact", "example.com", "", false, {}, {"example.com"}, false,
+       kReasonRouteNotAdmitted},
+      {"denied subdomain", "a.b.example.com", "", false, {}, {"example.com"}, false,
+       kReasonRouteNotAdmitted},
+      {"denied other", "a.example.org", "", false, {}, {"example.com"}, true, ""},
+      {"allowed", "a.apps.example.com", "", false, {"apps.example.com"}, {}, true, ""},
+      {"not allowed", "a.example.org", "", false, {"apps.example.com", "x.io"}, {}, false,
+       kReasonRouteNotAdmitted},
+      {"suffix is not a subdomain", "badapps.example.com", "", false, {"apps.example.com"}, {},
+       false, kReasonRouteNotAdmitted},
+      {"denied beats allowed", "a.bad.example.com", "", false, {"example.com"},
+       {"bad.example.com"}, false, kReasonRouteNotAdmitted},
+  };
+  for (const auto& c : cases) {
+    Route r = MakeRoute("ns", "r", c.host, 1000, "", "", c.wildcard);
+    AdmissionOptions o = Opts();
+    o.allow_wildcard_routes = c.allow_wildcard;
+    o.allowed_domains = c.allowed;
+    o.denied_domains = c.denied;
+    AdmissionDecision d = AdmitAlone(r, o);
+    EXPECT_EQ(d.admitted, c.admitted) << c.name << ": " << d.message;
+    EXPECT_EQ(d.reason, c.reason) << c.name;
+    EXPECT_EQ(d.host, c.host) << c.name;
+    EXPECT_EQ(d.admitted, d.message.empty()) << c.name;
+    EXPECT_EQ(d.wildcard_policy, c.wildcard.empty() ? "None" : c.wildcard) << c.name;
+  }
+}
+
+TEST(AdmitAloneTest, MessagesSayWhatToDo) {
+  AdmissionOptions o = Opts();
+  EXPECT_NE(AdmitAlone(MakeRoute("ns", "r", ""), o).message.find("set spec.host"),
+            std::string::npos);
+  EXPECT_NE(AdmitAlone(MakeRoute("ns", "r", "A.com"), o).message.find("fix spec.host"),
+            std::string::npos);
+}
+
+TEST(IsOlderTest, TimestampThenUid) {
+  EXPECT_TRUE(IsOlder(MakeRoute("a", "x", "h", 1, "z"), MakeRoute("a", "y", "h", 2, "a")));
+  EXPECT_FALSE(IsOlder(MakeRoute("a", "x", "h", 2, "a"), MakeRoute("a", "y", "h", 1, "z")));
+  EXPECT_TRUE(IsOlder(MakeRoute("a", "x", "h", 1, "a"), MakeRoute("a", "y", "h", 1, "b")));
+  EXPECT_FALSE(IsOlder(MakeRoute("a", "x", "h", 1, "b"), MakeRoute("a", "y", "h", 1, "a")));
+}
+
+struct ClaimCase {
+  const char* name;
+  Route route;
+  std::vector<Route> peers;
+  bool disable_ownership;
+  bool admitted;
+  std::string holder_in_message;  // "" when admitted
+};
+
+TEST(AdmitTest, Claims) {
+  const std::string h = "www.example.com";
+  ClaimCase cases[] = {
+      {"alone", MakeRoute("b", "r", h, 20), {}, false, true, ""},
+      {"older other namespace", MakeRoute("b", "r", h, 20), {MakeRoute("a", "old", h, 10)},
+       false, false, "a/old"},
+      {"younger other namespace", MakeRoute("b", "r", h, 20), {MakeRoute("a", "new", h, 30)},
+       false, true, ""},
+      {"same time smaller uid wins", MakeRoute("b", "r", h, 20, "u2"),
+       {MakeRoute("a", "o", h, 20, "u1")}, false, false, "a/o"},
+      {"same time bigger uid loses", MakeRoute("b", "r", h, 20, "u1"),
+       {MakeRoute("a", "o", h, 20, "u2")}, false, true, ""},
+      {"same namespace other path shares", MakeRoute("a", "r", h, 20, "", "/api"),
+       {MakeRoute("a", "old", h, 10, "", "/")}, false, true, ""},
+      {"same namespace same path", MakeRoute("a", "r", h, 20, "", "/api"),
+       {MakeRoute("a", "old", h, 10, "", "/api")}, false, false, "a/old"},
+      {"other namespace other path: owner namespace wins", MakeRoute("b", "r", h, 20, "", "/api"),
+       {MakeRoute("a", "old", h, 10, "", "/")}, false, false, "a/old"},
+      {"ownership off: other path shares", MakeRoute("b", "r", h, 20, "", "/api"),
+       {MakeRoute("a", "old", h, 10, "", "/")}, true, true, ""},
+      {"ownership off: same path oldest wins", MakeRoute("b", "r", h, 20, "", "/api"),
+       {MakeRoute("a", "old", h, 10, "", "/api")}, true, false, "a/old"},
+      {"other host", MakeRoute("b", "r", h, 20), {MakeRoute("a", "old", "x.example.com", 10)},
+       false, true, ""},
+      {"invalid older peer claims nothing", MakeRoute("b", "r", h, 20),
+       {MakeRoute("a", "old", h, 10, "", "", "Bogus")}, false, true, ""},
+      {"self in peers ignored", MakeRoute("b", "r", h, 20), {MakeRoute("b", "r", h, 20)}, false,
+       true, ""},
+      {"oldest of several named", MakeRoute("c", "r", h, 30),
+       {MakeRoute("b", "mid", h, 20), MakeRoute("a", "old", h, 10)}, false, false, "a/old"},
+      {"owner namespace wins over older-than-me middle", MakeRoute("a", "r", h, 30, "", "/x"),
+       {MakeRoute("b", "mid", h, 20), MakeRoute("a", "old", h, 10)}, false, true, ""},
+  };
+  for (auto& c : cases) {
+    AdmissionOptions o = Opts();
+    o.disable_namespace_ownership_check = c.disable_ownership;
+    std::vector<RoutePtr> peers;
+    for (auto& p : c.peers) peers.push_back(std::make_shared<const Route>(p));
+    AdmissionDecision d = Admit(c.route, peers, o);
+    EXPECT_EQ(d.admitted, c.admitted) << c.name << ": " << d.message;
+    if (!c.admitted) {
+      EXPECT_EQ(d.reason, kReasonHostAlreadyClaimed) << c.name;
+      EXPECT_NE(d.message.find("route " + c.holder_in_message + " already exposes " + h),
+                std::string::npos)
+          << c.name << ": " << d.message;
+      EXPECT_NE(d.message.find("is older"), std::string::npos) << c.name;
+      EXPECT_EQ(d.host, h) << c.name;
+    }
+  }
+}
+
+TEST(AdmitTest, WildcardClaimsDomain) {
+  AdmissionOptions o = Opts();
+  o.allow_wildcard_routes = true;
+  Route old_wild = MakeRoute("a", "w1", "one.example.com", 10, "", "", "Subdomain");
+  Route new_wild = MakeRoute("b", "w2", "two.example.com", 20, "", "", "Subdomain");
+  EXPECT_EQ(HostClaimKeys(new_wild, o), std::vector<std::string>{"*.example.com"});
+  AdmissionDecision d = Admit(new_wild, {std::make_shared<const Route>(old_wild)}, o);
+  EXPECT_FALSE(d.admitted);
+  EXPECT_EQ(d.reason, kReasonHostAlreadyClaimed);
+  EXPECT_EQ(d.wildcard_policy, "Subdomain");
+  // A plain route on a host inside the wildcard's domain has its own key.
+  Route plain = MakeRoute("b", "p", "two.example.com", 30);
+  EXPECT_TRUE(Admit(plain, {std::make_shared<const Route>(old_wild)}, o).admitted);
+}
+
+TEST(AdmitTest, RejectionCarriesHostAndPolicy) {
+  AdmissionOptions o = Opts();
+  Route r = MakeRoute("b", "r", "www.example.com", 20, "", "", "Subdomain");
+  AdmissionDecision d = Admit(r, {}, o);
+  EXPECT_FALSE(d.admitted);
+  EXPECT_EQ(d.host, "www.example.com");
+  EXPECT_EQ(d.wildcard_policy, "Subdomain");
+}
+
+}  // namespace
+}  // namespace routestatus::controller

@@ -1,0 +1,131 @@
+#include "controller/desired_status.h"
+
+#include <gtest/gtest.h>
+
+namespace routestatus::controller {
+namespace {
+
+using kubeclient::RouteCondition;
+using kubeclient::RouteIngress;
+
+AdmissionOptions Opts() {
+  AdmissionOptions o;
+  o.router_name = "default";
+  o.canonical_hostname = "router-default.apps.example.com";
+  return o;
+}
+
+kubeclient::SystemTime At(int64_t unix_seconds) {
+  return kubeclient::SystemTime(std::chrono::seconds(unix_seconds)) +
+         std::chrono::milliseconds(700);  // fractions are dropped
+}
+
+AdmissionDecision Admitted(const std::string& host) {
+  AdmissionDecision d;
+  d.admitted = true;
+  d.host = host;
+  d.wildcard_policy = "None";
+  return d;
+}
+
+AdmissionDecision Rejected(const std::string& host, const std::string& reason,
+                           const std::string& message) {
+  AdmissionDecision d = Admitted(host);
+  d.admitted = false;
+  d.reason = reason;
+  d.message = message;
+  d.wildcard_policy = "Subdomain";
+  return d;
+}
+
+TEST(DesiredEntryTest, AdmittedEntryFields) {
+  RouteIngress e = DesiredEntry(Admitted("www.example.com"), Opts(), nullptr, At(1800000000));
+  EXPECT_EQ(e.router_name, "default");
+  EXPECT_EQ(e.host, "www.example.com");
+  EXPECT_EQ(e.router_canonical_hostname, "router-default.apps.example.com");
+  EXPECT_EQ(e.wildcard_policy, "None");
+  ASSERT_EQ(e.conditions.size(), 1u);
+  EXPECT_EQ(e.conditions[0].type, "Admitted");
+  EXPECT_EQ(e.conditions[0].status, "True");
+  EXPECT_EQ(e.conditions[0].reason, "");
+  EXPECT_EQ(e.conditions[0].last_transition_time, kubeclient::FormatRfc3339(1800000000));
+  EXPECT_EQ(e.conditions[0].last_transition_time.size(), 20u);  // whole seconds, Z
+}
+
+TEST(DesiredEntryTest, RejectionCarriesHostCanonicalAndWildcard) {
+  RouteIngress e = DesiredEntry(Rejected("www.example.com", "HostAlreadyClaimed", "route a/b ..."),
+                                Opts(), nullptr, At(1800000000));
+  EXPECT_EQ(e.host, "www.example.com");
+  EXPECT_EQ(e.router_canonical_hostname, "router-default.apps.example.com");
+  EXPECT_EQ(e.wildcard_policy, "Subdomain");
+  EXPECT_EQ(e.conditions[0].status, "False");
+  EXPECT_EQ(e.conditions[0].reason, "HostAlreadyClaimed");
+  EXPECT_EQ(e.conditions[0].message, "route a/b ...");
+}
+
+TEST(DesiredEntryTest, TransitionTime) {
+  const std::string old_time = "2026-01-01T00:00:00Z";
+  RouteIngress observed = DesiredEntry(Admitted("a.example.com"), Opts(), nullptr, At(0));
+  observed.conditions[0].last_transition_time = old_time;
+  const std::string now = kubeclient::FormatRfc3339(1800000000);
+  struct Case {
+    const char* name;
+    AdmissionDecision decision;
+    std::string want;
+  } cases[] = {
+      {"unchanged keeps", Admitted("a.example.com"), old_time},
+      {"host change only keeps", Admitted("b.example.com"), old_time},
+      {"status change stamps", Rejected("a.example.com", "InvalidHost", "m"), now},
+  };
+  for (const auto& c : cases) {
+    RouteIngress e = DesiredEntry(c.decision, Opts(), &observed, At(1800000000));
+    EXPECT_EQ(e.conditions[0].last_transition_time, c.want) << c.name;
+  }
+  RouteIngress rejected =
+      DesiredEntry(Rejected("a.example.com", "HostAlreadyClaimed", "m1"), Opts(), nullptr, At(5));
+  EXPECT_EQ(DesiredEntry(Rejected("a.example.com", "HostAlreadyClaimed", "m1"), Opts(), &rejected,
+                         At(99)).conditions[0].last_transition_time,
+            kubeclient::FormatRfc3339(5));
+  EXPECT_EQ(DesiredEntry(Rejected("a.example.com", "HostAlreadyClaimed", "m2"), Opts(), &rejected,
+                         At(99)).conditions[0].last_transition_time,
+            kubeclient::FormatRfc3339(99))
+      << "a new message is a transition";
+  EXPECT_EQ(DesiredEntry(Rejected("a.example.com", "InvalidHost", "m1"), Opts(), &rejected,
+                         At(99)).conditions[0].last_transition_time,
+            kubeclient::FormatRfc3339(99))
+      << "a new reason is a transition";
+  RouteIngress no_time = rejected;
+  no_time.conditions[0].last_transition_time.clear();
+  EXPECT_EQ(DesiredEntry(Rejected("a.example.com", "HostAlreadyClaimed", "m1"), Opts(), &no_time,
+                         At(99)).conditions[0].last_transition_time,
+            kubeclient::FormatRfc3339(99));
+}
+
+RouteIngress EntryAt(const std::string& router, const std::string& time) {
+  RouteIngress e;
+  e.router_name = router;
+  RouteCondition c;
+  c.type = "Admitted";
+  c.status = "True";
+  c.last_transition_time = time;
+  e.conditions.push_back(c);
+  return e;
+}
+
+TEST(IsNewestEntryTest, ComparesConditionTimes) {
+  kubeclient::Route r;
+  EXPECT_FALSE(IsNewestEntry(r, "default")) << "no entry";
+  r.ingress = {EntryAt("default", "2026-01-01T00:00:10Z")};
+  EXPECT_TRUE(IsNewestEntry(r, "default")) << "only entry";
+  r.ingress.push_back(EntryAt("other", "2026-01-01T00:00:05Z"));
+  EXPECT_TRUE(IsNewestEntry(r, "default"));
+  r.ingress.push_back(EntryAt("third", "2026-01-01T00:00:10Z"));
+  EXPECT_TRUE(IsNewestEntry(r, "default")) << "ties are ours";
+  r.ingress.push_back(EntryAt("fourth", "2026-01-01T00:00:11Z"));
+  EXPECT_FALSE(IsNewestEntry(r, "default"));
+  r.ingress = {EntryAt("default", ""), EntryAt("other", "2026-01-01T00:00:05Z")};
+  EXPECT_FALSE(IsNewestEntry(r, "default")) << "no time of ours";
+}
+
+}  // namespace
+}  // namespace routestatus::controller

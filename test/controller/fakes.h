@@ -1,0 +1,170 @@
+#pragma once
+
+// Fakes for the controller tests: an in-memory cache with indexes, a work
+// queue without threads, a pass-through write lease and an in-memory
+// KubeClient that records status PUTs. Not thread-safe unless stated.
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "controller/contention_gate.h"
+#include "kubeclient/cache/store.h"
+#include "kubeclient/cache/work_queue.h"
+#include "kubeclient/kube_client.h"
+#include "kubeclient/route.h"
+#include "lease/write_lease.h"
+
+namespace routestatus::controller::testing {
+
+// An ObjectStore with named index functions; tests Set/Delete objects.
+template <typename T>
+class FakeStore final : public kubeclient::cache::ObjectStore<T> {
+ public:
+  using Ptr = typename kubeclient::cache::ObjectStore<T>::Ptr;
+
+  void AddIndex(const std::string& name, kubeclient::cache::IndexFunc<T> fn) { indexes_[name] = fn; }
+  void Set(T obj) {
+    std::string key = obj.Key();
+    objects_[key] = std::make_shared<const T>(std::move(obj));
+  }
+  void Delete(const std::string& key) { objects_.erase(key); }
+  void SetSynced(bool synced) { synced_ = synced; }
+
+  Ptr Get(const std::string& key) const override {
+    auto it = objects_.find(key);
+    return it == objects_.end() ? nullptr : it->second;
+  }
+  std::vector<Ptr> List() const override {
+    std::vector<Ptr> out;
+    for (const auto& [k, v] : objects_) out.push_back(v);
+    return out;
+  }
+  std::vector<Ptr> ByIndex(const std::string& index, const std::string& value) const override {
+    std::vector<Ptr> out;
+    auto it = indexes_.find(index);
+    if (it == indexes_.end()) return out;
+    for (const auto& [k, v] : objects_) {
+      for (const auto& iv : it->second(*v)) {
+        if (iv == value) {
+          out.push_back(v);
+          break;
+        }
+      }
+    }
+    return out;
+  }
+  bool HasSynced() const override { return synced_; }
+
+ private:
+  std::map<std::string, Ptr> objects_;
+  std::map<std::string, kubeclient::cache::IndexFunc<T>> indexes_;
+  bool synced_ = true;
+};
+
+// A FIFO of unique keys; Get never blocks (false when empty).
+class FakeWorkQueue final : public kubeclient::cache::WorkQueueInterface {
+ public:
+  void Add(const std::string& key) override;
+  void AddAfter(const std::string& key, kubeclient::Duration) override { delayed.push_back(key); }
+  void AddRateLimited(const std::string& key) override { Add(key); }
+  void Forget(const std::string& key) override { forgotten.insert(key); }
+  int NumRequeues(const std::string&) const override { return 0; }
+  bool Get(std::string* key) override;
+  void Done(const std::string&) override {}
+  size_t Len() const override { return keys.size(); }
+  void ShutDown() override {}
+
+  // Drains and returns the queued keys (sorted).
+  std::vector<std::string> Take();
+
+  std::deque<std::string> keys;
+  std::vector<std::string> delayed;
+  std::set<std::string> forgotten;
+};
+
+// Runs work at once; work that asks for a retry is kept (latest per key)
+// until the test calls RunRetries.
+class PassThroughLease final : public lease::WriteLease {
+ public:
+  void Try(const std::string& key, lease::Work work) override;
+  void Extend(const std::string& key) override;
+  void Remove(const std::string& key) override;
+  lease::LeaseState State() const override { return state_; }
+
+  // Runs every kept retry once; returns how many ran.
+  int RunRetries();
+  // When false, Try only records the work (as a follower would defer it).
+  bool run_immediately = true;
+
+  std::map<std::string, lease::Work> pending;
+  std::vector<lease::WorkResult> results;
+  std::vector<std::string> extended;
+  std::vector<std::string> removed;
+  int tries = 0;
+
+ private:
+  void Run(const std::string& key, lease::Work work);
+  lease::LeaseState state_ = lease::LeaseState::kElection;
+};
+
+// Records the contention calls; contended UIDs block changes.
+class FakeGate final : public ContentionGate {
+ public:
+  void Changed(const std::string& uid, const kubeclient::RouteIngress&) override {
+    changed.push_back(uid);
+  }
+  bool IsChangeContended(const std::string& uid) override { return contended.count(uid) > 0; }
+  void Clear(const std::string& uid, const std::optional<kubeclient::RouteIngress>&) override {
+    cleared.push_back(uid);
+  }
+  std::set<std::string> contended;
+  std::vector<std::string> changed;
+  std::vector<std::string> cleared;
+};
+
+// An in-memory route API: resourceVersion-guarded UpdateStatus, paginated
+// List, Get. Tests can queue errors for the next UpdateStatus calls.
+class FakeKubeClient final : public kubeclient::KubeClient {
+ public:
+  // Stores `route` (a full route JSON object); sets uid, resourceVersion
+  // and creationTimestamp when absent. Returns the stored object.
+  nlohmann::json Put(nlohmann::json route);
+  nlohmann::json Object(const std::string& ns, const std::string& name) const;
+  void Remove(const std::string& ns, const std::string& name);
+  // Typed view of a stored route (for the fake cache).
+  kubeclient::Route Typed(const std::string& ns, const std::string& name) const;
+
+  kubeclient::StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef& res,
+                                           const std::string& ns, const std::string& name) override;
+  kubeclient::StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef& res,
+                                                  const std::string& ns,
+                                                  const kubeclient::ListOptions& options) override;
+  kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
+      const kubeclient::ResourceRef&, const std::string&, const kubeclient::WatchOptions&) override;
+  kubeclient::StatusOr<nlohmann::json> Create(const kubeclient::ResourceRef&, const std::string&,
+                                              const nlohmann::json& object) override;
+  kubeclient::StatusOr<nlohmann::json> Update(const kubeclient::ResourceRef&,
+                                              const nlohmann::json& object) override;
+  kubeclient::StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef& res,
+                                                    const nlohmann::json& object) override;
+  kubeclient::Status Delete(const kubeclient::ResourceRef&, const std::string& ns,
+                            const std::string& name) override;
+
+  std::deque<kubeclient::Status> next_status_errors;  // returned by the next UpdateStatus calls
+  std::vector<nlohmann::json> puts;                   // every UpdateStatus body received
+  int successful_puts = 0;
+  int gets = 0;
+
+ private:
+  std::map<std::string, nlohmann::json> objects_;  // "ns/name" -> object
+  int64_t rv_ = 100;
+  int64_t uid_ = 0;
+};
+
+}  // namespace routestatus::controller::testing

@@ -1,0 +1,78 @@
+#include "test/controller/harness.h"
+
+namespace routestatus::controller::testing {
+
+using nlohmann::json;
+
+AdmissionOptions Harness::DefaultOptions() {
+  AdmissionOptions o;
+  o.router_name = "default";
+  o.canonical_hostname = "router-default.apps.example.com";
+  o.router_domain = "apps.example.com";
+  return o;
+}
+
+Harness::Harness(ShardOptions shard_options, AdmissionOptions admission)
+    : shard(std::move(shard_options), &namespaces),
+      syncer(admission, shard, routes, api, lease, gate, clock, stats),
+      controller(syncer, routes, &namespaces, shard, queue, gate) {
+  routes.AddIndex(kRoutesByHostIndex, RoutesByHostIndexFunc(admission));
+}
+
+json Harness::RouteJson(const std::string& ns, const std::string& name, const std::string& host,
+                        const std::string& created) {
+  return json{{"apiVersion", "route.openshift.io/v1"},
+              {"kind", "Route"},
+              {"metadata",
+               {{"name", name},
+                {"namespace", ns},
+                {"creationTimestamp", created},
+                {"annotations", {{"x", "y"}}}}},
+              {"spec",
+               {{"host", host},
+                {"to", {{"kind", "Service"}, {"name", name}}},
+                {"unknownSpecField", {1, 2, 3}}}}};
+}
+
+void Harness::Create(const json& route, bool initial_list) {
+  json stored = api.Put(route);
+  auto typed = kubeclient::RouteFromJson(stored).value();
+  std::string key = typed.Key();
+  routes.Set(typed);
+  controller.route_handler().OnAdd(routes.Get(key), initial_list);
+}
+
+void Harness::Deliver(const std::string& ns, const std::string& name) {
+  auto old_obj = routes.Get(ns + "/" + name);
+  routes.Set(api.Typed(ns, name));
+  auto new_obj = routes.Get(ns + "/" + name);
+  if (old_obj) {
+    controller.route_handler().OnUpdate(old_obj, new_obj);
+  } else {
+    controller.route_handler().OnAdd(new_obj, false);
+  }
+}
+
+void Harness::DeleteRoute(const std::string& ns, const std::string& name) {
+  auto last = routes.Get(ns + "/" + name);
+  api.Remove(ns, name);
+  routes.Delete(ns + "/" + name);
+  if (last) controller.route_handler().OnDelete(last);
+}
+
+int Harness::Drain() {
+  int n = 0;
+  while (!queue.keys.empty() && controller.ProcessNextItem()) ++n;
+  return n;
+}
+
+const kubeclient::RouteIngress* Harness::ServerEntry(const std::string& ns,
+                                                     const std::string& name,
+                                                     const std::string& router) {
+  json o = api.Object(ns, name);
+  if (o.is_null()) return nullptr;
+  last_server_view_ = kubeclient::RouteFromJson(o).value();
+  return last_server_view_.FindIngress(router);
+}
+
+}  // namespace routestatus::controller::testing
