@@ -1,0 +1,34 @@
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+
+#include "kubeclient/clock.h"
+
+namespace routestatus::kubeclient::rest {
+
+// Client-side rate limit: a token bucket refilled at `qps` tokens per second
+// holding at most `burst` tokens (like client-go's flowcontrol). qps <= 0
+// disables the limit. Thread-safe.
+class TokenBucket {
+ public:
+  TokenBucket(const Clock& clock, double qps, int burst);
+
+  // Takes one token, possibly going into debt, and returns how long the
+  // caller must wait before using it (zero when a token was available).
+  // Callers that reserve are served in order.
+  Duration Reserve();
+  // Reserve(), then waits on the clock until the token is due.
+  void Acquire();
+
+ private:
+  const Clock& clock_;
+  const double qps_;
+  const double burst_;
+  std::mutex mu_;
+  std::condition_variable cv_;  // never notified: Acquire waits on the clock
+  double tokens_;               // GUARDED_BY(mu_); may be negative (debt)
+  SteadyTime last_;             // GUARDED_BY(mu_)
+};
+
+}  // namespace routestatus::kubeclient::rest

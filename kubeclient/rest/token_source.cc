@@ -1,0 +1,45 @@
+#include "kubeclient/rest/token_source.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <glog/logging.h>
+
+namespace routestatus::kubeclient::rest {
+
+TokenSource::TokenSource(std::string token, std::string token_file)
+    : static_token_(std::move(token)), file_(std::move(token_file)) {}
+
+StatusOr<std::string> TokenSource::Token() {
+  if (!static_token_.empty() || file_.empty()) return static_token_;
+  std::lock_guard<std::mutex> l(mu_);
+  struct stat st {};
+  if (::stat(file_.c_str(), &st) != 0) {
+    if (!cached_.empty()) return cached_;  // Why: keep working across a rotation gap.
+    return Status(StatusCode::kUnauthorized, "token file " + file_ + ": cannot stat");
+  }
+  int64_t mtime = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  if (mtime == mtime_ns_ && st.st_size == size_ && st.st_ino == inode_) return cached_;
+  std::ifstream in(file_, std::ios::binary);
+  if (!in) {
+    if (!cached_.empty()) return cached_;
+    return Status(StatusCode::kUnauthorized, "token file " + file_ + ": cannot read");
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  std::string token = ss.str();
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
+    token.pop_back();
+  }
+  if (token.empty() && !cached_.empty()) return cached_;  // a half-written file
+  if (!cached_.empty() && token != cached_) VLOG(2) << "bearer token in " << file_ << " rotated";
+  cached_ = std::move(token);
+  mtime_ns_ = mtime;
+  size_ = st.st_size;
+  inode_ = st.st_ino;
+  return cached_;
+}
+
+}  // namespace routestatus::kubeclient::rest

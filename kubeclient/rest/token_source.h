@@ -1,0 +1,33 @@
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "kubeclient/status.h"
+
+namespace routestatus::kubeclient::rest {
+
+// The bearer token of a client: a fixed string, or a file that is re-read
+// whenever its modification time, size or inode changes (service-account
+// tokens rotate in place). Thread-safe.
+class TokenSource {
+ public:
+  // `token` wins when both are set (as in kubeconfig). Both empty = no token.
+  TokenSource(std::string token, std::string token_file);
+
+  // The current token ("" when none is configured). kUnauthorized naming the
+  // file when the token file cannot be read and no earlier token is known.
+  StatusOr<std::string> Token();
+
+ private:
+  const std::string static_token_;
+  const std::string file_;
+  std::mutex mu_;
+  std::string cached_;       // GUARDED_BY(mu_)
+  int64_t mtime_ns_ = -1;    // GUARDED_BY(mu_)
+  int64_t size_ = -1;        // GUARDED_BY(mu_)
+  uint64_t inode_ = 0;       // GUARDED_BY(mu_)
+};
+
+}  // namespace routestatus::kubeclient::rest

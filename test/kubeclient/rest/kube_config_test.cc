@@ -1,0 +1,203 @@
+#include "kubeclient/rest/kube_config.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "kubeclient/rest/token_source.h"
+
+namespace routestatus::kubeclient::rest {
+namespace {
+
+namespace fs = std::filesystem;
+
+class KubeConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/kubeconfig_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Write(const std::string& name, const std::string& text) {
+    std::string path = dir_ + "/" + name;
+    fs::create_directories(fs::path(path).parent_path());
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  std::string dir_;
+};
+
+// "hello" in base64.
+constexpr char kHelloB64[] = "aGVsbG8=";
+
+std::string Kubeconfig(const std::string& cluster_extra, const std::string& user_extra,
+                       const std::string& current = "ctx") {
+  return "apiVersion: v1\nkind: Config\ncurrent-context: " + current +
+         "\n"
+         "contexts:\n- name: other\n  context: {cluster: c2, user: u2}\n"
+         "- name: ctx\n  context:\n    cluster: c1\n    user: u1\n    namespace: team\n"
+         "clusters:\n- name: c1\n  cluster:\n    server: https://127.0.0.1:6443/\n" +
+         cluster_extra +
+         "- name: c2\n  cluster:\n    server: http://other:80\n"
+         "users:\n- name: u2\n  user: {token: t2}\n- name: u1\n  user:\n" +
+         user_extra;
+}
+
+TEST_F(KubeConfigTest, TokenAndDataFields) {
+  auto cfg = ParseKubeconfig(
+      Kubeconfig("    certificate-authority-data: " + std::string(kHelloB64) + "\n",
+                 "    token: abc\n    client-certificate-data: aGVsbG8=\n    client-key-data: aGVsbG8\n"),
+      "/x/config", "/x");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->server, "https://127.0.0.1:6443");
+  EXPECT_EQ(cfg->ca_data, "hello");
+  EXPECT_EQ(cfg->client_cert_data, "hello");
+  EXPECT_EQ(cfg->client_key_data, "hello");  // unpadded base64 accepted
+  EXPECT_EQ(cfg->token, "abc");
+  EXPECT_EQ(cfg->namespace_name, "team");
+  EXPECT_FALSE(cfg->insecure_skip_tls_verify);
+  EXPECT_NE(cfg->origin.find("/x/config"), std::string::npos);
+}
+
+TEST_F(KubeConfigTest, RelativeFilesResolveAgainstTheKubeconfigFolder) {
+  std::string path = Write(
+      "sub/config", Kubeconfig("    certificate-authority: certs/ca.crt\n    insecure-skip-tls-verify: true\n",
+                               "    tokenFile: tok\n    client-certificate: /abs/c.crt\n"
+                               "    client-key: k.key\n"));
+  auto cfg = LoadKubeconfigFile(path);
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->ca_file, dir_ + "/sub/certs/ca.crt");
+  EXPECT_EQ(cfg->token_file, dir_ + "/sub/tok");
+  EXPECT_EQ(cfg->client_cert_file, "/abs/c.crt");
+  EXPECT_EQ(cfg->client_key_file, dir_ + "/sub/k.key");
+  EXPECT_TRUE(cfg->insecure_skip_tls_verify);
+}
+
+TEST_F(KubeConfigTest, ExplicitContextWins) {
+  auto cfg = ParseKubeconfig(Kubeconfig("", "    token: a\n"), "f", "", "other");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->server, "http://other:80");
+  EXPECT_EQ(cfg->token, "t2");
+}
+
+// Each bad input must name the file and the field.
+TEST_F(KubeConfigTest, ErrorsNameFileAndField) {
+  struct Case {
+    std::string yaml;
+    std::string context;
+    std::string field;
+  } cases[] = {
+      {Kubeconfig("", "    token: a\n", "missing"), "", "contexts[name=missing]"},
+      {"kind: Config\n", "", "current-context"},
+      {Kubeconfig("    certificate-authority-data: '***'\n", "    token: a\n"), "",
+       "clusters[name=c1].cluster.certificate-authority-data"},
+      {Kubeconfig("    insecure-skip-tls-verify: maybe\n", "    token: a\n"), "",
+       "clusters[name=c1].cluster.insecure-skip-tls-verify"},
+      {Kubeconfig("", "    client-certificate: c.crt\n"), "", "users[name=u1].user.client-key"},
+      {Kubeconfig("", "    exec: {command: aws}\n"), "", "users[name=u1].user.exec"},
+      {Kubeconfig("", "    token: [1, 2]\n"), "", "users[name=u1].user.token"},
+      {"current-context: x\ncontexts:\n- name: x\n  context: {cluster: nope, user: u}\n", "",
+       "clusters[name=nope]"},
+      {"current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n- name: c\n"
+       "  cluster: {server: ftp://x}\n",
+       "", "clusters[name=c].cluster.server"},
+      {"[unclosed", "", "not valid YAML"},
+      {"- a list\n", "", "(document)"},
+  };
+  for (const auto& c : cases) {
+    auto cfg = ParseKubeconfig(c.yaml, "/etc/kube/config", "/etc/kube", c.context);
+    ASSERT_FALSE(cfg.ok()) << c.yaml;
+    EXPECT_EQ(cfg.status().code(), StatusCode::kInvalid);
+    EXPECT_NE(cfg.status().message().find("/etc/kube/config"), std::string::npos)
+        << cfg.status().message();
+    EXPECT_NE(cfg.status().message().find(c.field), std::string::npos) << cfg.status().message();
+  }
+}
+
+TEST_F(KubeConfigTest, MissingFileIsNamed) {
+  auto cfg = LoadKubeconfigFile(dir_ + "/nope");
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_NE(cfg.status().message().find(dir_ + "/nope"), std::string::npos);
+}
+
+TEST_F(KubeConfigTest, InCluster) {
+  Write("sa/token", "tok1\n");
+  Write("sa/ca.crt", "PEM");
+  Write("sa/namespace", "router\n");
+  InClusterEnv env{"10.0.0.1", "443", dir_ + "/sa"};
+  auto cfg = LoadInClusterConfig(env);
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->server, "https://10.0.0.1:443");
+  EXPECT_EQ(cfg->token_file, dir_ + "/sa/token");
+  EXPECT_EQ(cfg->ca_file, dir_ + "/sa/ca.crt");
+  EXPECT_EQ(cfg->namespace_name, "router");
+
+  env.service_host = "fd00::1";
+  EXPECT_EQ(LoadInClusterConfig(env)->server, "https://[fd00::1]:443");
+
+  env.root = dir_ + "/none";
+  auto bad = LoadInClusterConfig(env);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(dir_ + "/none/token"), std::string::npos);
+}
+
+TEST_F(KubeConfigTest, ResolutionOrder) {
+  std::string explicit_path = Write("explicit", Kubeconfig("", "    token: e\n"));
+  std::string env_path = Write("env", Kubeconfig("", "    token: v\n"));
+  Write("home/.kube/config", Kubeconfig("", "    token: h\n"));
+  Write("sa/token", "incluster");
+  ConfigSources s;
+  s.explicit_kubeconfig = explicit_path;
+  s.in_cluster = {"10.0.0.1", "443", dir_ + "/sa"};
+  s.kubeconfig_env = env_path + ":/other";
+  s.home = dir_ + "/home";
+  EXPECT_EQ(ResolveConfig(s)->token, "e");
+  s.explicit_kubeconfig.clear();
+  EXPECT_EQ(ResolveConfig(s)->token_file, dir_ + "/sa/token");
+  s.in_cluster.service_host.clear();
+  EXPECT_EQ(ResolveConfig(s)->token, "v");
+  s.kubeconfig_env.clear();
+  EXPECT_EQ(ResolveConfig(s)->token, "h");
+  s.home.clear();
+  EXPECT_FALSE(ResolveConfig(s).ok());
+}
+
+TEST(Base64Test, Decodes) {
+  EXPECT_EQ(DecodeBase64("aGVsbG8gd29ybGQ=").value(), "hello world");
+  EXPECT_EQ(DecodeBase64("aGVs\nbG8=").value(), "hello");
+  EXPECT_EQ(DecodeBase64("").value(), "");
+  EXPECT_FALSE(DecodeBase64("a").ok());
+  EXPECT_FALSE(DecodeBase64("aGVs*").ok());
+  EXPECT_FALSE(DecodeBase64("aG=Vs").ok());
+}
+
+TEST_F(KubeConfigTest, TokenFileIsReReadWhenItRotates) {
+  std::string path = Write("token", "one\n");
+  TokenSource ts("", path);
+  EXPECT_EQ(ts.Token().value(), "one");
+  // Rotation as kubelet does it: a new file renamed over the old one.
+  std::string fresh = Write("token.new", "two-longer");
+  fs::rename(fresh, path);
+  EXPECT_EQ(ts.Token().value(), "two-longer");
+  fs::remove(path);
+  EXPECT_EQ(ts.Token().value(), "two-longer");  // kept across a gap
+
+  TokenSource missing("", dir_ + "/absent");
+  auto t = missing.Token();
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kUnauthorized);
+  EXPECT_EQ(TokenSource("static", path).Token().value(), "static");
+  EXPECT_EQ(TokenSource("", "").Token().value(), "");
+}
+
+}  // namespace
+}  // namespace routestatus::kubeclient::rest

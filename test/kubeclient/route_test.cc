@@ -1,0 +1,214 @@
+#include "kubeclient/route.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace routestatus::kubeclient {
+namespace {
+
+using nlohmann::json;
+
+// A route with fields the model does not know, at every level, and two
+// other routers' entries around ours.
+const char kRoute[] = R"({
+  "apiVersion": "route.openshift.io/v1", "kind": "Route",
+  "metadata": {"name": "r1", "namespace": "ns", "uid": "u-1", "resourceVersion": "17",
+               "generation": 3, "labels": {"shard": "a"},
+               "creationTimestamp": "2026-11-29T14:00:00Z",
+               "annotations": {"x": "y"}, "managedFields": [{"manager": "kubectl"}]},
+  "spec": {"host": "www.example.com", "path": "/p", "wildcardPolicy": "None",
+           "to": {"kind": "Service", "name": "svc", "weight": 100},
+           "tls": {"termination": "edge", "insecureEdgeTerminationPolicy": "Redirect"},
+           "port": {"targetPort": "http"}, "futureField": {"nested": [1, 2, 3]}},
+  "status": {
+    "ingress": [
+      {"routerName": "internal", "host": "i.example.com", "extra": true,
+       "conditions": [{"type": "Admitted", "status": "True"}]},
+      {"routerName": "default", "host": "www.example.com",
+       "routerCanonicalHostname": "router-default.apps", "wildcardPolicy": "None",
+       "conditions": [{"type": "Admitted", "status": "True",
+                       "lastTransitionTime": "2026-11-29T14:00:00Z"}]},
+      {"routerName": "zeta", "host": "z", "conditions": []}
+    ],
+    "unknownStatusField": "keep"
+  },
+  "topLevelUnknown": {"a": 1}
+})";
+
+RouteIngress Ours(const std::string& reason = "") {
+  RouteIngress in;
+  in.router_name = "default";
+  in.host = "www.example.com";
+  in.router_canonical_hostname = "router-default.apps";
+  in.wildcard_policy = "None";
+  in.conditions.push_back({"Admitted", reason.empty() ? "True" : "False", reason,
+                           reason.empty() ? "" : "msg", "2026-11-29T15:00:00Z"});
+  return in;
+}
+
+// Everything except status.ingress is identical.
+void ExpectOnlyIngressChanged(const json& before, const json& after) {
+  json a = before, b = after;
+  a["status"].erase("ingress");
+  b["status"].erase("ingress");
+  EXPECT_EQ(a, b);
+}
+
+TEST(RouteTest, DecodesTypedFields) {
+  auto r = RouteFromText(kRoute);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->Key(), "ns/r1");
+  EXPECT_EQ(r->metadata.uid, "u-1");
+  EXPECT_EQ(r->metadata.resource_version, "17");
+  EXPECT_EQ(r->metadata.generation, 3);
+  EXPECT_EQ(r->metadata.labels.at("shard"), "a");
+  EXPECT_EQ(r->metadata.creation_unix, ParseRfc3339("2026-11-29T14:00:00Z").value());
+  EXPECT_EQ(r->spec.host, "www.example.com");
+  EXPECT_EQ(r->spec.path, "/p");
+  EXPECT_EQ(r->spec.to_kind, "Service");
+  EXPECT_EQ(r->spec.to_name, "svc");
+  EXPECT_EQ(r->spec.tls_termination, "edge");
+  ASSERT_EQ(r->ingress.size(), 3u);
+  ASSERT_NE(r->FindIngress("default"), nullptr);
+  EXPECT_EQ(r->FindIngress("default")->conditions.at(0).last_transition_time, "2026-11-29T14:00:00Z");
+  EXPECT_EQ(r->FindIngress("nobody"), nullptr);
+}
+
+TEST(RouteTest, ReplacesOurEntryInPlaceKeepingEverythingElse) {
+  auto r = RouteFromText(kRoute);
+  ASSERT_TRUE(r.ok());
+  auto out = WithIngressEntry(*r, "default", Ours("HostAlreadyClaimed"));
+  ASSERT_TRUE(out.ok());
+  json before = json::parse(kRoute);
+  ExpectOnlyIngressChanged(before, *out);
+  const json& ing = (*out)["status"]["ingress"];
+  ASSERT_EQ(ing.size(), 3u);
+  EXPECT_EQ(ing[0], before["status"]["ingress"][0]);  // other routers untouched, in order
+  EXPECT_EQ(ing[2], before["status"]["ingress"][2]);
+  EXPECT_EQ(ing[1]["routerName"], "default");
+  EXPECT_EQ(ing[1]["conditions"][0]["reason"], "HostAlreadyClaimed");
+  EXPECT_EQ(ing[1]["conditions"][0]["lastTransitionTime"], "2026-11-29T15:00:00Z");
+  // And it decodes back to what we wrote.
+  auto back = RouteFromJson(*out);
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(IngressEqual(*back->FindIngress("default"), Ours("HostAlreadyClaimed")));
+}
+
+TEST(RouteTest, AppendsWhenAbsentAndRemoves) {
+  auto r = RouteFromText(kRoute);
+  ASSERT_TRUE(r.ok());
+  auto removed = WithIngressEntry(*r, "default", std::nullopt);
+  ASSERT_TRUE(removed.ok());
+  json before = json::parse(kRoute);
+  ExpectOnlyIngressChanged(before, *removed);
+  ASSERT_EQ((*removed)["status"]["ingress"].size(), 2u);
+  EXPECT_EQ((*removed)["status"]["ingress"][0]["routerName"], "internal");
+  EXPECT_EQ((*removed)["status"]["ingress"][1]["routerName"], "zeta");
+
+  auto r2 = RouteFromJson(*removed);
+  ASSERT_TRUE(r2.ok());
+  auto appended = WithIngressEntry(*r2, "default", Ours());
+  ASSERT_TRUE(appended.ok());
+  ASSERT_EQ((*appended)["status"]["ingress"].size(), 3u);
+  EXPECT_EQ((*appended)["status"]["ingress"][2]["routerName"], "default");
+  ExpectOnlyIngressChanged(before, *appended);
+
+  // Removing an absent entry changes nothing.
+  auto noop = WithIngressEntry(*r2, "absent", std::nullopt);
+  ASSERT_TRUE(noop.ok());
+  EXPECT_EQ(*noop, *removed);
+}
+
+TEST(RouteTest, CreatesStatusWhenMissing) {
+  auto r = RouteFromText(R"({"metadata":{"name":"a","namespace":"b"},"spec":{"host":"h"}})");
+  ASSERT_TRUE(r.ok());
+  auto out = WithIngressEntry(*r, "default", Ours());
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ((*out)["spec"]["host"], "h");
+  ASSERT_EQ((*out)["status"]["ingress"].size(), 1u);
+}
+
+TEST(RouteTest, MalformedInputsAreInvalid) {
+  const char* cases[] = {
+      "", "null", "[]", "{", "not json", R"({"metadata":{}})", R"({"metadata":{"name":5}})",
+      R"({"metadata":"x"})", R"({"metadata":{"name":"a","generation":"x"}})",
+      R"({"metadata":{"name":"a","labels":{"k":1}}})",
+      R"({"metadata":{"name":"a","creationTimestamp":"yesterday"}})",
+      R"({"metadata":{"name":"a"},"spec":[]})", R"({"metadata":{"name":"a"},"spec":{"host":1}})",
+      R"({"metadata":{"name":"a"},"status":{"ingress":{}}})",
+  };
+  for (const char* c : cases) {
+    auto r = RouteFromText(c);
+    ASSERT_FALSE(r.ok()) << c;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalid) << c;
+  }
+  // Odd but tolerated shapes inside ingress entries do not fail the route.
+  auto r = RouteFromText(
+      R"({"metadata":{"name":"a"},"status":{"ingress":[5,{"routerName":1,"conditions":[7]}]}})");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->ingress.size(), 2u);
+}
+
+TEST(RouteTest, IngressEqualTable) {
+  RouteIngress base = Ours();
+  base.conditions.push_back({"Other", "False", "R", "m", ""});
+  struct Case {
+    const char* name;
+    void (*mutate)(RouteIngress&);
+    bool equal;
+  } cases[] = {
+      {"identical", [](RouteIngress&) {}, true},
+      {"transition time ignored", [](RouteIngress& i) { i.conditions[0].last_transition_time = "x"; }, true},
+      {"condition order ignored", [](RouteIngress& i) { std::swap(i.conditions[0], i.conditions[1]); }, true},
+      {"host", [](RouteIngress& i) { i.host = "other"; }, false},
+      {"canonical", [](RouteIngress& i) { i.router_canonical_hostname = "c"; }, false},
+      {"wildcard", [](RouteIngress& i) { i.wildcard_policy = "Subdomain"; }, false},
+      {"router", [](RouteIngress& i) { i.router_name = "x"; }, false},
+      {"status", [](RouteIngress& i) { i.conditions[0].status = "False"; }, false},
+      {"reason", [](RouteIngress& i) { i.conditions[1].reason = "Q"; }, false},
+      {"message", [](RouteIngress& i) { i.conditions[1].message = "n"; }, false},
+      {"type", [](RouteIngress& i) { i.conditions[1].type = "T"; }, false},
+      {"extra condition", [](RouteIngress& i) { i.conditions.push_back({}); }, false},
+      {"fewer conditions", [](RouteIngress& i) { i.conditions.pop_back(); }, false},
+      {"duplicate instead of other",
+       [](RouteIngress& i) { i.conditions[1] = i.conditions[0]; }, false},
+  };
+  for (const auto& c : cases) {
+    RouteIngress other = base;
+    c.mutate(other);
+    EXPECT_EQ(IngressEqual(base, other), c.equal) << c.name;
+    EXPECT_EQ(IngressEqual(other, base), c.equal) << c.name << " (swapped)";
+  }
+}
+
+TEST(RouteTest, IngressJsonRoundTrip) {
+  RouteIngress in = Ours("InvalidHost");
+  RouteIngress back = IngressFromJson(IngressToJson(in));
+  EXPECT_TRUE(IngressEqual(in, back));
+  EXPECT_EQ(back.conditions[0].last_transition_time, "2026-11-29T15:00:00Z");
+  in.conditions[0].last_transition_time.clear();
+  EXPECT_FALSE(IngressToJson(in)["conditions"][0].contains("lastTransitionTime"));
+}
+
+TEST(Rfc3339Test, ParseAndFormat) {
+  EXPECT_EQ(ParseRfc3339("1970-01-01T00:00:00Z"), 0);
+  EXPECT_EQ(ParseRfc3339("2026-11-29T14:00:00Z"), 1795960800);
+  EXPECT_EQ(ParseRfc3339("2026-11-29T14:00:00.123456Z"), 1795960800);
+  EXPECT_EQ(ParseRfc3339("2026-11-29T16:00:00+02:00"), 1795960800);
+  EXPECT_EQ(ParseRfc3339("2026-11-29T13:30:00-00:30"), 1795960800);
+  EXPECT_EQ(FormatRfc3339(1795960800), "2026-11-29T14:00:00Z");
+  EXPECT_EQ(FormatRfc3339(0), "1970-01-01T00:00:00Z");
+  for (int64_t t : {int64_t{0}, int64_t{951782400}, int64_t{1795960800}, int64_t{4102444799}}) {
+    EXPECT_EQ(ParseRfc3339(FormatRfc3339(t)), t);
+  }
+  const char* bad[] = {"", "2026-11-29", "2026-11-29T14:00:00", "2026-13-01T00:00:00Z",
+                       "2026-11-29T24:00:00Z", "2026-11-29T14:00:00Zjunk", "2026-11-29 14:00:00Z",
+                       "2026-11-29T14:00:00+0200", "x026-11-29T14:00:00Z",
+                       "2026-11-29T-1:00:00Z", "2026-11-29T14:-1:00Z"};
+  for (const char* b : bad) EXPECT_EQ(ParseRfc3339(b), std::nullopt) << b;
+}
+
+}  // namespace
+}  // namespace routestatus::kubeclient
