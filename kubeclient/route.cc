@@ -53,6 +53,10 @@ std::optional<int64_t> ParseRfc3339(std::string_view text) {
       consumed != 19) {
     return std::nullopt;
   }
+  // Why: %d also accepts signs and spaces ("T-1:00:00"); require digits.
+  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18}) {
+    if (s[i] < '0' || s[i] > '9') return std::nullopt;
+  }
   if (mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || min > 59 || sec > 60) {
     return std::nullopt;
   }
@@ -66,7 +70,8 @@ std::optional<int64_t> ParseRfc3339(std::string_view text) {
     ++pos;
   } else if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
     int oh, om, n = 0;
-    if (std::sscanf(s.c_str() + pos + 1, "%2d:%2d%n", &oh, &om, &n) != 2 || n != 5) {
+    if (std::sscanf(s.c_str() + pos + 1, "%2d:%2d%n", &oh, &om, &n) != 2 || n != 5 ||
+        oh < 0 || om < 0 || s[pos + 1] < '0' || s[pos + 4] < '0') {
       return std::nullopt;
     }
     offset = (s[pos] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
