@@ -1,0 +1,237 @@
+#include "conflict/contention_tracker.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include <glog/logging.h>
+
+namespace routestatus::conflict {
+
+using kubeclient::RouteIngress;
+using kubeclient::SteadyTime;
+
+namespace {
+
+// "6m", "90s" -> "1m30s", "250ms".
+std::string FormatDuration(kubeclient::Duration d) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  if (ms < 1000) return std::to_string(ms) + "ms";
+  const auto s = ms / 1000;
+  std::string out;
+  if (s >= 60) out += std::to_string(s / 60) + "m";
+  if (s % 60 != 0 || s < 60) out += std::to_string(s % 60) + "s";
+  return out;
+}
+
+}  // namespace
+
+ContentionTracker::ContentionTracker(const kubeclient::Clock& clock,
+                                     ContentionTrackerOptions options)
+    : clock_(clock), options_(std::move(options)) {
+  CHECK(options_.interval > kubeclient::Duration::zero())
+      << "contention interval must be > 0";
+  CHECK(options_.limit >= 0) << "contention limit must be >= 0";
+  window_start_ = clock_.Now();
+  next_flush_ = window_start_ + 2 * options_.interval;
+}
+
+std::string ContentionTracker::DescribeEntry(const RouteIngress& entry) {
+  std::ostringstream out;
+  out << "{host=" << (entry.host.empty() ? "\"\"" : entry.host)
+      << " canonicalHostname=" << (entry.router_canonical_hostname.empty()
+                                       ? "\"\""
+                                       : entry.router_canonical_hostname);
+  if (!entry.wildcard_policy.empty()) out << " wildcardPolicy=" << entry.wildcard_policy;
+  std::vector<const kubeclient::RouteCondition*> conditions;
+  for (const auto& c : entry.conditions) conditions.push_back(&c);
+  std::sort(conditions.begin(), conditions.end(),
+            [](auto* a, auto* b) { return a->type < b->type; });
+  for (const auto* c : conditions) {
+    out << " " << c->type << "=" << c->status;
+    if (!c->reason.empty()) out << "(" << c->reason << ")";
+  }
+  out << "}";
+  return out.str();
+}
+
+void ContentionTracker::Log(const std::string& warning) {
+  if (!warning.empty()) LOG(WARNING) << warning;
+}
+
+void ContentionTracker::Changed(const std::string& uid, const std::string& route_key,
+                                const RouteIngress& old_entry, const RouteIngress& new_entry,
+                                const RouteIngress* desired) {
+  // Why: lastTransitionTime-only or condition-order-only updates are no
+  // change of the entry, whoever made them.
+  if (kubeclient::IngressEqual(old_entry, new_entry)) return;
+  std::string warning;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    const SteadyTime now = clock_.Now();
+    warning = MaybeFlushLocked(now);
+    if (contentions_ > options_.limit) {
+      // Cut-off: stop tracking for the rest of the window.
+    } else if (desired != nullptr && kubeclient::IngressEqual(new_entry, *desired)) {
+      // What we would write ourselves: not contention.
+      Element& e = ids_[uid];
+      e.last = new_entry;
+      e.route_key = route_key;
+      if (e.state == State::kCandidate) e.at = now;
+      VLOG(4) << "contention: " << route_key << " changed to our desired entry";
+    } else if (auto it = ids_.find(uid); it == ids_.end()) {
+      ids_[uid] = Element{now, State::kCandidate, new_entry, route_key};
+      VLOG(4) << "contention: " << route_key << " is a candidate";
+    } else if (!kubeclient::IngressEqual(new_entry, it->second.last)) {
+      Element& e = it->second;
+      const RouteIngress& ours = desired != nullptr ? *desired : e.last;
+      const bool fresh = std::none_of(examples_.begin(), examples_.end(),
+                                      [&](const Example& x) { return x.route_key == route_key; });
+      if (fresh && examples_.size() < options_.max_examples) {
+        examples_.push_back(Example{route_key, ours, new_entry});
+      }
+      VLOG(4) << "contention: " << route_key << " changed by another writer from "
+              << DescribeEntry(e.last) << " to " << DescribeEntry(new_entry);
+      e.state = State::kContended;
+      e.at = now;
+      e.last = new_entry;
+      e.route_key = route_key;
+      ++contentions_;
+      ++window_events_;
+      if (contentions_ == options_.limit + 1) {
+        VLOG(2) << "contention: more than " << options_.limit
+                << " contentions; not changing existing entries until the window ends";
+      }
+    }
+  }
+  Log(warning);
+}
+
+void ContentionTracker::Clear(const std::string& uid, const std::optional<RouteIngress>& written) {
+  std::string warning;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    const SteadyTime now = clock_.Now();
+    warning = MaybeFlushLocked(now);
+    if (!written) {
+      ids_.erase(uid);
+    } else {
+      Element& e = ids_[uid];
+      e.at = now;
+      e.state = State::kCandidate;
+      e.last = *written;
+    }
+  }
+  Log(warning);
+}
+
+void ContentionTracker::Forget(const std::string& uid) {
+  std::lock_guard<std::mutex> l(mu_);
+  ids_.erase(uid);
+}
+
+bool ContentionTracker::IsChangeContended(const std::string& uid) {
+  std::string warning;
+  bool contended = false;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    const SteadyTime now = clock_.Now();
+    warning = MaybeFlushLocked(now);
+    if (contentions_ > options_.limit) {
+      contended = true;
+    } else if (auto it = ids_.find(uid); it != ids_.end()) {
+      contended = it->second.state == State::kContended && it->second.at + options_.interval > now;
+    }
+  }
+  Log(warning);
+  return contended;
+}
+
+std::string ContentionTracker::Flush() {
+  std::string warning;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    warning = FlushLocked(clock_.Now());
+  }
+  Log(warning);
+  return warning;
+}
+
+std::string ContentionTracker::MaybeFlushLocked(SteadyTime now) {
+  if (!options_.auto_flush || now < next_flush_) return "";
+  return FlushLocked(now);
+}
+
+std::string ContentionTracker::FlushLocked(SteadyTime now) {
+  const bool cutoff = contentions_ > options_.limit;
+  std::string warning = window_events_ > 0 ? WarningLocked(now, cutoff) : "";
+  int still = 0;
+  for (auto it = ids_.begin(); it != ids_.end();) {
+    const Element& e = it->second;
+    const auto age = now - e.at;
+    const bool drop = e.state == State::kContended ? age > options_.interval
+                                                   : age > 3 * options_.interval;
+    if (drop) {
+      it = ids_.erase(it);
+      continue;
+    }
+    if (e.state == State::kContended) ++still;
+    ++it;
+  }
+  contentions_ = still;
+  window_events_ = 0;
+  examples_.clear();
+  window_start_ = now;
+  next_flush_ = now + 2 * options_.interval;
+  ++flushes_;
+  if (!warning.empty()) {
+    ++warnings_;
+    last_warning_ = warning;
+  }
+  return warning;
+}
+
+std::string ContentionTracker::WarningLocked(SteadyTime now, bool cutoff) const {
+  std::ostringstream out;
+  out << "router \"" << options_.router_name << "\": " << window_events_
+      << " status contention(s) in the last " << FormatDuration(now - window_start_)
+      << ": another writer using router name \"" << options_.router_name
+      << "\" changed our status.ingress entries to values this router does not compute (";
+  for (size_t i = 0; i < examples_.size(); ++i) {
+    const Example& x = examples_[i];
+    if (i > 0) out << "; ";
+    out << x.route_key << " ours=" << DescribeEntry(x.ours)
+        << " theirs=" << DescribeEntry(x.theirs);
+  }
+  out << "). Writes to contended routes are paused for " << FormatDuration(options_.interval);
+  if (cutoff) {
+    out << ", and more than " << options_.limit
+        << " contentions paused all changes of existing entries for this window";
+  }
+  out << ". Make the configuration of every router using router name \""
+      << options_.router_name
+      << "\" consistent (hostname template, canonical hostname, wildcard policy, route and "
+         "namespace selectors), or give them different router names.";
+  return out.str();
+}
+
+std::string ContentionTracker::LastWarning() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return last_warning_;
+}
+
+ContentionSnapshot ContentionTracker::Snapshot() const {
+  std::lock_guard<std::mutex> l(mu_);
+  ContentionSnapshot s;
+  s.contentions = contentions_;
+  s.contentions_in_window = window_events_;
+  s.tracked_routes = ids_.size();
+  for (const auto& [uid, e] : ids_) {
+    if (e.state == State::kContended) ++s.contended_routes;
+  }
+  s.flushes = flushes_;
+  s.warnings = warnings_;
+  s.cutoff_active = contentions_ > options_.limit;
+  return s;
+}
+
+}  // namespace routestatus::conflict

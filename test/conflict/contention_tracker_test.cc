@@ -1,0 +1,328 @@
+#include "conflict/contention_tracker.h"
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <glog/logging.h>
+#include <gtest/gtest.h>
+
+#include "test/testing/fake_clock.h"
+
+namespace routestatus::conflict {
+namespace {
+
+using kubeclient::RouteCondition;
+using kubeclient::RouteIngress;
+using std::chrono::minutes;
+using std::chrono::seconds;
+using testing::FakeClock;
+
+RouteIngress Entry(const std::string& host, const std::string& canonical = "router.apps.example.com",
+                   const std::string& status = "True", const std::string& reason = "",
+                   const std::string& ltt = "2026-11-29T14:00:00Z") {
+  RouteIngress e;
+  e.router_name = "default";
+  e.host = host;
+  e.router_canonical_hostname = canonical;
+  e.wildcard_policy = "None";
+  e.conditions.push_back(RouteCondition{"Admitted", status, reason, "", ltt});
+  return e;
+}
+
+// Collects glog WARNING lines that this tracker logs.
+class WarningSink : public google::LogSink {
+ public:
+  using google::LogSink::send;
+  void send(google::LogSeverity severity, const char*, const char*, int,
+            const google::LogMessageTime&, const char* message, size_t len) override {
+    if (severity != google::GLOG_WARNING) return;
+    std::lock_guard<std::mutex> l(mu_);
+    lines_.emplace_back(message, len);
+  }
+  std::vector<std::string> Lines() {
+    std::lock_guard<std::mutex> l(mu_);
+    return lines_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> lines_;
+};
+
+class TrackerTest : public ::testing::Test {
+ protected:
+  ContentionTrackerOptions Options() {
+    ContentionTrackerOptions o;
+    o.router_name = "default";
+    return o;
+  }
+  // Another writer changes route `n` from our value to theirs.
+  void Fight(ContentionTracker& t, int n) {
+    const std::string uid = "uid-" + std::to_string(n);
+    const RouteIngress ours = Entry("r" + std::to_string(n) + ".example.com");
+    const RouteIngress theirs = Entry("r" + std::to_string(n) + ".other.com", "router.other.com");
+    t.Clear(uid, ours);
+    t.Changed(uid, "ns/r" + std::to_string(n), ours, theirs, &ours);
+  }
+  FakeClock clock_;
+};
+
+TEST_F(TrackerTest, OurOwnWriteObservedIsNotContention) {
+  ContentionTracker t(clock_, Options());
+  const RouteIngress v0 = Entry("a.example.com"), v1 = Entry("b.example.com");
+  t.Clear("u", v1);
+  t.Changed("u", "ns/a", v0, v1);  // the watch shows our write
+  EXPECT_FALSE(t.IsChangeContended("u"));
+  EXPECT_EQ(t.Snapshot().contentions, 0);
+}
+
+TEST_F(TrackerTest, OurWriteSeenBeforeClearIsNotContentionWithDesired) {
+  ContentionTracker t(clock_, Options());
+  const RouteIngress v0 = Entry("a.example.com"), v1 = Entry("b.example.com");
+  t.Clear("u", v0);
+  t.Changed("u", "ns/a", v0, v1, &v1);  // watch event raced ahead of Clear
+  t.Clear("u", v1);
+  EXPECT_FALSE(t.IsChangeContended("u"));
+  EXPECT_EQ(t.Snapshot().contentions, 0);
+}
+
+TEST_F(TrackerTest, ExternalChangeIsContendedUntilWindowPasses) {
+  ContentionTracker t(clock_, Options());
+  const RouteIngress ours = Entry("a.example.com"), theirs = Entry("a.other.com");
+  t.Clear("u", ours);
+  t.Changed("u", "ns/a", ours, theirs, &ours);
+  EXPECT_TRUE(t.IsChangeContended("u"));
+  EXPECT_FALSE(t.IsChangeContended("other-uid"));
+  auto s = t.Snapshot();
+  EXPECT_EQ(s.contentions, 1);
+  EXPECT_EQ(s.contended_routes, 1u);
+  clock_.Advance(minutes(3) - seconds(1));
+  EXPECT_TRUE(t.IsChangeContended("u"));
+  clock_.Advance(seconds(1));
+  EXPECT_FALSE(t.IsChangeContended("u"));  // at + interval > now no longer holds
+  // We write again: a Candidate; a new fight is detected again.
+  t.Clear("u", ours);
+  EXPECT_FALSE(t.IsChangeContended("u"));
+  t.Changed("u", "ns/a", ours, theirs, &ours);
+  EXPECT_TRUE(t.IsChangeContended("u"));
+}
+
+TEST_F(TrackerTest, UnknownRouteBecomesCandidateFirst) {
+  ContentionTracker t(clock_, Options());
+  const RouteIngress a = Entry("a.example.com"), b = Entry("b.example.com"),
+                     c = Entry("c.example.com");
+  t.Changed("u", "ns/a", a, b);
+  EXPECT_FALSE(t.IsChangeContended("u"));
+  t.Changed("u", "ns/a", b, b);  // no change
+  EXPECT_FALSE(t.IsChangeContended("u"));
+  t.Changed("u", "ns/a", b, c);
+  EXPECT_TRUE(t.IsChangeContended("u"));
+  t.Changed("u", "ns/a", c, a);  // still contended: counted again
+  EXPECT_EQ(t.Snapshot().contentions, 2);
+}
+
+TEST_F(TrackerTest, HostChangeByRouteOwnerIsNeverContention) {
+  // A follower replica never wrote route u. The owner changes spec.host
+  // twice; each time our leader writes the new host, which is exactly what
+  // this replica computes for the new object.
+  ContentionTracker t(clock_, Options());
+  const RouteIngress v1 = Entry("one.example.com"), v2 = Entry("two.example.com"),
+                     v3 = Entry("three.example.com");
+  t.Changed("u", "ns/a", v1, v2, &v2);
+  t.Changed("u", "ns/a", v2, v3, &v3);
+  EXPECT_FALSE(t.IsChangeContended("u"));
+  EXPECT_EQ(t.Snapshot().contentions, 0);
+  // Without `desired` the second change would have looked like a fight.
+  ContentionTracker blind(clock_, Options());
+  blind.Changed("u", "ns/a", v1, v2);
+  blind.Changed("u", "ns/a", v2, v3);
+  EXPECT_TRUE(blind.IsChangeContended("u"));
+}
+
+TEST_F(TrackerTest, ConditionOnlyChangeCounts) {
+  ContentionTracker t(clock_, Options());
+  const RouteIngress ours = Entry("a.example.com");
+  const RouteIngress theirs = Entry("a.example.com", "router.apps.example.com", "False",
+                                    "HostAlreadyClaimed");
+  t.Clear("u", ours);
+  t.Changed("u", "ns/a", ours, theirs, &ours);
+  EXPECT_TRUE(t.IsChangeContended("u"));
+}
+
+TEST_F(TrackerTest, TransitionTimeOrConditionOrderOnlyDoNotCount) {
+  ContentionTracker t(clock_, Options());
+  RouteIngress ours = Entry("a.example.com");
+  ours.conditions.push_back(RouteCondition{"Extra", "True", "", "", ""});
+  RouteIngress ltt = ours;
+  ltt.conditions[0].last_transition_time = "2026-11-29T15:00:00Z";
+  RouteIngress reordered = ours;
+  std::swap(reordered.conditions[0], reordered.conditions[1]);
+  t.Clear("u", ours);
+  t.Changed("u", "ns/a", ours, ltt, &ours);
+  t.Changed("u", "ns/a", ours, reordered);  // no `desired`: still no change
+  EXPECT_FALSE(t.IsChangeContended("u"));
+  EXPECT_EQ(t.Snapshot().contentions, 0);
+  EXPECT_EQ(t.Snapshot().tracked_routes, 1u);
+}
+
+TEST_F(TrackerTest, GlobalCutoffAndResetOnFlush) {
+  ContentionTracker t(clock_, Options());  // limit 5
+  for (int n = 0; n < 5; ++n) Fight(t, n);
+  EXPECT_FALSE(t.IsChangeContended("fresh"));
+  EXPECT_FALSE(t.Snapshot().cutoff_active);
+  Fight(t, 5);  // the 6th: more than the limit
+  EXPECT_TRUE(t.Snapshot().cutoff_active);
+  EXPECT_TRUE(t.IsChangeContended("fresh"));  // every existing entry is blocked
+  Fight(t, 6);                                 // not tracked during the cut-off
+  EXPECT_EQ(t.Snapshot().contentions, 6);
+  // A flush within the interval keeps the still-Contended routes counted.
+  clock_.Advance(minutes(1));
+  t.Flush();
+  EXPECT_EQ(t.Snapshot().contentions, 6);
+  EXPECT_TRUE(t.IsChangeContended("fresh"));
+  // Once they are older than the interval, a flush drops them.
+  clock_.Advance(minutes(2) + seconds(1));
+  t.Flush();
+  auto s = t.Snapshot();
+  EXPECT_EQ(s.contentions, 0);
+  EXPECT_FALSE(s.cutoff_active);
+  EXPECT_FALSE(t.IsChangeContended("fresh"));
+  EXPECT_FALSE(t.IsChangeContended("uid-0"));
+}
+
+TEST_F(TrackerTest, FlushResetsCountToStillContended) {
+  ContentionTracker t(clock_, Options());
+  for (int n = 0; n < 3; ++n) Fight(t, n);
+  clock_.Advance(minutes(2));
+  for (int n = 3; n < 5; ++n) Fight(t, n);
+  clock_.Advance(minutes(1) + seconds(30));  // first three are 3.5 min old
+  t.Flush();
+  auto s = t.Snapshot();
+  EXPECT_EQ(s.contentions, 2);
+  EXPECT_EQ(s.contended_routes, 2u);
+  EXPECT_EQ(s.contentions_in_window, 0);
+  EXPECT_FALSE(t.IsChangeContended("uid-0"));
+  EXPECT_TRUE(t.IsChangeContended("uid-4"));
+}
+
+TEST_F(TrackerTest, WarningText) {
+  ContentionTracker t(clock_, Options());
+  RouteIngress ours = Entry("a.apps.example.com", "router-default.apps.example.com");
+  RouteIngress theirs = Entry("a.apps.other.com", "router-default.apps.other.com", "False",
+                              "HostAlreadyClaimed");
+  t.Clear("u", ours);
+  clock_.Advance(minutes(1));
+  t.Changed("u", "team/a", ours, theirs, &ours);
+  clock_.Advance(minutes(1) + seconds(30));
+  const std::string expected =
+      "router \"default\": 1 status contention(s) in the last 2m30s: another writer using "
+      "router name \"default\" changed our status.ingress entries to values this router does "
+      "not compute (team/a ours={host=a.apps.example.com "
+      "canonicalHostname=router-default.apps.example.com wildcardPolicy=None Admitted=True} "
+      "theirs={host=a.apps.other.com canonicalHostname=router-default.apps.other.com "
+      "wildcardPolicy=None Admitted=False(HostAlreadyClaimed)}). Writes to contended routes "
+      "are paused for 3m. Make the configuration of every router using router name "
+      "\"default\" consistent (hostname template, canonical hostname, wildcard policy, route "
+      "and namespace selectors), or give them different router names.";
+  EXPECT_EQ(t.Flush(), expected);
+  EXPECT_EQ(t.LastWarning(), expected);
+  EXPECT_EQ(t.Flush(), "");  // no new contention: no warning
+  EXPECT_EQ(t.LastWarning(), expected);
+}
+
+TEST_F(TrackerTest, OneLoggedWarningPerWindowWithAtMostThreeExamples) {
+  WarningSink sink;
+  google::AddLogSink(&sink);
+  ContentionTracker t(clock_, Options());
+  for (int n = 0; n < 8; ++n) Fight(t, n);
+  // Same route fought again: not a second example.
+  t.Changed("uid-0", "ns/r0", Entry("r0.other.com", "router.other.com"), Entry("x.com"));
+  EXPECT_TRUE(sink.Lines().empty());
+  clock_.Advance(minutes(6));  // 2 x interval: the next call flushes
+  for (int i = 0; i < 10; ++i) t.IsChangeContended("uid-1");
+  Fight(t, 9);
+  google::RemoveLogSink(&sink);
+  auto lines = sink.Lines();
+  ASSERT_EQ(lines.size(), 1u);
+  const std::string& w = lines[0];
+  EXPECT_EQ(w, t.LastWarning());
+  EXPECT_NE(w.find("router \"default\": 6 status contention(s) in the last 6m"),
+            std::string::npos)
+      << w;
+  EXPECT_NE(w.find("ns/r0 ours="), std::string::npos);
+  EXPECT_NE(w.find("; ns/r1 ours="), std::string::npos);
+  EXPECT_NE(w.find("; ns/r2 ours="), std::string::npos);
+  EXPECT_EQ(w.find("ns/r3"), std::string::npos);
+  EXPECT_NE(w.find("more than 5 contentions paused all changes"), std::string::npos);
+  auto s = t.Snapshot();
+  EXPECT_EQ(s.flushes, 1u);
+  EXPECT_EQ(s.warnings, 1u);
+  EXPECT_EQ(s.contentions_in_window, 1);  // Fight(9) after the flush
+}
+
+TEST_F(TrackerTest, PrunesOldCandidates) {
+  ContentionTracker t(clock_, Options());
+  t.Clear("old", Entry("old.example.com"));
+  clock_.Advance(minutes(6));
+  t.Clear("new", Entry("new.example.com"));
+  t.Flush();  // "old" is 6 min old: kept (candidates live 3 x interval)
+  EXPECT_EQ(t.Snapshot().tracked_routes, 2u);
+  clock_.Advance(minutes(3) + seconds(1));
+  t.Flush();  // "old" is 9m1s old: dropped; "new" 3m1s: kept
+  EXPECT_EQ(t.Snapshot().tracked_routes, 1u);
+  // A dropped candidate starts over: its next change is a Candidate again.
+  t.Changed("old", "ns/old", Entry("old.example.com"), Entry("old.other.com"));
+  EXPECT_FALSE(t.IsChangeContended("old"));
+}
+
+TEST_F(TrackerTest, ClearWithoutEntryAndForget) {
+  ContentionTracker t(clock_, Options());
+  Fight(t, 1);
+  EXPECT_TRUE(t.IsChangeContended("uid-1"));
+  t.Forget("uid-1");
+  EXPECT_FALSE(t.IsChangeContended("uid-1"));
+  t.Clear("uid-2", Entry("x.example.com"));
+  t.Clear("uid-2", std::nullopt);  // we removed our entry
+  EXPECT_EQ(t.Snapshot().tracked_routes, 0u);
+}
+
+TEST_F(TrackerTest, CustomLimitAndInterval) {
+  auto o = Options();
+  o.limit = 0;
+  o.interval = seconds(10);
+  ContentionTracker t(clock_, o);
+  Fight(t, 1);
+  EXPECT_TRUE(t.Snapshot().cutoff_active);
+  EXPECT_TRUE(t.IsChangeContended("any"));
+  clock_.Advance(seconds(20));  // auto flush after 2 x interval
+  EXPECT_FALSE(t.IsChangeContended("any"));
+  EXPECT_NE(t.LastWarning().find("paused for 10s"), std::string::npos);
+}
+
+TEST_F(TrackerTest, ConcurrentInformerAndWriters) {
+  ContentionTracker t(clock_, Options());
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    int i = 0;
+    while (!stop) {
+      const std::string uid = "uid-" + std::to_string(i++ % 50);
+      t.IsChangeContended(uid);
+      t.Clear(uid, Entry("w.example.com"));
+    }
+  });
+  for (int i = 0; i < 5000; ++i) {
+    const std::string uid = "uid-" + std::to_string(i % 50);
+    t.Changed(uid, "ns/x", Entry("w.example.com"), Entry("i" + std::to_string(i) + ".com"));
+  }
+  stop = true;
+  writer.join();
+  auto s = t.Snapshot();
+  EXPECT_LE(s.contended_routes, 50u);
+  EXPECT_LE(s.contentions, 6);  // tracking stops past the limit
+}
+
+}  // namespace
+}  // namespace routestatus::conflict
