@@ -1,0 +1,124 @@
+// Runs the real route-status-controller binary: --help, configuration errors
+// (exit 2), serving the health endpoints, and a clean exit on SIGTERM/SIGINT.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <regex>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "e2e/harness/prom_text.h"
+#include "e2e/harness/subprocess.h"
+
+namespace routestatus::cmd {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using e2e::Subprocess;
+using namespace std::chrono_literals;
+
+const std::string kBinary = ROUTESTATUS_CONTROLLER_BINARY;
+
+std::string LogPath(const std::string& name) {
+  return ::testing::TempDir() + "/rsc_" + name + "_" + std::to_string(::getpid()) + ".log";
+}
+
+// Runs the binary to completion (bounded) and returns its exit code.
+int RunToExit(std::vector<std::string> args, const std::string& log,
+              const std::map<std::string, std::string>& env = {}) {
+  args.insert(args.begin(), kBinary);
+  ::unlink(log.c_str());
+  Subprocess p(args, log, env);
+  return p.Wait(10s);
+}
+
+std::string ReadFile(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "r");
+  std::string out;
+  if (f == nullptr) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
+  std::fclose(f);
+  return out;
+}
+
+TEST(ControllerProcessTest, HelpExitsZeroAndListsOptions) {
+  std::string log = LogPath("help");
+  EXPECT_EQ(RunToExit({"--help"}, log), 0);
+  std::string out = ReadFile(log);
+  EXPECT_THAT(out, HasSubstr("--lease-interval=duration"));
+  EXPECT_THAT(out, HasSubstr("ROUTER_SERVICE_NAME"));
+}
+
+TEST(ControllerProcessTest, BadConfigurationExitsTwoWithEveryError) {
+  std::string log = LogPath("bad");
+  EXPECT_EQ(RunToExit({"--lease-interval=fast", "--workers=-3"}, log,
+                      {{"ROUTESTATUS_CONTENTION_LIMIT", "many"}}),
+            2);
+  std::string out = ReadFile(log);
+  EXPECT_THAT(out, HasSubstr("--lease-interval: invalid value \"fast\""));
+  EXPECT_THAT(out, HasSubstr("--workers must be between 1 and 256 (got -3)"));
+  EXPECT_THAT(out, HasSubstr("from env ROUTESTATUS_CONTENTION_LIMIT"));
+  EXPECT_THAT(out, HasSubstr("3 configuration error(s)"));
+}
+
+TEST(ControllerProcessTest, ServesHealthAndStopsOnSigterm) {
+  std::string log = LogPath("run");
+  ::unlink(log.c_str());
+  Subprocess p({kBinary, "--metrics-address=127.0.0.1:0", "--token=very-secret"}, log,
+               {{"ROUTER_SERVICE_NAME", "e2e-shard"}});
+  ASSERT_TRUE(p.WaitForLog("serving /metrics", 10s)) << p.ReadLog();
+  std::smatch m;
+  std::string out = p.ReadLog();
+  ASSERT_TRUE(std::regex_search(out, m, std::regex("on 127\\.0\\.0\\.1:([0-9]+)"))) << out;
+  int port = std::stoi(m[1]);
+  // The effective configuration is logged once, with the token redacted.
+  EXPECT_THAT(out, HasSubstr("router-name=e2e-shard"));
+  EXPECT_THAT(out, HasSubstr("token=<redacted>"));
+  EXPECT_THAT(out, Not(HasSubstr("very-secret")));
+
+  bool ok = false;
+  int code = 0;
+  EXPECT_EQ(e2e::HttpGetLocal(port, "/healthz", &ok, &code), "ok\n");
+  EXPECT_EQ(code, 200);
+  e2e::HttpGetLocal(port, "/readyz", &ok, &code);
+  EXPECT_EQ(code, 503);  // not ready until the controller's caches sync
+  e2e::HttpGetLocal(port, "/metrics", &ok, &code);
+  EXPECT_EQ(code, 200);
+
+  auto start = std::chrono::steady_clock::now();
+  p.Signal(SIGTERM);
+  EXPECT_EQ(p.Wait(5s), 0) << p.ReadLog();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_THAT(p.ReadLog(), HasSubstr("received SIGTERM, shutting down"));
+}
+
+TEST(ControllerProcessTest, SigintAlsoExitsZero) {
+  std::string log = LogPath("int");
+  ::unlink(log.c_str());
+  Subprocess p({kBinary, "--metrics-address=127.0.0.1:0"}, log);
+  ASSERT_TRUE(p.WaitForLog("serving /metrics", 10s)) << p.ReadLog();
+  p.Signal(SIGINT);
+  EXPECT_EQ(p.Wait(5s), 0) << p.ReadLog();
+}
+
+TEST(ControllerProcessTest, BusyMetricsPortFailsLoudly) {
+  std::string log1 = LogPath("busy1"), log2 = LogPath("busy2");
+  ::unlink(log1.c_str());
+  Subprocess first({kBinary, "--metrics-address=127.0.0.1:0"}, log1);
+  ASSERT_TRUE(first.WaitForLog("serving /metrics", 10s)) << first.ReadLog();
+  std::smatch m;
+  std::string out = first.ReadLog();
+  ASSERT_TRUE(std::regex_search(out, m, std::regex("on 127\\.0\\.0\\.1:([0-9]+)")));
+  EXPECT_EQ(RunToExit({"--metrics-address=127.0.0.1:" + m[1].str()}, log2), 1);
+  EXPECT_THAT(ReadFile(log2), HasSubstr("cannot serve on 127.0.0.1:"));
+  EXPECT_EQ(first.Stop(), 0);
+}
+
+}  // namespace
+}  // namespace routestatus::cmd
