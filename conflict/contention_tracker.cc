@@ -214,6 +214,11 @@ std::string ContentionTracker::WarningLocked(SteadyTime now, bool cutoff) const 
   return out.str();
 }
 
+kubeclient::SteadyTime ContentionTracker::NextFlush() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return next_flush_;
+}
+
 std::string ContentionTracker::LastWarning() const {
   std::lock_guard<std::mutex> l(mu_);
   return last_warning_;

@@ -85,6 +85,10 @@ class ContentionTracker {
   // LOG(WARNING) and returns its text (else ""); resets the count to the
   // number of routes still Contended.
   std::string Flush();
+  // When the next lazy flush is due. Calls made at or after it flush first;
+  // a controller that wants the warning on time even when no route changes
+  // calls Flush() from a timer at this time.
+  kubeclient::SteadyTime NextFlush() const;
   // The text of the last warning logged, or "".
   std::string LastWarning() const;
   ContentionSnapshot Snapshot() const;

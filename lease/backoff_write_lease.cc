@@ -87,6 +87,7 @@ void BackoffWriteLease::Try(const std::string& key, Work work) {
     if (shutdown_) return;
     const SteadyTime now = clock_.Now();
     Slot& slot = slots_[key];
+    const bool had_work = static_cast<bool>(slot.work);
     slot.work = std::move(work);
     slot.cancel_retry = false;
     SteadyTime due = now;
@@ -109,9 +110,12 @@ void BackoffWriteLease::Try(const std::string& key, Work work) {
         break;
     }
     if (slot.running) {
-      // Queued when the running work finishes.
-      slot.due = due;
-      slot.lease_deferred = deferred;
+      // Queued when the running work finishes; never later than the work
+      // it replaces.
+      if (!had_work || due < slot.due) {
+        slot.due = due;
+        slot.lease_deferred = deferred;
+      }
     } else {
       ScheduleLocked(key, slot, due, deferred);
     }

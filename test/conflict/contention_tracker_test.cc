@@ -241,6 +241,7 @@ TEST_F(TrackerTest, OneLoggedWarningPerWindowWithAtMostThreeExamples) {
   // Same route fought again: not a second example.
   t.Changed("uid-0", "ns/r0", Entry("r0.other.com", "router.other.com"), Entry("x.com"));
   EXPECT_TRUE(sink.Lines().empty());
+  EXPECT_EQ(t.NextFlush(), clock_.Now() + minutes(6));
   clock_.Advance(minutes(6));  // 2 x interval: the next call flushes
   for (int i = 0; i < 10; ++i) t.IsChangeContended("uid-1");
   Fight(t, 9);

@@ -290,6 +290,25 @@ TEST_F(LeaseTest, NewWorkAfterRetryDoesNotWaitForRetry) {
   EXPECT_FALSE(lease.NextDue().has_value());
 }
 
+TEST_F(LeaseTest, ReplacingWorkWhileRunningNeverPostponesIt) {
+  auto o = Options();
+  o.election_follows_extend = true;
+  BackoffWriteLease lease(clock_, o);
+  lease.Try("a", [&] {
+    lease.Try("a", Record("a2", kNoneOutcome));  // Election: due now
+    lease.Extend("other");                        // -> Follower
+    lease.Try("a", Record("a3", kNoneOutcome));  // Follower: due in 40 ms
+    return kNoneOutcome;
+  });
+  EXPECT_EQ(lease.RunDue(), 1);
+  EXPECT_EQ(lease.State(), LeaseState::kFollower);
+  EXPECT_EQ(lease.NextDue(), Now());  // a3 keeps a2's earlier due time
+  EXPECT_EQ(lease.RunDue(), 0);       // but the follower check defers it
+  clock_.Advance(milliseconds(20));
+  EXPECT_EQ(lease.RunDue(), 1);
+  EXPECT_EQ(ran_, std::vector<std::string>{"a3"});
+}
+
 TEST_F(LeaseTest, ExtendWhileRunningCancelsRetry) {
   BackoffWriteLease lease(clock_, Options());
   Drive(lease, kExtendOutcome);
