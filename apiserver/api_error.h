@@ -1,0 +1,54 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace routestatus::apiserver {
+
+// A Kubernetes API failure, rendered exactly like kube-apiserver's
+// metav1.Status body (kind Status, apiVersion v1, status Failure, message,
+// reason, details, code). Value type; thread-compatible.
+struct ApiError {
+  int code = 500;
+  std::string reason;   // "NotFound", "Conflict", "Invalid", ...
+  std::string message;
+  std::string name;     // details.name ("" = no details)
+  std::string group;    // details.group
+  std::string kind;     // details.kind (plural resource name, as the server does)
+  std::optional<int> retry_after_seconds;  // details.retryAfterSeconds + header
+  nlohmann::json causes;  // details.causes (null = none)
+
+  nlohmann::json ToJson() const;
+};
+
+// Helpers building the server's standard errors. `resource` is the plural
+// resource name and `group` its API group ("" for core).
+ApiError NotFoundError(const std::string& group, const std::string& resource,
+                       const std::string& name);
+ApiError AlreadyExistsError(const std::string& group, const std::string& resource,
+                            const std::string& name);
+ApiError ConflictError(const std::string& group, const std::string& resource,
+                       const std::string& name);
+ApiError BadRequestError(const std::string& message);
+// 422 Invalid; `field` and `detail` become one details.causes entry.
+ApiError InvalidError(const std::string& group_kind, const std::string& group,
+                      const std::string& kind, const std::string& name,
+                      const std::string& field, const std::string& detail,
+                      const std::string& cause_type = "FieldValueRequired");
+// 410 Expired ("too old resource version: R (OLDEST)").
+ApiError TooOldResourceVersionError(uint64_t requested, uint64_t oldest);
+ApiError ExpiredContinueError();
+ApiError UnauthorizedError();
+ApiError MethodNotSupportedError(const std::string& group, const std::string& resource,
+                                 const std::string& verb);
+ApiError UnsupportedMediaTypeError(const std::string& content_type);
+ApiError InternalError(const std::string& message);
+ApiError ServiceUnavailableError(const std::string& message);
+ApiError TooManyRequestsError(int retry_after_seconds);
+
+// "routes.route.openshift.io" or "namespaces" (core group has no suffix).
+std::string GroupResource(const std::string& group, const std::string& resource);
+
+}  // namespace routestatus::apiserver

@@ -1,0 +1,520 @@
+#include "apiserver/object_store.h"
+
+#include <cstdio>
+#include <random>
+
+#include <glog/logging.h>
+
+#include "apiserver/continue_token.h"
+#include "kubeclient/route.h"
+
+namespace routestatus::apiserver {
+
+namespace {
+
+using nlohmann::json;
+
+std::string MetaString(const json& obj, const char* field) {
+  auto m = obj.find("metadata");
+  if (m == obj.end() || !m->is_object()) return "";
+  auto f = m->find(field);
+  if (f == m->end() || !f->is_string()) return "";
+  return f->get<std::string>();
+}
+
+std::map<std::string, std::string> Labels(const json& obj) {
+  std::map<std::string, std::string> out;
+  auto m = obj.find("metadata");
+  if (m == obj.end() || !m->is_object()) return out;
+  auto l = m->find("labels");
+  if (l == m->end() || !l->is_object()) return out;
+  for (auto it = l->begin(); it != l->end(); ++it) {
+    if (it.value().is_string()) out[it.key()] = it.value().get<std::string>();
+  }
+  return out;
+}
+
+// Everything but metadata and status: a change here bumps generation.
+json SpecPart(const json& obj) {
+  json copy = obj;
+  copy.erase("metadata");
+  copy.erase("status");
+  return copy;
+}
+
+std::string FormatUid(uint64_t prefix, uint64_t n) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%08x-%04x-4%03x-8%03x-%012llx",
+                static_cast<unsigned>(prefix >> 32), static_cast<unsigned>(prefix >> 16) & 0xffff,
+                static_cast<unsigned>(prefix) & 0xfff, static_cast<unsigned>(n >> 48) & 0xfff,
+                static_cast<unsigned long long>(n & 0xffffffffffffULL));
+  return buf;
+}
+
+ApiError ValidateMeta(const ResourceInfo& r, const json& obj, const std::string& name) {
+  ApiError none;
+  none.code = 0;
+  if (!obj.is_object()) return BadRequestError("the body must be a JSON object");
+  auto kind = obj.find("kind");
+  if (kind != obj.end() && !(kind->is_string() && kind->get<std::string>() == r.kind)) {
+    return BadRequestError("the API version in the data (" +
+                           obj.value("apiVersion", std::string()) +
+                           ") does not match the expected API version (" + r.ApiVersion() +
+                           ") or kind " + (kind->is_string() ? kind->get<std::string>() : "") +
+                           " does not match " + r.kind);
+  }
+  auto api_version = obj.find("apiVersion");
+  if (api_version != obj.end() &&
+      !(api_version->is_string() && api_version->get<std::string>() == r.ApiVersion())) {
+    return BadRequestError("the API version in the data (" +
+                           (api_version->is_string() ? api_version->get<std::string>() : "") +
+                           ") does not match the expected API version (" + r.ApiVersion() + ")");
+  }
+  auto meta = obj.find("metadata");
+  if (meta != obj.end() && !meta->is_object()) {
+    return BadRequestError("metadata must be an object");
+  }
+  if (meta != obj.end()) {
+    auto labels = meta->find("labels");
+    if (labels != meta->end() && !labels->is_null()) {
+      bool ok = labels->is_object();
+      if (ok) {
+        for (const auto& v : *labels) ok = ok && v.is_string();
+      }
+      if (!ok) {
+        return InvalidError(r.GroupKind(), r.group, r.kind, name, "metadata.labels",
+                            "labels must be a map of strings", "FieldValueInvalid");
+      }
+    }
+  }
+  return none;
+}
+
+}  // namespace
+
+std::optional<uint64_t> ParseRv(const std::string& text) {
+  if (text.empty() || text.size() > 19) return std::nullopt;
+  uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return v;
+}
+
+ObjectStore::ObjectStore(const kubeclient::Clock& clock, Options options)
+    : clock_(clock), options_(options) {
+  std::random_device rd;
+  uid_counter_ = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
+std::string ObjectStore::Key(const ResourceInfo& r, const std::string& ns,
+                             const std::string& name) {
+  return r.namespaced ? ns + "/" + name : name;
+}
+
+ObjectStore::Table& ObjectStore::TableFor(const ResourceInfo& r) {
+  return tables_[r.GroupResource()];
+}
+
+const ObjectStore::Table* ObjectStore::FindTable(const ResourceInfo& r) const {
+  auto it = tables_.find(r.GroupResource());
+  return it == tables_.end() ? nullptr : &it->second;
+}
+
+void ObjectStore::Dispatch(Watcher& w, const Event& e) {
+  bool now_matches = w.filter().Matches(*e.object);
+  bool was_matching = e.prev && w.filter().Matches(*e.prev);
+  if (e.deleted) {
+    if (was_matching) w.Push({"DELETED", e.object});
+  } else if (now_matches && was_matching) {
+    w.Push({"MODIFIED", e.object});
+  } else if (now_matches) {
+    w.Push({"ADDED", e.object});
+  } else if (was_matching) {
+    w.Push({"DELETED", e.object});
+  }
+}
+
+ObjectPtr ObjectStore::CommitLocked(const ResourceInfo& r, const std::string& key, json* object,
+                                    const ObjectPtr& prev, bool deleted) {
+  uint64_t rv = ++rv_;
+  (*object)["metadata"]["resourceVersion"] = std::to_string(rv);
+  auto stored = std::make_shared<StoredObject>();
+  stored->ns = MetaString(*object, "namespace");
+  stored->name = MetaString(*object, "name");
+  stored->uid = MetaString(*object, "uid");
+  stored->rv = rv;
+  stored->labels = Labels(*object);
+  stored->json = object->dump();
+  ObjectPtr ptr = stored;
+  Table& table = TableFor(r);
+  if (deleted) {
+    table.erase(key);
+  } else {
+    table[key] = ptr;
+  }
+  Event event{&r, key, rv, ptr, prev, deleted};
+  if (options_.history > 0) history_.push_back(event);
+  while (history_.size() > options_.history) {
+    compacted_rv_ = history_.front().rv;
+    history_.pop_front();
+  }
+  if (options_.history == 0) compacted_rv_ = rv;
+  for (auto it = watchers_.begin(); it != watchers_.end();) {
+    if ((*it)->closed()) {
+      it = watchers_.erase(it);
+      continue;
+    }
+    if (&(*it)->resource() == &r) Dispatch(**it, event);
+    ++it;
+  }
+  dispatched_rv_.store(rv, std::memory_order_release);
+  return ptr;
+}
+
+ApiResult<ObjectPtr> ObjectStore::Create(const ResourceInfo& r, const std::string& ns,
+                                         json object, bool keep_status) {
+  using Result = ApiResult<ObjectPtr>;
+  std::string name = object.is_object() ? MetaString(object, "name") : "";
+  ApiError bad = ValidateMeta(r, object, name);
+  if (bad.code != 0) return Result::Error(bad);
+  json& meta = object["metadata"];
+  if (name.empty()) {
+    std::string generate = MetaString(object, "generateName");
+    if (generate.empty()) {
+      return Result::Error(InvalidError(r.GroupKind(), r.group, r.kind, "", "metadata.name",
+                                        "Required value: name or generateName is required",
+                                        "FieldValueRequired"));
+    }
+    static const char kChars[] = "bcdfghjklmnpqrstvwxz2456789";
+    std::mt19937_64 rng(clock_.Now().time_since_epoch().count());
+    name = generate;
+    for (int i = 0; i < 5; ++i) name += kChars[rng() % (sizeof(kChars) - 1)];
+    meta["name"] = name;
+  }
+  std::string body_ns = MetaString(object, "namespace");
+  if (r.namespaced) {
+    if (!body_ns.empty() && body_ns != ns) {
+      return Result::Error(BadRequestError(
+          "the namespace of the provided object does not match the namespace sent on the "
+          "request"));
+    }
+    meta["namespace"] = ns;
+  } else {
+    meta.erase("namespace");
+  }
+  if (r.has_status && !keep_status) object.erase("status");
+  if (&r == &NamespacesInfo()) {
+    object["spec"]["finalizers"] = {"kubernetes"};
+    object["status"] = {{"phase", "Active"}};
+    meta["labels"]["kubernetes.io/metadata.name"] = name;
+  }
+  meta.erase("resourceVersion");
+  meta["creationTimestamp"] = kubeclient::FormatRfc3339(
+      std::chrono::duration_cast<std::chrono::seconds>(clock_.WallNow().time_since_epoch())
+          .count());
+  meta["generation"] = 1;
+  if (&r == &NamespacesInfo()) meta.erase("generation");
+
+  std::lock_guard<std::mutex> lock(mu_);
+  if (r.namespaced) {
+    const Table* namespaces = FindTable(NamespacesInfo());
+    if (namespaces == nullptr || namespaces->count(ns) == 0) {
+      return Result::Error(NotFoundError("", "namespaces", ns));
+    }
+  }
+  std::string key = Key(r, ns, name);
+  Table& table = TableFor(r);
+  if (table.count(key) != 0) return Result::Error(AlreadyExistsError(r.group, r.resource, name));
+  ++uid_counter_;
+  meta["uid"] = FormatUid(uid_counter_ >> 12, uid_counter_);
+  Result result;
+  result.value = CommitLocked(r, key, &object, nullptr, false);
+  return result;
+}
+
+ApiResult<ObjectPtr> ObjectStore::Mutate(const ResourceInfo& r, const std::string& ns,
+                                         const std::string& name, bool status_subresource,
+                                         bool require_rv, const Mutation& mutation) {
+  using Result = ApiResult<ObjectPtr>;
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string key = Key(r, ns, name);
+  Table& table = TableFor(r);
+  auto it = table.find(key);
+  if (it == table.end()) return Result::Error(NotFoundError(r.group, r.resource, name));
+  ObjectPtr prev = it->second;
+  json current = json::parse(prev->json);
+  ApiResult<json> mutated = mutation(current);
+  if (!mutated.ok()) return Result::Error(*mutated.error);
+  json& next = mutated.value;
+  std::string next_name = next.is_object() ? MetaString(next, "name") : "";
+  ApiError bad = ValidateMeta(r, next, name);
+  if (bad.code != 0) return Result::Error(bad);
+  if (!next_name.empty() && next_name != name) {
+    return Result::Error(BadRequestError("the name of the object (" + next_name +
+                                         ") does not match the name on the URL (" + name + ")"));
+  }
+  std::string next_ns = MetaString(next, "namespace");
+  if (r.namespaced && !next_ns.empty() && next_ns != ns) {
+    return Result::Error(BadRequestError(
+        "the namespace of the provided object does not match the namespace sent on the "
+        "request"));
+  }
+  std::string rv_text = MetaString(next, "resourceVersion");
+  if (rv_text.empty()) {
+    if (require_rv) {
+      return Result::Error(InvalidError(r.GroupKind(), r.group, r.kind, name,
+                                        "metadata.resourceVersion",
+                                        "Invalid value: 0x0: must be specified for an update",
+                                        "FieldValueInvalid"));
+    }
+  } else {
+    std::optional<uint64_t> want = ParseRv(rv_text);
+    if (!want) {
+      return Result::Error(BadRequestError("invalid resourceVersion: " + rv_text));
+    }
+    if (*want != prev->rv) return Result::Error(ConflictError(r.group, r.resource, name));
+  }
+  json result;
+  if (status_subresource) {
+    result = current;
+    if (next.contains("status")) {
+      result["status"] = next["status"];
+    } else {
+      result.erase("status");
+    }
+  } else {
+    result = next;
+    json& meta = result["metadata"];
+    const json& old_meta = current["metadata"];
+    for (const char* f : {"uid", "creationTimestamp", "generation", "name", "namespace"}) {
+      if (old_meta.contains(f)) {
+        meta[f] = old_meta[f];
+      } else {
+        meta.erase(f);
+      }
+    }
+    if (r.has_status) {
+      if (current.contains("status")) {
+        result["status"] = current["status"];
+      } else {
+        result.erase("status");
+      }
+    }
+    if (&r == &NamespacesInfo()) meta["labels"]["kubernetes.io/metadata.name"] = name;
+    if (meta.contains("generation") && SpecPart(result) != SpecPart(current)) {
+      meta["generation"] = meta["generation"].get<int64_t>() + 1;
+    }
+  }
+  result["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"];
+  if (result == current) return Result{prev, std::nullopt};
+  Result out;
+  out.value = CommitLocked(r, key, &result, prev, false);
+  return out;
+}
+
+ApiResult<ObjectPtr> ObjectStore::Update(const ResourceInfo& r, const std::string& ns,
+                                         const std::string& name, json object,
+                                         bool status_subresource) {
+  return Mutate(r, ns, name, status_subresource, r.require_rv_on_update,
+                [&object](const json&) { return ApiResult<json>{std::move(object), std::nullopt}; });
+}
+
+ApiResult<ObjectPtr> ObjectStore::DeleteLocked(const ResourceInfo& r, const std::string& ns,
+                                               const std::string& name) {
+  using Result = ApiResult<ObjectPtr>;
+  std::string key = Key(r, ns, name);
+  Table& table = TableFor(r);
+  auto it = table.find(key);
+  if (it == table.end()) return Result::Error(NotFoundError(r.group, r.resource, name));
+  ObjectPtr prev = it->second;
+  if (&r == &NamespacesInfo()) {
+    // Why: the real server deletes a namespace's contents before the namespace.
+    Table& routes = TableFor(RoutesInfo());
+    std::string prefix = name + "/";
+    for (auto rit = routes.lower_bound(prefix);
+         rit != routes.end() && rit->first.compare(0, prefix.size(), prefix) == 0;) {
+      ObjectPtr route = rit->second;
+      std::string route_key = rit->first;
+      ++rit;
+      json body = json::parse(route->json);
+      CommitLocked(RoutesInfo(), route_key, &body, route, true);
+    }
+  }
+  json body = json::parse(prev->json);
+  Result out;
+  out.value = CommitLocked(r, key, &body, prev, true);
+  return out;
+}
+
+ApiResult<ObjectPtr> ObjectStore::Delete(const ResourceInfo& r, const std::string& ns,
+                                         const std::string& name,
+                                         const std::optional<std::string>& precondition_rv,
+                                         const std::optional<std::string>& precondition_uid) {
+  using Result = ApiResult<ObjectPtr>;
+  std::lock_guard<std::mutex> lock(mu_);
+  Table& table = TableFor(r);
+  auto it = table.find(Key(r, ns, name));
+  if (it == table.end()) return Result::Error(NotFoundError(r.group, r.resource, name));
+  if (precondition_rv && !precondition_rv->empty() &&
+      *precondition_rv != std::to_string(it->second->rv)) {
+    ApiError e = ConflictError(r.group, r.resource, name);
+    e.message = "Operation cannot be fulfilled on " + r.GroupResource() + " \"" + name +
+                "\": Precondition failed: ResourceVersion in precondition: " +
+                *precondition_rv + ", ResourceVersion in object meta: " +
+                std::to_string(it->second->rv);
+    return Result::Error(e);
+  }
+  if (precondition_uid && !precondition_uid->empty() && *precondition_uid != it->second->uid) {
+    ApiError e = ConflictError(r.group, r.resource, name);
+    e.message = "Operation cannot be fulfilled on " + r.GroupResource() + " \"" + name +
+                "\": Precondition failed: UID in precondition: " + *precondition_uid +
+                ", UID in object meta: " + it->second->uid;
+    return Result::Error(e);
+  }
+  return DeleteLocked(r, ns, name);
+}
+
+ApiResult<ObjectPtr> ObjectStore::Get(const ResourceInfo& r, const std::string& ns,
+                                      const std::string& name) const {
+  using Result = ApiResult<ObjectPtr>;
+  std::lock_guard<std::mutex> lock(mu_);
+  const Table* table = FindTable(r);
+  if (table != nullptr) {
+    auto it = table->find(Key(r, ns, name));
+    if (it != table->end()) return Result{it->second, std::nullopt};
+  }
+  return Result::Error(NotFoundError(r.group, r.resource, name));
+}
+
+ApiResult<ListPage> ObjectStore::List(const ResourceInfo& r, const ObjectFilter& filter,
+                                      size_t limit, const std::string& continue_token) const {
+  using Result = ApiResult<ListPage>;
+  uint64_t snapshot_rv = 0;
+  std::string start_after;
+  bool continuing = !continue_token.empty();
+  if (continuing) {
+    std::optional<ContinueToken> token = DecodeContinueToken(continue_token);
+    if (!token) {
+      return Result::Error(
+          BadRequestError("continue key is not valid: illegal base64 data or json"));
+    }
+    snapshot_rv = token->rv;
+    start_after = token->last_key;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!continuing) snapshot_rv = rv_;
+  if (continuing && (snapshot_rv < compacted_rv_ || snapshot_rv > rv_)) {
+    return Result::Error(ExpiredContinueError());
+  }
+  // Why: the snapshot is the current table with every change after
+  // snapshot_rv undone; `overlay` holds each changed key's state at the snapshot.
+  std::map<std::string, ObjectPtr> overlay;
+  for (auto it = history_.rbegin(); it != history_.rend() && it->rv > snapshot_rv; ++it) {
+    if (it->resource == &r) overlay[it->key] = it->prev;
+  }
+  static const Table kEmpty;
+  const Table* found = FindTable(r);
+  const Table& table = found ? *found : kEmpty;
+  std::string lower = start_after;
+  if (!filter.ns.empty() && r.namespaced && lower < filter.ns + "/") lower = filter.ns + "/";
+  auto cur = continuing ? table.upper_bound(lower) : table.lower_bound(lower);
+  auto ov = continuing ? overlay.upper_bound(lower) : overlay.lower_bound(lower);
+  std::string ns_prefix = filter.ns.empty() || !r.namespaced ? "" : filter.ns + "/";
+  Result result;
+  result.value.rv = snapshot_rv;
+  std::string last_key;
+  while (cur != table.end() || ov != overlay.end()) {
+    const std::string* key;
+    ObjectPtr obj;
+    if (ov == overlay.end() || (cur != table.end() && cur->first < ov->first)) {
+      key = &cur->first;
+      obj = cur->second;
+      ++cur;
+    } else {
+      if (cur != table.end() && cur->first == ov->first) ++cur;
+      key = &ov->first;
+      obj = ov->second;
+      ++ov;
+    }
+    if (!ns_prefix.empty() && key->compare(0, ns_prefix.size(), ns_prefix) != 0) break;
+    if (limit != 0 && result.value.items.size() >= limit) {
+      result.value.continue_token = EncodeContinueToken(ContinueToken{snapshot_rv, last_key});
+      break;
+    }
+    last_key = *key;
+    if (obj && filter.Matches(*obj)) result.value.items.push_back(obj);
+  }
+  return result;
+}
+
+ApiResult<std::shared_ptr<Watcher>> ObjectStore::Watch(const ResourceInfo& r,
+                                                       ObjectFilter filter,
+                                                       std::optional<uint64_t> from_rv) {
+  using Result = ApiResult<std::shared_ptr<Watcher>>;
+  auto watcher = std::make_shared<Watcher>(r, std::move(filter), options_.watcher_buffer, clock_);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!from_rv || *from_rv == 0) {
+    const Table* table = FindTable(r);
+    if (table != nullptr) {
+      for (const auto& [key, obj] : *table) {
+        if (watcher->filter().Matches(*obj)) watcher->Push({"ADDED", obj});
+      }
+    }
+  } else {
+    if (*from_rv < compacted_rv_) {
+      return Result::Error(TooOldResourceVersionError(*from_rv, compacted_rv_ + 1));
+    }
+    for (const Event& e : history_) {
+      if (e.rv > *from_rv && e.resource == &r) Dispatch(*watcher, e);
+    }
+  }
+  watchers_.push_back(watcher);
+  Result result;
+  result.value = watcher;
+  return result;
+}
+
+void ObjectStore::Unwatch(const std::shared_ptr<Watcher>& watcher) {
+  watcher->Close();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = watchers_.begin(); it != watchers_.end(); ++it) {
+    if (*it == watcher) {
+      watchers_.erase(it);
+      break;
+    }
+  }
+}
+
+void ObjectStore::Compact() {
+  std::lock_guard<std::mutex> lock(mu_);
+  history_.clear();
+  compacted_rv_ = rv_;
+}
+
+void ObjectStore::CloseAllWatches() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& w : watchers_) w->Close();
+  watchers_.clear();
+}
+
+size_t ObjectStore::Count(const ResourceInfo& r) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Table* table = FindTable(r);
+  return table == nullptr ? 0 : table->size();
+}
+
+size_t ObjectStore::WatcherCount() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t n = 0;
+  for (const auto& w : watchers_) n += w->closed() ? 0 : 1;
+  return n;
+}
+
+uint64_t ObjectStore::OldestResumableRv() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return compacted_rv_;
+}
+
+}  // namespace routestatus::apiserver

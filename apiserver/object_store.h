@@ -1,0 +1,152 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "apiserver/api_error.h"
+#include "apiserver/resources.h"
+#include "apiserver/watcher.h"
+#include "kubeclient/clock.h"
+
+namespace routestatus::apiserver {
+
+// A value or an ApiError. Value type.
+template <typename T>
+struct ApiResult {
+  T value{};
+  std::optional<ApiError> error;
+  bool ok() const { return !error.has_value(); }
+  static ApiResult Error(ApiError e) {
+    ApiResult r;
+    r.error = std::move(e);
+    return r;
+  }
+};
+
+// One page of a list.
+struct ListPage {
+  uint64_t rv = 0;              // the snapshot's resourceVersion
+  std::vector<ObjectPtr> items;
+  std::string continue_token;   // "" on the last page
+};
+
+// The in-memory object store: one global, increasing resourceVersion (like
+// etcd's revision), uid/creationTimestamp/generation bookkeeping, a bounded
+// event history for watch replay and consistent paginated lists, and the
+// watch fan-out. Objects are kept as compact JSON text (see StoredObject).
+// Thread-safe: every method may be called from any thread.
+class ObjectStore {
+ public:
+  struct Options {
+    size_t history = 10000;          // events kept for watch resume / pagination
+    size_t watcher_buffer = 10000;   // events queued per watcher before it is closed
+  };
+  ObjectStore(const kubeclient::Clock& clock, Options options);
+
+  // POST. Fills uid, creationTimestamp, resourceVersion, generation; drops
+  // status when the type has a status subresource unless `keep_status`
+  // (seeding from tests). 404 if the namespace is missing, 409 AlreadyExists,
+  // 422 without a name, 400 for a namespace mismatch.
+  ApiResult<ObjectPtr> Create(const ResourceInfo& r, const std::string& ns,
+                              nlohmann::json object, bool keep_status = false);
+
+  // Computes the new object from the current one (PUT body or patched
+  // object) and stores it under the update rules: `status_subresource`
+  // takes only .status from the result; otherwise .status is kept from the
+  // current object (for types with a status subresource). A
+  // metadata.resourceVersion in the result that differs from the current one
+  // is 409 Conflict. A result identical to the current object stores
+  // nothing (no new version), like etcd3's no-op update.
+  using Mutation = std::function<ApiResult<nlohmann::json>(const nlohmann::json& current)>;
+  ApiResult<ObjectPtr> Mutate(const ResourceInfo& r, const std::string& ns,
+                              const std::string& name, bool status_subresource,
+                              bool require_rv, const Mutation& mutation);
+  // PUT: Mutate with the body as the result.
+  ApiResult<ObjectPtr> Update(const ResourceInfo& r, const std::string& ns,
+                              const std::string& name, nlohmann::json object,
+                              bool status_subresource);
+
+  // DELETE; optional preconditions. Deleting a namespace deletes its routes.
+  ApiResult<ObjectPtr> Delete(const ResourceInfo& r, const std::string& ns,
+                              const std::string& name,
+                              const std::optional<std::string>& precondition_rv = std::nullopt,
+                              const std::optional<std::string>& precondition_uid = std::nullopt);
+
+  ApiResult<ObjectPtr> Get(const ResourceInfo& r, const std::string& ns,
+                           const std::string& name) const;
+
+  // A page of at most `limit` objects (0 = all) in key order, from the
+  // snapshot named by `continue_token` (or the current state). An expired
+  // snapshot is 410 Expired; a malformed token is 400.
+  ApiResult<ListPage> List(const ResourceInfo& r, const ObjectFilter& filter, size_t limit,
+                           const std::string& continue_token) const;
+
+  // Opens a watch. `from_rv` nullopt or 0: synthetic ADDED events for the
+  // current objects first; otherwise events after that version (410 Expired
+  // if it is older than the history window).
+  ApiResult<std::shared_ptr<Watcher>> Watch(const ResourceInfo& r, ObjectFilter filter,
+                                            std::optional<uint64_t> from_rv);
+  // Removes a finished watcher (the HTTP layer calls this when a watch ends).
+  void Unwatch(const std::shared_ptr<Watcher>& watcher);
+
+  // Forgets all history: resumes and continues from older versions get 410.
+  void Compact();
+  // Closes every open watch (clients see the stream end).
+  void CloseAllWatches();
+
+  // The newest resourceVersion whose events reached every watcher.
+  uint64_t CurrentRv() const { return dispatched_rv_.load(std::memory_order_acquire); }
+  size_t Count(const ResourceInfo& r) const;
+  size_t WatcherCount() const;
+  uint64_t OldestResumableRv() const;
+
+ private:
+  using Table = std::map<std::string, ObjectPtr>;  // key: "ns/name" or "name"
+  struct Event {
+    const ResourceInfo* resource;
+    std::string key;
+    uint64_t rv;
+    ObjectPtr object;  // new state (deleted state for DELETED)
+    ObjectPtr prev;    // nullptr for ADDED
+    bool deleted;
+  };
+  // Queues `e` on `w` as the watcher sees it: a change that makes an object
+  // match is ADDED, one that makes it stop matching is DELETED.
+  static void Dispatch(Watcher& w, const Event& e);
+
+  static std::string Key(const ResourceInfo& r, const std::string& ns, const std::string& name);
+  Table& TableFor(const ResourceInfo& r);
+  const Table* FindTable(const ResourceInfo& r) const;
+  // REQUIRES: mu_ is held. Stamps rv, serializes, stores/erases, records history
+  // and fans the event out. `object` nullopt means delete.
+  ObjectPtr CommitLocked(const ResourceInfo& r, const std::string& key, nlohmann::json* object,
+                         const ObjectPtr& prev, bool deleted);
+  ApiResult<ObjectPtr> DeleteLocked(const ResourceInfo& r, const std::string& ns,
+                                    const std::string& name);
+
+  const kubeclient::Clock& clock_;
+  const Options options_;
+  mutable std::mutex mu_;
+  std::map<std::string, Table> tables_;       // by GroupResource; guarded by mu_
+  std::deque<Event> history_;                 // guarded by mu_
+  uint64_t rv_ = 0;                           // guarded by mu_
+  uint64_t compacted_rv_ = 0;                 // guarded by mu_
+  uint64_t uid_counter_ = 0;                  // guarded by mu_
+  std::vector<std::shared_ptr<Watcher>> watchers_;  // guarded by mu_
+  std::atomic<uint64_t> dispatched_rv_{0};
+};
+
+// Parses a decimal resourceVersion; nullopt if malformed.
+std::optional<uint64_t> ParseRv(const std::string& text);
+
+}  // namespace routestatus::apiserver

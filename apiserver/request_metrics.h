@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+namespace routestatus::apiserver {
+
+// The labels of kube-apiserver's apiserver_request_total counter.
+struct RequestLabels {
+  std::string verb;         // GET LIST WATCH CREATE UPDATE PATCH DELETE APPLY
+  std::string dry_run;      // "" (dry run is not supported)
+  std::string group;
+  std::string version;
+  std::string resource;
+  std::string subresource;
+  std::string scope;        // resource | namespace | cluster | "" (non-resource)
+  std::string component = "apiserver";
+  std::string code;         // "200", "409", ...
+
+  auto Tie() const {
+    return std::tie(verb, dry_run, group, version, resource, subresource, scope, component, code);
+  }
+  bool operator<(const RequestLabels& o) const { return Tie() < o.Tie(); }
+};
+
+// Counts requests the way kube-apiserver's apiserver_request_total does and
+// renders them in the Prometheus text format. Thread-safe.
+class RequestMetrics {
+ public:
+  void Record(const RequestLabels& labels);
+  // Sum over every series matching the given values ("" / -1 = any; for
+  // subresource pass "-" to require an empty one).
+  uint64_t Count(const std::string& verb, const std::string& resource,
+                 const std::string& subresource, int code) const;
+  std::string Exposition() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<RequestLabels, uint64_t> counts_;  // guarded by mu_
+};
+
+}  // namespace routestatus::apiserver

@@ -1,0 +1,264 @@
+// The resource verbs of Server::Handler: get, list, watch, create, update,
+// patch, delete.
+
+#include <civetweb.h>
+#include <glog/logging.h>
+
+#include "apiserver/server_handler.h"
+
+namespace routestatus::apiserver {
+
+namespace {
+
+using nlohmann::json;
+
+ApiError MalformedBody(const std::string& what) {
+  return BadRequestError("the object provided is unrecognized (must be of type JSON object): " +
+                         what);
+}
+
+void StripDirectives(json* j) {
+  if (j->is_object()) {
+    for (auto it = j->begin(); it != j->end();) {
+      if (!it.key().empty() && it.key()[0] == '$') {
+        it = j->erase(it);
+      } else {
+        StripDirectives(&it.value());
+        ++it;
+      }
+    }
+  } else if (j->is_array()) {
+    for (auto& v : *j) StripDirectives(&v);
+  }
+}
+
+std::string ListBody(const ResourceInfo& r, const ListPage& page) {
+  std::string out = "{\"apiVersion\":\"" + r.ApiVersion() + "\",\"items\":[";
+  size_t reserve = out.size() + 200;
+  for (const auto& o : page.items) reserve += o->json.size() + 1;
+  out.reserve(reserve);
+  for (size_t i = 0; i < page.items.size(); ++i) {
+    if (i > 0) out += ',';
+    out += page.items[i]->json;
+  }
+  out += "],\"kind\":\"" + r.list_kind + "\",\"metadata\":{";
+  if (!page.continue_token.empty()) out += "\"continue\":\"" + page.continue_token + "\",";
+  out += "\"resourceVersion\":\"" + std::to_string(page.rv) + "\"}}";
+  return out;
+}
+
+void AppendEvent(std::string* out, const std::string& type, const std::string& object) {
+  *out += "{\"type\":\"";
+  *out += type;
+  *out += "\",\"object\":";
+  *out += object;
+  *out += "}\n";
+}
+
+}  // namespace
+
+bool Server::Handler::Filter(const HttpRequest& req, const ResourceRequest& rr, ObjectFilter* out,
+                             int* code) {
+  out->ns = rr.ns;
+  auto labels = kubeclient::LabelSelector::Parse(req.Query("labelSelector"));
+  if (!labels.ok()) {
+    *code = Error(req, BadRequestError("unable to parse requirement: " + labels.status().message()));
+    return false;
+  }
+  out->labels = labels.value();
+  std::string error;
+  auto fields = FieldSelector::Parse(req.Query("fieldSelector"), &error);
+  if (!fields) {
+    *code = Error(req, BadRequestError(error));
+    return false;
+  }
+  out->fields = *fields;
+  return true;
+}
+
+int Server::Handler::ServeResource(const HttpRequest& req, const ResourceRequest& rr) {
+  const ResourceInfo& r = *rr.info;
+  if (r.namespaced && rr.ns.empty() && rr.verb != "LIST" && rr.verb != "WATCH") {
+    return Error(req, MethodNotSupportedError(r.group, r.resource, rr.verb == "CREATE" ? "create" : rr.verb));
+  }
+  if (rr.verb == "GET") {
+    auto got = server_.store_->Get(r, rr.ns, rr.name);
+    return got.ok() ? Object(req, 200, got.value) : Error(req, *got.error);
+  }
+  if (rr.verb == "LIST") return ServeList(req, rr);
+  if (rr.verb == "WATCH") return ServeWatch(req, rr);
+  if (rr.verb == "CREATE" && rr.name.empty()) return ServeCreate(req, rr);
+  if (rr.verb == "UPDATE" && !rr.name.empty()) return ServeUpdate(req, rr);
+  if (rr.verb == "PATCH" && !rr.name.empty()) return ServePatch(req, rr);
+  if (rr.verb == "DELETE" && rr.subresource.empty()) return ServeDelete(req, rr);
+  if (rr.verb == "APPLY") {
+    return Error(req, UnsupportedMediaTypeError(req.Header("Content-Type")));
+  }
+  std::string verb = rr.verb;
+  for (char& c : verb) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+  return Error(req, MethodNotSupportedError(r.group, r.resource, verb));
+}
+
+int Server::Handler::ServeList(const HttpRequest& req, const ResourceRequest& rr) {
+  ObjectFilter filter;
+  int code = 0;
+  if (!Filter(req, rr, &filter, &code)) return code;
+  size_t limit = 0;
+  std::string limit_text = req.Query("limit");
+  if (!limit_text.empty()) {
+    std::optional<uint64_t> l = ParseRv(limit_text);
+    if (l) limit = static_cast<size_t>(*l);
+  }
+  auto page = server_.store_->List(*rr.info, filter, limit, req.Query("continue"));
+  if (!page.ok()) return Error(req, *page.error);
+  WriteResponse(req.conn, 200, ListBody(*rr.info, page.value));
+  return 200;
+}
+
+int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& rr) {
+  const ResourceInfo& r = *rr.info;
+  ObjectFilter filter;
+  int code = 0;
+  if (!Filter(req, rr, &filter, &code)) return code;
+  std::optional<uint64_t> from;
+  std::string rv_text = req.Query("resourceVersion");
+  if (!rv_text.empty()) {
+    from = ParseRv(rv_text);
+    if (!from) return Error(req, BadRequestError("invalid resource version: " + rv_text));
+  }
+  bool bookmarks = req.Query("allowWatchBookmarks") == "true" || req.Query("allowWatchBookmarks") == "1";
+  std::chrono::seconds timeout(1800);
+  if (!req.Query("timeoutSeconds").empty()) {
+    std::optional<uint64_t> t = ParseRv(req.Query("timeoutSeconds"));
+    if (t) timeout = std::chrono::seconds(*t);
+  }
+  const kubeclient::Clock& clock = server_.clock_;
+  auto opened = server_.store_->Watch(r, filter, from);
+  if (!StartChunked(req.conn, 200, "application/json")) {
+    if (opened.ok()) server_.store_->Unwatch(opened.value);
+    return 200;
+  }
+  if (!opened.ok()) {
+    std::string line;
+    AppendEvent(&line, "ERROR", opened.error->ToJson().dump());
+    WriteChunk(req.conn, line);
+    EndChunks(req.conn);
+    return 200;
+  }
+  std::shared_ptr<Watcher> watcher = opened.value;
+  if (server_.stopping_.load()) watcher->Close();
+  const kubeclient::SteadyTime end = clock.Now() + timeout;
+  kubeclient::SteadyTime next_bookmark = clock.Now() + server_.options_.bookmark_interval;
+  std::deque<WatchRecord> batch;
+  std::string out;
+  bool alive = true;
+  while (alive) {
+    kubeclient::SteadyTime wake = bookmarks ? std::min(end, next_bookmark) : end;
+    batch.clear();
+    bool open = watcher->Wait(wake, &batch);
+    out.clear();
+    for (const auto& rec : batch) AppendEvent(&out, rec.type, rec.object->json);
+    if (!out.empty() && !WriteChunk(req.conn, out)) break;
+    if (!open) break;
+    kubeclient::SteadyTime now = clock.Now();
+    if (now >= end) break;
+    if (bookmarks && now >= next_bookmark) {
+      // Why: read the dispatched version before checking the queue is empty,
+      // so every event up to it has already been written.
+      uint64_t rv = server_.store_->CurrentRv();
+      if (watcher->Empty()) {
+        out.clear();
+        AppendEvent(&out, "BOOKMARK",
+                    "{\"kind\":\"" + r.kind + "\",\"apiVersion\":\"" + r.ApiVersion() +
+                        "\",\"metadata\":{\"resourceVersion\":\"" + std::to_string(rv) +
+                        "\",\"creationTimestamp\":null}}");
+        alive = WriteChunk(req.conn, out);
+      }
+      next_bookmark = now + server_.options_.bookmark_interval;
+    }
+  }
+  server_.store_->Unwatch(watcher);
+  if (alive) EndChunks(req.conn);
+  return 200;
+}
+
+int Server::Handler::ServeCreate(const HttpRequest& req, const ResourceRequest& rr) {
+  if (!rr.subresource.empty()) {
+    return Error(req, MethodNotSupportedError(rr.info->group, rr.info->resource, "create"));
+  }
+  json body = json::parse(req.body, nullptr, false);
+  if (body.is_discarded() || !body.is_object()) return Error(req, MalformedBody("malformed JSON"));
+  auto created = server_.store_->Create(*rr.info, rr.ns, std::move(body));
+  return created.ok() ? Object(req, 201, created.value) : Error(req, *created.error);
+}
+
+int Server::Handler::ServeUpdate(const HttpRequest& req, const ResourceRequest& rr) {
+  json body = json::parse(req.body, nullptr, false);
+  if (body.is_discarded() || !body.is_object()) return Error(req, MalformedBody("malformed JSON"));
+  auto updated = server_.store_->Update(*rr.info, rr.ns, rr.name, std::move(body),
+                                        rr.subresource == "status");
+  return updated.ok() ? Object(req, 200, updated.value) : Error(req, *updated.error);
+}
+
+int Server::Handler::ServePatch(const HttpRequest& req, const ResourceRequest& rr) {
+  std::string type = req.Header("Content-Type");
+  type = type.substr(0, type.find(';'));
+  bool json_patch = type == "application/json-patch+json";
+  bool merge = type == "application/merge-patch+json";
+  bool strategic = type == "application/strategic-merge-patch+json";
+  if (!json_patch && !merge && !strategic) return Error(req, UnsupportedMediaTypeError(type));
+  json patch = json::parse(req.body, nullptr, false);
+  if (patch.is_discarded()) return Error(req, BadRequestError("error decoding patch: malformed JSON"));
+  if (json_patch && !patch.is_array()) {
+    return Error(req, BadRequestError("json: cannot unmarshal object into Go value of type jsonpatch.Patch"));
+  }
+  if (!json_patch && !patch.is_object()) {
+    return Error(req, BadRequestError("error decoding patch: the patch must be a JSON object"));
+  }
+  if (strategic) StripDirectives(&patch);
+  const ResourceInfo& r = *rr.info;
+  auto mutation = [&](const json& current) -> ApiResult<json> {
+    ApiResult<json> out;
+    if (json_patch) {
+      try {
+        out.value = current.patch(patch);
+      } catch (const json::exception& e) {
+        ApiError err;
+        err.code = 422;
+        err.reason = "Invalid";
+        err.message = std::string("the server rejected our request due to an error in our "
+                                  "request: ") + e.what();
+        return ApiResult<json>::Error(err);
+      }
+    } else {
+      out.value = current;
+      out.value.merge_patch(patch);
+    }
+    return out;
+  };
+  auto patched = server_.store_->Mutate(r, rr.ns, rr.name, rr.subresource == "status",
+                                        /*require_rv=*/false, mutation);
+  return patched.ok() ? Object(req, 200, patched.value) : Error(req, *patched.error);
+}
+
+int Server::Handler::ServeDelete(const HttpRequest& req, const ResourceRequest& rr) {
+  std::optional<std::string> rv;
+  std::optional<std::string> uid;
+  if (!req.body.empty()) {
+    json options = json::parse(req.body, nullptr, false);
+    if (options.is_discarded() || !options.is_object()) {
+      return Error(req, BadRequestError("malformed DeleteOptions"));
+    }
+    auto pre = options.find("preconditions");
+    if (pre != options.end() && pre->is_object()) {
+      if (pre->contains("resourceVersion") && (*pre)["resourceVersion"].is_string()) {
+        rv = (*pre)["resourceVersion"].get<std::string>();
+      }
+      if (pre->contains("uid") && (*pre)["uid"].is_string()) uid = (*pre)["uid"].get<std::string>();
+    }
+  }
+  auto deleted = server_.store_->Delete(*rr.info, rr.ns, rr.name, rv, uid);
+  return deleted.ok() ? Object(req, 200, deleted.value) : Error(req, *deleted.error);
+}
+
+}  // namespace routestatus::apiserver

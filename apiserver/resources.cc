@@ -1,0 +1,231 @@
+#include "apiserver/resources.h"
+
+#include <set>
+
+namespace routestatus::apiserver {
+
+namespace {
+
+std::vector<ResourceInfo> MakeResources() {
+  ResourceInfo routes;
+  routes.group = "route.openshift.io";
+  routes.version = "v1";
+  routes.resource = "routes";
+  routes.singular = "route";
+  routes.kind = "Route";
+  routes.list_kind = "RouteList";
+  routes.namespaced = true;
+  routes.has_status = true;
+  routes.require_rv_on_update = true;
+
+  ResourceInfo ns;
+  ns.version = "v1";
+  ns.resource = "namespaces";
+  ns.singular = "namespace";
+  ns.kind = "Namespace";
+  ns.list_kind = "NamespaceList";
+  ns.namespaced = false;
+  ns.has_status = true;
+  ns.short_names = {"ns"};
+
+  ResourceInfo crd;
+  crd.group = "apiextensions.k8s.io";
+  crd.version = "v1";
+  crd.resource = "customresourcedefinitions";
+  crd.singular = "customresourcedefinition";
+  crd.kind = "CustomResourceDefinition";
+  crd.list_kind = "CustomResourceDefinitionList";
+  crd.namespaced = false;
+  crd.has_status = true;
+  crd.short_names = {"crd", "crds"};
+  return {routes, ns, crd};
+}
+
+const std::vector<std::string>& Verbs() {
+  static const std::vector<std::string> verbs = {
+      "create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
+  return verbs;
+}
+
+nlohmann::json ResourceEntry(const ResourceInfo& r) {
+  nlohmann::json j = {{"name", r.resource},
+                      {"singularName", r.singular},
+                      {"namespaced", r.namespaced},
+                      {"kind", r.kind},
+                      {"verbs", Verbs()},
+                      {"storageVersionHash", ""}};
+  if (!r.short_names.empty()) j["shortNames"] = r.short_names;
+  if (r.resource == "routes") j["categories"] = {"all"};
+  return j;
+}
+
+nlohmann::json AggregatedResourceEntry(const ResourceInfo& r) {
+  nlohmann::json j = {
+      {"resource", r.resource},
+      {"responseKind", {{"group", r.group}, {"version", r.version}, {"kind", r.kind}}},
+      {"scope", r.namespaced ? "Namespaced" : "Cluster"},
+      {"singularResource", r.singular},
+      {"verbs", Verbs()}};
+  if (!r.short_names.empty()) j["shortNames"] = r.short_names;
+  if (r.resource == "routes") j["categories"] = {"all"};
+  if (r.has_status) {
+    j["subresources"] = nlohmann::json::array(
+        {{{"subresource", "status"},
+          {"responseKind", {{"group", r.group}, {"version", r.version}, {"kind", r.kind}}},
+          {"verbs", {"get", "patch", "update"}}}});
+  }
+  return j;
+}
+
+std::vector<std::string> Groups() {
+  std::vector<std::string> groups;
+  std::set<std::string> seen;
+  for (const auto& r : ServedResources()) {
+    if (!r.group.empty() && seen.insert(r.group).second) groups.push_back(r.group);
+  }
+  return groups;
+}
+
+}  // namespace
+
+const std::vector<ResourceInfo>& ServedResources() {
+  static const std::vector<ResourceInfo> resources = MakeResources();
+  return resources;
+}
+const ResourceInfo& RoutesInfo() { return ServedResources()[0]; }
+const ResourceInfo& NamespacesInfo() { return ServedResources()[1]; }
+const ResourceInfo& CrdsInfo() { return ServedResources()[2]; }
+
+const ResourceInfo* FindResource(const std::string& group, const std::string& version,
+                                 const std::string& resource) {
+  for (const auto& r : ServedResources()) {
+    if (r.group == group && r.version == version && r.resource == resource) return &r;
+  }
+  return nullptr;
+}
+
+nlohmann::json VersionDocument() {
+  return {{"major", "1"},
+          {"minor", "32"},
+          {"gitVersion", "v1.32.0-routestatus-local"},
+          {"gitCommit", "0000000000000000000000000000000000000000"},
+          {"gitTreeState", "clean"},
+          {"buildDate", "2026-11-29T00:00:00Z"},
+          {"goVersion", "go1.23.0"},
+          {"compiler", "gc"},
+          {"platform", "linux/amd64"}};
+}
+
+nlohmann::json CoreApiVersions() {
+  return {{"kind", "APIVersions"},
+          {"versions", {"v1"}},
+          {"serverAddressByClientCIDRs",
+           {{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", "127.0.0.1"}}}}};
+}
+
+nlohmann::json ApiGroupDocument(const std::string& group) {
+  for (const auto& g : Groups()) {
+    if (g != group) continue;
+    nlohmann::json gv = {{"groupVersion", g + "/v1"}, {"version", "v1"}};
+    return {{"kind", "APIGroup"},
+            {"apiVersion", "v1"},
+            {"name", g},
+            {"versions", {gv}},
+            {"preferredVersion", gv}};
+  }
+  return nullptr;
+}
+
+nlohmann::json ApiGroupList() {
+  nlohmann::json groups = nlohmann::json::array();
+  for (const auto& g : Groups()) {
+    nlohmann::json doc = ApiGroupDocument(g);
+    doc.erase("kind");
+    doc.erase("apiVersion");
+    groups.push_back(doc);
+  }
+  return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", groups}};
+}
+
+nlohmann::json ApiResourceList(const std::string& group, const std::string& version) {
+  nlohmann::json resources = nlohmann::json::array();
+  for (const auto& r : ServedResources()) {
+    if (r.group != group || r.version != version) continue;
+    resources.push_back(ResourceEntry(r));
+    if (r.has_status) {
+      resources.push_back({{"name", r.resource + "/status"},
+                           {"singularName", ""},
+                           {"namespaced", r.namespaced},
+                           {"kind", r.kind},
+                           {"verbs", {"get", "patch", "update"}}});
+    }
+  }
+  if (resources.empty()) return nullptr;
+  return {{"kind", "APIResourceList"},
+          {"apiVersion", "v1"},
+          {"groupVersion", group.empty() ? version : group + "/" + version},
+          {"resources", resources}};
+}
+
+nlohmann::json AggregatedDiscovery(bool core) {
+  nlohmann::json items = nlohmann::json::array();
+  std::vector<std::string> groups = core ? std::vector<std::string>{""} : Groups();
+  for (const auto& g : groups) {
+    nlohmann::json resources = nlohmann::json::array();
+    for (const auto& r : ServedResources()) {
+      if (r.group == g) resources.push_back(AggregatedResourceEntry(r));
+    }
+    nlohmann::json meta = nlohmann::json::object();
+    if (!g.empty()) meta["name"] = g;
+    items.push_back({{"metadata", meta},
+                     {"versions",
+                      {{{"version", "v1"}, {"resources", resources}, {"freshness", "Current"}}}}});
+  }
+  return {{"kind", "APIGroupDiscoveryList"},
+          {"apiVersion", "apidiscovery.k8s.io/v2"},
+          {"metadata", nlohmann::json::object()},
+          {"items", items}};
+}
+
+namespace {
+
+std::string GvPath(const ResourceInfo& r) {
+  return r.group.empty() ? "api/" + r.version : "apis/" + r.group + "/" + r.version;
+}
+
+}  // namespace
+
+nlohmann::json OpenApiV3Root() {
+  nlohmann::json paths = nlohmann::json::object();
+  for (const auto& r : ServedResources()) {
+    std::string gv = GvPath(r);
+    paths[gv] = {{"serverRelativeURL", "/openapi/v3/" + gv + "?hash=0"}};
+  }
+  return {{"paths", paths}};
+}
+
+nlohmann::json OpenApiV3Document(const std::string& gv_path) {
+  nlohmann::json paths = nlohmann::json::object();
+  for (const auto& r : ServedResources()) {
+    if (GvPath(r) != gv_path) continue;
+    std::string base = "/" + gv_path + (r.namespaced ? "/namespaces/{namespace}/" : "/") +
+                       r.resource + "/{name}";
+    nlohmann::json gvk = {{"group", r.group}, {"version", r.version}, {"kind", r.kind}};
+    nlohmann::json op = {
+        {"x-kubernetes-group-version-kind", gvk},
+        {"x-kubernetes-action", "patch"},
+        {"parameters",
+         {{{"name", "fieldValidation"}, {"in", "query"}, {"schema", {{"type", "string"}}}},
+          {{"name", "fieldManager"}, {"in", "query"}, {"schema", {{"type", "string"}}}}}},
+        {"responses", {{"200", {{"description", "OK"}}}}}};
+    paths[base] = {{"patch", op}};
+    if (r.has_status) paths[base + "/status"] = {{"patch", op}};
+  }
+  if (paths.empty()) return nullptr;
+  return {{"openapi", "3.0.0"},
+          {"info", {{"title", "Kubernetes"}, {"version", "v1.32.0"}}},
+          {"paths", paths},
+          {"components", {{"schemas", nlohmann::json::object()}}}};
+}
+
+}  // namespace routestatus::apiserver

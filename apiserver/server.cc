@@ -1,0 +1,188 @@
+#include "apiserver/server.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include <civetweb.h>
+#include <glog/logging.h>
+
+#include "apiserver/continue_token.h"
+#include "apiserver/self_signed_cert.h"
+#include "apiserver/server_handler.h"
+
+namespace routestatus::apiserver {
+
+namespace {
+
+using kubeclient::Status;
+using kubeclient::StatusCode;
+
+int LogMessage(const mg_connection*, const char* message) {
+  VLOG(1) << "civetweb: " << message;
+  return 1;
+}
+
+}  // namespace
+
+Server::Server(ServerOptions options)
+    : options_(std::move(options)),
+      owned_clock_(options_.clock ? nullptr : std::make_unique<kubeclient::RealClock>()),
+      clock_(options_.clock ? *options_.clock : *owned_clock_),
+      store_(std::make_unique<ObjectStore>(
+          clock_, ObjectStore::Options{options_.watch_history, options_.watcher_buffer})) {
+  size_t colon = options_.listen.rfind(':');
+  if (colon != std::string::npos && colon > 0) host_ = options_.listen.substr(0, colon);
+  if (options_.create_default_namespace) CreateNamespace("default");
+}
+
+Server::~Server() { Stop(); }
+
+int Server::HandleRequest(mg_connection* conn, void* self) {
+  Server* server = static_cast<Server*>(self);
+  Handler handler(*server);
+  return handler.Serve(conn);
+}
+
+Status Server::Start() {
+  mg_init_library(options_.tls ? MG_FEATURES_TLS : 0);
+  if (options_.tls) {
+    if (mg_check_feature(MG_FEATURES_TLS) == 0) {
+      return Status(StatusCode::kInternal, "this civetweb build has no TLS support");
+    }
+    auto cert = GenerateSelfSignedCert();
+    if (!cert.ok()) return cert.status();
+    ca_pem_ = cert.value().cert_pem;
+    char path[] = "/tmp/local-apiserver-cert-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) return Status(StatusCode::kInternal, "cannot create a temporary cert file");
+    std::string pem = cert.value().cert_pem + cert.value().key_pem;
+    bool ok = write(fd, pem.data(), pem.size()) == static_cast<ssize_t>(pem.size());
+    close(fd);
+    if (!ok) return Status(StatusCode::kInternal, "cannot write the temporary cert file");
+    cert_file_ = path;
+  }
+  return StartListener(options_.listen);
+}
+
+Status Server::StartListener(const std::string& listen) {
+  std::lock_guard<std::mutex> lock(lifecycle_mu_);
+  std::string ports = listen + (options_.tls ? "s" : "");
+  std::string threads = std::to_string(options_.threads);
+  std::vector<const char*> opts = {"listening_ports", ports.c_str(),
+                                   "num_threads", threads.c_str(),
+                                   "enable_keep_alive", "yes",
+                                   "keep_alive_timeout_ms", "15000",
+                                   "request_timeout_ms", "60000",
+                                   "tcp_nodelay", "1"};
+  if (options_.tls) {
+    opts.push_back("ssl_certificate");
+    opts.push_back(cert_file_.c_str());
+    opts.push_back("ssl_protocol_version");
+    opts.push_back("4");  // TLS 1.2+
+  }
+  opts.push_back(nullptr);
+  mg_callbacks callbacks{};
+  callbacks.log_message = LogMessage;
+  char error[256] = "";
+  mg_init_data init{};
+  init.callbacks = &callbacks;
+  init.user_data = this;
+  init.configuration_options = opts.data();
+  mg_error_data err{};
+  err.text = error;
+  err.text_buffer_size = sizeof(error);
+  ctx_ = mg_start2(&init, &err);
+  if (ctx_ == nullptr) {
+    return Status(StatusCode::kUnavailable,
+                  "cannot listen on " + listen + ": " + std::string(error));
+  }
+  mg_set_request_handler(ctx_, "/", &Server::HandleRequest, this);
+  mg_server_port sp[4];
+  int n = mg_get_server_ports(ctx_, 4, sp);
+  if (n < 1) return Status(StatusCode::kInternal, "civetweb reports no listening port");
+  port_ = sp[0].port;
+  stopping_.store(false);
+  LOG(INFO) << "local-apiserver listening on " << base_url();
+  return Status::Ok();
+}
+
+void Server::StopListener() {
+  std::lock_guard<std::mutex> lock(lifecycle_mu_);
+  if (ctx_ == nullptr) return;
+  stopping_.store(true);
+  store_->CloseAllWatches();
+  mg_stop(ctx_);
+  ctx_ = nullptr;
+}
+
+void Server::Stop() {
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard<std::mutex> lock(admin_mu_);
+    threads.swap(admin_threads_);
+  }
+  for (auto& t : threads) t.join();
+  StopListener();
+  if (!cert_file_.empty()) {
+    unlink(cert_file_.c_str());
+    cert_file_.clear();
+  }
+}
+
+Status Server::DropConnections() {
+  StopListener();
+  return StartListener(host_ + ":" + std::to_string(port_));
+}
+
+void Server::DropConnectionsAsync() {
+  std::lock_guard<std::mutex> lock(admin_mu_);
+  admin_threads_.emplace_back([this] {
+    Status s = DropConnections();
+    if (!s.ok()) LOG(ERROR) << "drop-connections: " << s.ToString();
+  });
+}
+
+std::string Server::base_url() const {
+  std::string host = host_ == "0.0.0.0" || host_.empty() ? "127.0.0.1" : host_;
+  return std::string(options_.tls ? "https://" : "http://") + host + ":" + std::to_string(port_);
+}
+
+Status Server::WriteKubeconfig(const std::string& path) const {
+  std::string cluster = "    server: " + base_url() + "\n";
+  if (options_.tls) cluster += "    certificate-authority-data: " + Base64Encode(ca_pem_) + "\n";
+  std::string user = options_.token.empty() ? "  user: {}\n"
+                                            : "  user:\n    token: " + options_.token + "\n";
+  std::string text = "apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n" +
+                     cluster +
+                     "contexts:\n- name: local\n  context:\n    cluster: local\n"
+                     "    user: local\n    namespace: default\n"
+                     "current-context: local\npreferences: {}\nusers:\n- name: local\n" + user;
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return Status(StatusCode::kInternal, "cannot write kubeconfig " + tmp);
+    out << text;
+    if (!out.flush()) return Status(StatusCode::kInternal, "cannot write kubeconfig " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return Status(StatusCode::kInternal, "cannot rename kubeconfig to " + path);
+  }
+  return Status::Ok();
+}
+
+ApiResult<ObjectPtr> Server::CreateNamespace(const std::string& name,
+                                             const std::map<std::string, std::string>& labels) {
+  nlohmann::json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}};
+  if (!labels.empty()) ns["metadata"]["labels"] = labels;
+  return store_->Create(NamespacesInfo(), "", std::move(ns));
+}
+
+ApiResult<ObjectPtr> Server::CreateRoute(const nlohmann::json& route) {
+  std::string ns = route.value("/metadata/namespace"_json_pointer, "");
+  return store_->Create(RoutesInfo(), ns, route, /*keep_status=*/true);
+}
+
+}  // namespace routestatus::apiserver

@@ -1,0 +1,120 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "apiserver/fault_injector.h"
+#include "apiserver/object_store.h"
+#include "apiserver/request_metrics.h"
+#include "kubeclient/clock.h"
+#include "kubeclient/status.h"
+
+struct mg_context;
+struct mg_connection;
+
+namespace routestatus::apiserver {
+
+// Tunables of the embedded API server.
+struct ServerOptions {
+  std::string listen = "127.0.0.1:0";  // HOST:PORT; port 0 picks a free one
+  bool tls = false;                    // HTTPS with a generated self-signed cert
+  std::string token;                   // bearer token required when non-empty
+  size_t watch_history = 10000;        // events kept for resume/pagination
+  size_t watcher_buffer = 10000;       // events queued per watch before it is closed
+  std::chrono::milliseconds bookmark_interval{1000};  // allowWatchBookmarks period
+  int threads = 128;                   // HTTP worker threads (one per open connection)
+  bool create_default_namespace = true;  // "default", like a fresh cluster
+  const kubeclient::Clock* clock = nullptr;  // nullptr = the real clock
+};
+
+// An embedded Kubernetes-compatible API server (routes.route.openshift.io/v1
+// with status subresource, v1 namespaces, apiextensions.k8s.io/v1 CRDs) over
+// HTTP(S) via civetweb, usable in-process by tests and as the
+// local-apiserver binary. Admin endpoints (token-protected like the rest):
+//   POST /admin/faults            body: a FaultRule JSON object or an array
+//   DELETE /admin/faults          clear all rules; GET lists them
+//   POST /admin/close-watches     end every open watch now
+//   POST /admin/compact           forget history (resumes get 410)
+//   POST /admin/drop-connections  close every connection (restarts the listener)
+// Thread-safe: every method may be called from any thread, except that
+// Start/Stop/DropConnections must not be called from a request handler.
+class Server {
+ public:
+  explicit Server(ServerOptions options = {});
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds and starts serving; an error names what failed.
+  kubeclient::Status Start();
+  // Ends every watch and connection, then stops. Idempotent.
+  void Stop();
+
+  int port() const { return port_; }
+  // "http://127.0.0.1:PORT" or "https://127.0.0.1:PORT".
+  std::string base_url() const;
+  // The self-signed certificate (PEM) clients must trust; "" without TLS.
+  const std::string& ca_pem() const { return ca_pem_; }
+  // Writes a kubeconfig (context "local", namespace default) that points
+  // kubectl or our client at this server, with the CA and the token.
+  kubeclient::Status WriteKubeconfig(const std::string& path) const;
+
+  // Direct access for seeding and inspection (no HTTP, no metrics).
+  ObjectStore& store() { return *store_; }
+  FaultInjector& faults() { return faults_; }
+  const RequestMetrics& metrics() const { return metrics_; }
+
+  // Seeding helpers. CreateRoute keeps .status (unlike a POST) and needs
+  // metadata.namespace set.
+  ApiResult<ObjectPtr> CreateNamespace(const std::string& name,
+                                       const std::map<std::string, std::string>& labels = {});
+  ApiResult<ObjectPtr> CreateRoute(const nlohmann::json& route);
+
+  // apiserver_request_total summed over series matching verb/resource/
+  // subresource/code ("" or -1 = any; subresource "-" = main resource only).
+  uint64_t RequestCount(const std::string& verb, const std::string& resource,
+                        const std::string& subresource = "", int code = -1) const {
+    return metrics_.Count(verb, resource, subresource, code);
+  }
+  void CloseAllWatches() { store_->CloseAllWatches(); }
+  void Compact() { store_->Compact(); }
+  // Closes every connection (including idle keep-alive ones) by restarting
+  // the listener on the same port. Must not be called from a handler.
+  kubeclient::Status DropConnections();
+  size_t OpenWatches() const { return store_->WatcherCount(); }
+
+ private:
+  class Handler;
+  static int HandleRequest(mg_connection* conn, void* self);
+  kubeclient::Status StartListener(const std::string& listen);
+  void StopListener();
+  // DropConnections on a helper thread (joined by Stop).
+  void DropConnectionsAsync();
+
+  const ServerOptions options_;
+  std::unique_ptr<kubeclient::Clock> owned_clock_;
+  const kubeclient::Clock& clock_;
+  std::unique_ptr<ObjectStore> store_;
+  FaultInjector faults_;
+  RequestMetrics metrics_;
+  std::string ca_pem_;
+  std::string cert_file_;  // cert + key PEM for civetweb; removed on Stop
+  std::mutex lifecycle_mu_;
+  mg_context* ctx_ = nullptr;  // guarded by lifecycle_mu_
+  std::atomic<bool> stopping_{false};
+  std::mutex admin_mu_;
+  std::vector<std::thread> admin_threads_;  // guarded by admin_mu_
+  int port_ = 0;
+  std::string host_ = "127.0.0.1";
+};
+
+}  // namespace routestatus::apiserver

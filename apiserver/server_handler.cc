@@ -1,0 +1,246 @@
+#include "apiserver/server_handler.h"
+
+#include <thread>
+
+#include <civetweb.h>
+#include <glog/logging.h>
+
+namespace routestatus::apiserver {
+
+namespace {
+
+constexpr size_t kMaxBody = 3 * 1024 * 1024;  // kube's default request size limit
+
+bool Accepts(const HttpRequest& req, const std::string& what) {
+  return req.Header("Accept").find(what) != std::string::npos;
+}
+
+}  // namespace
+
+int Server::Handler::Json(const HttpRequest& req, int code, const nlohmann::json& body) {
+  WriteResponse(req.conn, code, body.dump());
+  return code;
+}
+
+int Server::Handler::Error(const HttpRequest& req, const ApiError& e) {
+  std::vector<std::pair<std::string, std::string>> headers;
+  if (e.retry_after_seconds) headers.emplace_back("Retry-After", std::to_string(*e.retry_after_seconds));
+  WriteResponse(req.conn, e.code, e.ToJson().dump(), "application/json", headers);
+  return e.code;
+}
+
+int Server::Handler::Object(const HttpRequest& req, int code, const ObjectPtr& obj) {
+  WriteResponse(req.conn, code, obj->json);
+  return code;
+}
+
+int Server::Handler::Serve(mg_connection* conn) {
+  HttpRequest req = ReadRequest(conn, kMaxBody);
+  RequestLabels labels;
+  labels.verb = req.method;
+  if (!server_.options_.token.empty() &&
+      req.Header("Authorization") != "Bearer " + server_.options_.token) {
+    labels.code = "401";
+    server_.metrics_.Record(labels);
+    return Error(req, UnauthorizedError());
+  }
+  if (req.body_too_large) {
+    ApiError e;
+    e.code = 413;
+    e.reason = "RequestEntityTooLarge";
+    e.message = "Request entity too large: limit is 3145728";
+    return Error(req, e);
+  }
+  if (!req.segments.empty() && req.segments[0] == "admin") return ServeAdmin(req);
+
+  ResourceRequest rr;
+  int code = 0;
+  if (!ParseResourcePath(req, &rr, &code)) {
+    code = ServeNonResource(req, &labels);
+    labels.code = std::to_string(code);
+    if (!req.segments.empty() && req.segments[0] != "metrics") server_.metrics_.Record(labels);
+    return code;
+  }
+  if (code != 0) return code;  // error already written
+
+  labels.verb = rr.verb;
+  labels.group = rr.info->group;
+  labels.version = rr.info->version;
+  labels.resource = rr.info->resource;
+  labels.subresource = rr.subresource;
+  labels.scope = !rr.name.empty() ? "resource" : (!rr.ns.empty() ? "namespace" : "cluster");
+  FaultDecision fault = server_.faults_.Decide(rr.verb, rr.info->resource, rr.subresource, rr.ns);
+  if (fault.latency.count() > 0) std::this_thread::sleep_for(fault.latency);
+  if (fault.code != 0) {
+    ApiError e;
+    switch (fault.code) {
+      case 429: e = TooManyRequestsError(fault.retry_after_seconds); break;
+      case 503:
+        e = ServiceUnavailableError("injected fault: service unavailable");
+        e.retry_after_seconds = fault.retry_after_seconds;
+        break;
+      case 500: e = InternalError("injected fault"); break;
+      default:
+        e.code = fault.code;
+        e.reason = fault.code >= 500 ? "InternalError" : "BadRequest";
+        e.message = "injected fault";
+    }
+    code = Error(req, e);
+  } else {
+    code = ServeResource(req, rr);
+  }
+  labels.code = std::to_string(code);
+  server_.metrics_.Record(labels);
+  return code;
+}
+
+bool Server::Handler::ParseResourcePath(const HttpRequest& req, ResourceRequest* out,
+                                        int* error_code) {
+  const auto& s = req.segments;
+  std::string group;
+  size_t i;
+  if (s.size() >= 3 && s[0] == "api" && s[1] == "v1") {
+    i = 2;
+  } else if (s.size() >= 4 && s[0] == "apis") {
+    group = s[1];
+    i = 3;
+  } else {
+    return false;
+  }
+  const std::string version = s[i - 1];
+  std::vector<std::string> rest(s.begin() + static_cast<long>(i), s.end());
+  std::string ns;
+  if (rest.size() >= 3 && rest[0] == "namespaces") {
+    ns = rest[1];
+    rest.erase(rest.begin(), rest.begin() + 2);
+  }
+  if (rest.empty() || rest.size() > 3) return false;
+  out->info = FindResource(group, version, rest[0]);
+  if (out->info == nullptr) {
+    ApiError e;
+    e.code = 404;
+    e.reason = "NotFound";
+    e.message = "the server could not find the requested resource";
+    *error_code = Error(req, e);
+    return true;
+  }
+  if (!ns.empty() && !out->info->namespaced) return false;
+  out->ns = ns;
+  if (rest.size() >= 2) out->name = rest[1];
+  if (rest.size() == 3) out->subresource = rest[2];
+  bool watch = req.Query("watch") == "true" || req.Query("watch") == "1";
+  if (req.method == "GET") {
+    out->verb = !out->name.empty() ? "GET" : (watch ? "WATCH" : "LIST");
+  } else if (req.method == "POST") {
+    out->verb = "CREATE";
+  } else if (req.method == "PUT") {
+    out->verb = "UPDATE";
+  } else if (req.method == "PATCH") {
+    out->verb = req.Header("Content-Type").find("apply-patch") != std::string::npos ? "APPLY"
+                                                                                     : "PATCH";
+  } else if (req.method == "DELETE") {
+    out->verb = out->name.empty() ? "DELETECOLLECTION" : "DELETE";
+  } else {
+    out->verb = req.method;
+  }
+  if (!out->subresource.empty() &&
+      (out->subresource != "status" || !out->info->has_status)) {
+    *error_code = Error(req, NotFoundError(out->info->group, out->info->resource, out->name));
+  }
+  return true;
+}
+
+int Server::Handler::ServeNonResource(const HttpRequest& req, RequestLabels* labels) {
+  const auto& s = req.segments;
+  (void)labels;
+  if (req.method != "GET") {
+    ApiError e;
+    e.code = 404;
+    e.reason = "NotFound";
+    e.message = "the server could not find the requested resource";
+    return Error(req, e);
+  }
+  if (s.size() == 1 && s[0] == "version") return Json(req, 200, VersionDocument());
+  if (s.size() == 1 && (s[0] == "healthz" || s[0] == "readyz" || s[0] == "livez")) {
+    WriteResponse(req.conn, 200, "ok", "text/plain; charset=utf-8");
+    return 200;
+  }
+  if (s.size() == 1 && s[0] == "metrics") {
+    WriteResponse(req.conn, 200, server_.metrics_.Exposition(),
+                  "text/plain; version=0.0.4; charset=utf-8");
+    return 200;
+  }
+  bool aggregated = Accepts(req, "as=APIGroupDiscoveryList");
+  if (s.size() == 1 && (s[0] == "api" || s[0] == "apis")) {
+    if (aggregated) {
+      WriteResponse(req.conn, 200, AggregatedDiscovery(s[0] == "api").dump(),
+                    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList");
+      return 200;
+    }
+    return Json(req, 200, s[0] == "api" ? CoreApiVersions() : ApiGroupList());
+  }
+  nlohmann::json doc;
+  if (s.size() == 2 && s[0] == "openapi" && s[1] == "v3") doc = OpenApiV3Root();
+  if (s.size() >= 3 && s[0] == "openapi" && s[1] == "v3") {
+    std::string gv;
+    for (size_t i = 2; i < s.size(); ++i) gv += (i > 2 ? "/" : "") + s[i];
+    doc = OpenApiV3Document(gv);
+  }
+  if (s.size() == 2 && s[0] == "api") doc = ApiResourceList("", s[1]);
+  if (s.size() == 2 && s[0] == "apis") doc = ApiGroupDocument(s[1]);
+  if (s.size() == 3 && s[0] == "apis") doc = ApiResourceList(s[1], s[2]);
+  if (!doc.is_null()) return Json(req, 200, doc);
+  ApiError e;
+  e.code = 404;
+  e.reason = "NotFound";
+  e.message = "the server could not find the requested resource";
+  return Error(req, e);
+}
+
+int Server::Handler::ServeAdmin(const HttpRequest& req) {
+  const auto& s = req.segments;
+  std::string what = s.size() >= 2 ? s[1] : "";
+  if (what == "faults") {
+    if (req.method == "GET") {
+      nlohmann::json rules = nlohmann::json::array();
+      for (const auto& r : server_.faults_.Rules()) rules.push_back(r.ToJson());
+      return Json(req, 200, rules);
+    }
+    if (req.method == "DELETE") {
+      server_.faults_.Clear();
+      return Json(req, 200, nlohmann::json::object());
+    }
+    if (req.method == "POST") {
+      nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
+      if (body.is_discarded()) return Error(req, BadRequestError("malformed JSON"));
+      if (!body.is_array()) body = nlohmann::json::array({body});
+      std::vector<FaultRule> rules;
+      for (const auto& j : body) {
+        std::string error;
+        std::optional<FaultRule> rule = FaultRule::FromJson(j, &error);
+        if (!rule) return Error(req, BadRequestError(error));
+        rules.push_back(*rule);
+      }
+      for (auto& r : rules) server_.faults_.Add(std::move(r));
+      return Json(req, 200, nlohmann::json::object());
+    }
+  } else if (req.method == "POST" && what == "close-watches") {
+    server_.CloseAllWatches();
+    return Json(req, 200, nlohmann::json::object());
+  } else if (req.method == "POST" && what == "compact") {
+    server_.Compact();
+    return Json(req, 200, {{"compactedResourceVersion", std::to_string(server_.store_->OldestResumableRv())}});
+  } else if (req.method == "POST" && what == "drop-connections") {
+    Json(req, 200, nlohmann::json::object());
+    // Why: the listener cannot be restarted from one of its own worker threads.
+    server_.DropConnectionsAsync();
+    return 200;
+  }
+  ApiError e;
+  e.code = 404;
+  e.reason = "NotFound";
+  e.message = "unknown admin endpoint " + req.path;
+  return Error(req, e);
+}
+
+}  // namespace routestatus::apiserver

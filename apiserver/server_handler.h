@@ -1,0 +1,53 @@
+#pragma once
+
+// Internal to the apiserver library: the request handler behind Server.
+
+#include <string>
+
+#include "apiserver/http_io.h"
+#include "apiserver/request_metrics.h"
+#include "apiserver/server.h"
+
+namespace routestatus::apiserver {
+
+// What the router decided a request is about (kube's RequestInfo).
+struct ResourceRequest {
+  const ResourceInfo* info = nullptr;
+  std::string ns;
+  std::string name;
+  std::string subresource;
+  std::string verb;  // GET LIST WATCH CREATE UPDATE PATCH DELETE
+};
+
+// Serves one request at a time per calling thread; shares the server's state.
+// Thread-safe (stateless besides the Server it points to).
+class Server::Handler {
+ public:
+  explicit Handler(Server& server) : server_(server) {}
+  // Returns the HTTP status code written.
+  int Serve(mg_connection* conn);
+
+ private:
+  int ServeNonResource(const HttpRequest& req, RequestLabels* labels);
+  int ServeAdmin(const HttpRequest& req);
+  // Parses /api/v1/... and /apis/G/V/...; false if not a resource path.
+  bool ParseResourcePath(const HttpRequest& req, ResourceRequest* out, int* error_code);
+  int ServeResource(const HttpRequest& req, const ResourceRequest& rr);
+  int ServeList(const HttpRequest& req, const ResourceRequest& rr);
+  int ServeWatch(const HttpRequest& req, const ResourceRequest& rr);
+  int ServeCreate(const HttpRequest& req, const ResourceRequest& rr);
+  int ServeUpdate(const HttpRequest& req, const ResourceRequest& rr);
+  int ServePatch(const HttpRequest& req, const ResourceRequest& rr);
+  int ServeDelete(const HttpRequest& req, const ResourceRequest& rr);
+
+  int Error(const HttpRequest& req, const ApiError& e);
+  int Object(const HttpRequest& req, int code, const ObjectPtr& obj);
+  int Json(const HttpRequest& req, int code, const nlohmann::json& body);
+  // Builds an ObjectFilter from labelSelector/fieldSelector; false + error
+  // response written if they are malformed.
+  bool Filter(const HttpRequest& req, const ResourceRequest& rr, ObjectFilter* out, int* code);
+
+  Server& server_;
+};
+
+}  // namespace routestatus::apiserver

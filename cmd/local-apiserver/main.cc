@@ -1,0 +1,115 @@
+// local-apiserver: a standalone, Kubernetes-compatible API server for routes
+// and namespaces (see apiserver/server.h). Prints its URL on stdout as one
+// line once serving; exits 0 on SIGTERM/SIGINT, 2 on bad flags.
+
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include <glog/logging.h>
+
+#include "apiserver/server.h"
+
+namespace {
+
+void Usage() {
+  std::cerr << "usage: local-apiserver [--listen HOST:PORT] [--kubeconfig-out PATH] [--token T]\n"
+               "                       [--tls] [--watch-history N] [--bookmark-interval MS]\n"
+               "                       [--threads N]\n"
+               "  --listen             address to serve on (default 127.0.0.1:0, 0 = pick a port)\n"
+               "  --kubeconfig-out     write a kubeconfig for kubectl/clients to PATH\n"
+               "  --token              require this bearer token\n"
+               "  --tls                serve HTTPS with a generated self-signed certificate\n"
+               "  --watch-history      events kept for watch resume (default 10000)\n"
+               "  --bookmark-interval  milliseconds between watch bookmarks (default 1000)\n";
+}
+
+bool ParseNumber(const std::string& text, long long* out) {
+  char* end = nullptr;
+  *out = std::strtoll(text.c_str(), &end, 10);
+  return !text.empty() && end != nullptr && *end == '\0' && *out >= 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  google::InitGoogleLogging(argv[0]);
+  FLAGS_logtostderr = true;
+  routestatus::apiserver::ServerOptions options;
+  std::string kubeconfig_out;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    size_t eq = arg.find('=');
+    bool has_value = eq != std::string::npos;
+    if (has_value) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    }
+    auto next = [&]() -> bool {
+      if (has_value) return true;
+      if (i + 1 >= argc) return false;
+      value = argv[++i];
+      return true;
+    };
+    long long n = 0;
+    if (arg == "--help" || arg == "-h") {
+      Usage();
+      return 0;
+    } else if (arg == "--tls") {
+      options.tls = !has_value || value == "true" || value == "1";
+    } else if (arg == "--listen" && next()) {
+      options.listen = value;
+    } else if (arg == "--kubeconfig-out" && next()) {
+      kubeconfig_out = value;
+    } else if (arg == "--token" && next()) {
+      options.token = value;
+    } else if (arg == "--watch-history" && next() && ParseNumber(value, &n) && n > 0) {
+      options.watch_history = static_cast<size_t>(n);
+    } else if (arg == "--bookmark-interval" && next() && ParseNumber(value, &n) && n > 0) {
+      options.bookmark_interval = std::chrono::milliseconds(n);
+    } else if (arg == "--threads" && next() && ParseNumber(value, &n) && n > 0) {
+      options.threads = static_cast<int>(n);
+    } else {
+      std::cerr << "local-apiserver: bad or incomplete flag: " << argv[i] << "\n";
+      Usage();
+      return 2;
+    }
+  }
+  if (options.listen.find(':') == std::string::npos) {
+    std::cerr << "local-apiserver: --listen must be HOST:PORT, got " << options.listen << "\n";
+    return 2;
+  }
+
+  // Why: block the signals in every thread (civetweb's included) and take
+  // them synchronously here.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  routestatus::apiserver::Server server(options);
+  routestatus::kubeclient::Status started = server.Start();
+  if (!started.ok()) {
+    std::cerr << "local-apiserver: " << started.ToString() << "\n";
+    return 1;
+  }
+  if (!kubeconfig_out.empty()) {
+    routestatus::kubeclient::Status written = server.WriteKubeconfig(kubeconfig_out);
+    if (!written.ok()) {
+      std::cerr << "local-apiserver: " << written.ToString() << "\n";
+      return 1;
+    }
+  }
+  std::cout << server.base_url() << std::endl;
+  int sig = 0;
+  sigwait(&signals, &sig);
+  LOG(INFO) << "local-apiserver: signal " << sig << ", shutting down";
+  server.Stop();
+  return 0;
+}
