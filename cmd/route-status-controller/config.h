@@ -20,13 +20,14 @@ struct Options {
   // Where the API server is: --kubeconfig, else in-cluster, else $KUBECONFIG
   // (the loader resolves the last two; only the flag/env/file value is here).
   std::string kubeconfig;
+  std::string context;  // --context: kubeconfig context ("" = current-context)
   std::string server;  // --server: overrides the kubeconfig's API server URL
   std::string token;   // --token: overrides the kubeconfig's bearer token (redacted)
 
   // Which router shard we are and how its hosts look.
   std::string router_name = "default";
   std::string router_canonical_hostname;
-  std::string router_domain;      // shorthand for template ${name}-${namespace}.<domain>
+  std::string router_domain;      // host of a route with spec.subdomain: <subdomain>.<domain>
   std::string hostname_template;  // e.g. ${name}-${namespace}.apps.example.com
   bool override_hostname = false;
 
@@ -45,6 +46,9 @@ struct Options {
   // Write lease and contention tracker.
   Duration lease_interval = std::chrono::seconds(15);
   Duration lease_retry_interval = std::chrono::seconds(3);
+  // Start-up: no write before U[0, delay) so replicas started together do
+  // not all write the same routes; 0 disables.
+  Duration lease_election_delay = std::chrono::seconds(1);
   Duration contention_interval = std::chrono::minutes(3);
   int contention_limit = 5;
 

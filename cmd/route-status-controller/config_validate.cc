@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "kubeclient/label_selector.h"
+
 namespace routestatus::cmd {
 namespace {
 
@@ -22,25 +24,10 @@ void CheckPositive(const char* flag, Duration d, std::vector<std::string>& error
   }
 }
 
-// Label selector syntax: comma-separated terms outside parentheses, none
-// empty, parentheses balanced. The controller parses it fully.
-bool LooksLikeSelector(const std::string& s) {
-  int depth = 0;
-  std::string term;
-  auto term_ok = [](const std::string& t) {
-    return t.find_first_not_of(" \t") != std::string::npos;
-  };
-  for (char c : s) {
-    if (c == '(') ++depth;
-    if (c == ')' && --depth < 0) return false;
-    if (c == ',' && depth == 0) {
-      if (!term_ok(term)) return false;
-      term.clear();
-      continue;
-    }
-    term += c;
-  }
-  return depth == 0 && term_ok(term);
+// "" when `text` parses as a Kubernetes label selector, else why not.
+std::string SelectorError(const std::string& text) {
+  auto parsed = kubeclient::LabelSelector::Parse(text);
+  return parsed.ok() ? "" : parsed.status().message();
 }
 
 void CheckDomains(const char* flag, const std::vector<std::string>& domains,
@@ -134,10 +121,6 @@ void ValidateOptions(const Options& o, Command command, bool router_name_set,
   if (!o.router_domain.empty() && !IsDns1123Subdomain(o.router_domain)) {
     errors.push_back("--router-domain: \"" + o.router_domain + "\" is not a DNS domain");
   }
-  if (!o.router_domain.empty() && !o.hostname_template.empty()) {
-    errors.push_back("--router-domain and --hostname-template are exclusive (the domain is a "
-                     "shorthand for the template ${name}-${namespace}.<domain>)");
-  }
   if (!o.hostname_template.empty()) {
     std::string t = o.hostname_template;
     for (const char* ph : {"${name}", "${namespace}"}) {
@@ -148,14 +131,14 @@ void ValidateOptions(const Options& o, Command command, bool router_name_set,
                        "\" does not give a DNS hostname (placeholders: ${name}, ${namespace})");
     }
   }
-  if (o.override_hostname && o.hostname_template.empty() && o.router_domain.empty()) {
-    errors.push_back("--override-hostname needs --hostname-template or --router-domain");
+  if (o.override_hostname && o.hostname_template.empty()) {
+    errors.push_back("--override-hostname needs --hostname-template (the template it applies)");
   }
-  if (!o.route_labels.empty() && !LooksLikeSelector(o.route_labels)) {
-    errors.push_back("--route-labels: \"" + o.route_labels + "\" is not a label selector");
-  }
-  if (!o.namespace_labels.empty() && !LooksLikeSelector(o.namespace_labels)) {
-    errors.push_back("--namespace-labels: \"" + o.namespace_labels + "\" is not a label selector");
+  for (const auto& [flag, value] : {std::pair<const char*, const std::string*>{"route-labels", &o.route_labels},
+                                     {"namespace-labels", &o.namespace_labels}}) {
+    if (std::string why = SelectorError(*value); !why.empty()) {
+      errors.push_back(std::string("--") + flag + ": \"" + *value + "\" is not a label selector: " + why);
+    }
   }
   for (const std::string& ns : o.namespaces) {
     if (!IsDns1123Label(ns)) errors.push_back("--namespaces: \"" + ns + "\" is not a namespace name");
@@ -167,6 +150,7 @@ void ValidateOptions(const Options& o, Command command, bool router_name_set,
   CheckPositive("contention-interval", o.contention_interval, errors);
   CheckPositive("watch-timeout-min", o.watch_timeout_min, errors);
   CheckPositive("shutdown-timeout", o.shutdown_timeout, errors);
+  if (o.lease_election_delay.count() < 0) errors.push_back("--lease-election-delay must not be negative");
   if (o.resync_interval.count() < 0) errors.push_back("--resync-interval must not be negative");
   if (o.watch_timeout_max < o.watch_timeout_min) {
     errors.push_back("--watch-timeout-max (" + FormatDuration(o.watch_timeout_max) +

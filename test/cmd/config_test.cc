@@ -41,6 +41,7 @@ TEST(ConfigTest, DefaultsMatchTheIssue) {
   EXPECT_EQ(c.options.router_name, "default");
   EXPECT_EQ(c.options.lease_interval, 15s);
   EXPECT_EQ(c.options.lease_retry_interval, 3s);
+  EXPECT_EQ(c.options.lease_election_delay, 1s);
   EXPECT_EQ(c.options.contention_interval, 3min);
   EXPECT_EQ(c.options.contention_limit, 5);
   EXPECT_EQ(c.options.resync_interval, 30min);
@@ -53,7 +54,8 @@ TEST(ConfigTest, FlagSyntaxes) {
   ParsedConfig c = Parse({"--router-name=internal", "--router-canonical-hostname",
                           "router.apps.example.com", "--allow-wildcard-routes",
                           "--noupdate-status", "--override-hostname=true",
-                          "--router-domain=apps.example.com", "-v=4", "--workers", "8",
+                          "--router-domain=apps.example.com",
+                          "--hostname-template=${name}-${namespace}.apps.example.com", "-v=4", "--workers", "8",
                           "--qps=12.5", "-burst=30", "--namespaces=a,b", "--namespaces", "c"});
   ASSERT_THAT(c.errors, IsEmpty()) << Joined(c.errors);
   const Options& o = c.options;
@@ -173,12 +175,17 @@ TEST(ConfigTest, ValidationOfHostSettings) {
   EXPECT_THAT(Parse({"--hostname-template=${name}.apps.example.com"}).errors, IsEmpty());
   EXPECT_EQ(Parse({"--hostname-template=${nam}.apps.example.com"}).errors.size(), 1u);
   EXPECT_EQ(Parse({"--override-hostname"}).errors.size(), 1u);
-  EXPECT_EQ(Parse({"--router-domain=a.com", "--hostname-template=${name}.b.com"}).errors.size(), 1u);
+  EXPECT_EQ(Parse({"--override-hostname", "--router-domain=a.com"}).errors.size(), 1u);
+  EXPECT_THAT(Parse({"--override-hostname", "--hostname-template=${name}.b.com"}).errors, IsEmpty());
+  EXPECT_THAT(Parse({"--router-domain=a.com", "--hostname-template=${name}.b.com"}).errors, IsEmpty());
   EXPECT_THAT(Parse({"--allowed-domains=example.com,*.apps.io", "--denied-domains=.bad.io"}).errors,
               IsEmpty());
   EXPECT_EQ(Parse({"--denied-domains=bad domain"}).errors.size(), 1u);
   EXPECT_EQ(Parse({"--route-labels=a=b,,c"}).errors.size(), 1u);
   EXPECT_EQ(Parse({"--route-labels=env in (a,b"}).errors.size(), 1u);
+  EXPECT_THAT(Parse({"--route-labels=shard=a,!legacy,tier notin (x,y)"}).errors, IsEmpty());
+  EXPECT_THAT(Joined(Parse({"--namespace-labels=a b"}).errors),
+              HasSubstr("--namespace-labels: \"a b\" is not a label selector: "));
   EXPECT_THAT(Parse({"--metrics-address=[::]:1936"}).errors, IsEmpty());
   EXPECT_THAT(Parse({"--metrics-address=:0"}).errors, IsEmpty());
   EXPECT_EQ(Parse({"--metrics-address=127.0.0.1:70000"}).errors.size(), 1u);
