@@ -92,6 +92,11 @@ kubeclient::StatusOr<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(
   if (!host.empty()) {
     listen = (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + listen;
   }
+  // Why: initialise civetweb once per process and never exit it, so starting
+  // and stopping endpoints (or other civetweb servers in the same process)
+  // never races mg_start's implicit init/exit. A thread-safe static init.
+  static const unsigned civetweb_init = mg_init_library(0);
+  (void)civetweb_init;
   std::string threads = std::to_string(options.threads < 1 ? 1 : options.threads);
   const char* config[] = {"listening_ports", listen.c_str(),  "num_threads", threads.c_str(),
                           "request_timeout_ms", "10000", "enable_keep_alive", "no",
