@@ -47,29 +47,34 @@ int Server::HandleRequest(mg_connection* conn, void* self) {
 }
 
 Status Server::Start() {
-  mg_init_library(options_.tls ? MG_FEATURES_TLS : 0);
-  if (options_.tls) {
-    if (mg_check_feature(MG_FEATURES_TLS) == 0) {
-      return Status(StatusCode::kInternal, "this civetweb build has no TLS support");
-    }
-    auto cert = GenerateSelfSignedCert();
-    if (!cert.ok()) return cert.status();
-    ca_pem_ = cert.value().cert_pem;
-    char path[] = "/tmp/local-apiserver-cert-XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0) return Status(StatusCode::kInternal, "cannot create a temporary cert file");
-    std::string pem = cert.value().cert_pem + cert.value().key_pem;
-    bool ok = write(fd, pem.data(), pem.size()) == static_cast<ssize_t>(pem.size());
-    close(fd);
-    if (!ok) return Status(StatusCode::kInternal, "cannot write the temporary cert file");
-    cert_file_ = path;
+  mg_init_library(0);
+  if (!options_.tls) {
+    Status s = StartListener(options_.listen);
+    port_ = backend_port_;
+    return s;
   }
-  return StartListener(options_.listen);
+  // Why: Debian's civetweb crashes in its TLS code with OpenSSL 3, so TLS is
+  // terminated by TlsProxy and civetweb serves plain HTTP on loopback.
+  auto cert = GenerateSelfSignedCert();
+  if (!cert.ok()) return cert.status();
+  ca_pem_ = cert.value().cert_pem;
+  Status s = StartListener("127.0.0.1:0");
+  if (!s.ok()) return s;
+  size_t colon = options_.listen.rfind(':');
+  int port = std::atoi(options_.listen.substr(colon + 1).c_str());
+  s = tls_proxy_.Start(host_, port, cert.value().cert_pem, cert.value().key_pem, backend_port_);
+  if (!s.ok()) {
+    StopListener();
+    return s;
+  }
+  port_ = tls_proxy_.port();
+  LOG(INFO) << "local-apiserver serving " << base_url();
+  return Status::Ok();
 }
 
 Status Server::StartListener(const std::string& listen) {
   std::lock_guard<std::mutex> lock(lifecycle_mu_);
-  std::string ports = listen + (options_.tls ? "s" : "");
+  std::string ports = listen;
   std::string threads = std::to_string(options_.threads);
   std::vector<const char*> opts = {"listening_ports", ports.c_str(),
                                    "num_threads", threads.c_str(),
@@ -77,12 +82,6 @@ Status Server::StartListener(const std::string& listen) {
                                    "keep_alive_timeout_ms", "15000",
                                    "request_timeout_ms", "60000",
                                    "tcp_nodelay", "1"};
-  if (options_.tls) {
-    opts.push_back("ssl_certificate");
-    opts.push_back(cert_file_.c_str());
-    opts.push_back("ssl_protocol_version");
-    opts.push_back("4");  // TLS 1.2+
-  }
   opts.push_back(nullptr);
   mg_callbacks callbacks{};
   callbacks.log_message = LogMessage;
@@ -103,9 +102,9 @@ Status Server::StartListener(const std::string& listen) {
   mg_server_port sp[4];
   int n = mg_get_server_ports(ctx_, 4, sp);
   if (n < 1) return Status(StatusCode::kInternal, "civetweb reports no listening port");
-  port_ = sp[0].port;
+  backend_port_ = sp[0].port;
   stopping_.store(false);
-  LOG(INFO) << "local-apiserver listening on " << base_url();
+  LOG(INFO) << "local-apiserver HTTP listener on port " << backend_port_;
   return Status::Ok();
 }
 
@@ -125,16 +124,15 @@ void Server::Stop() {
     threads.swap(admin_threads_);
   }
   for (auto& t : threads) t.join();
+  tls_proxy_.Stop();
   StopListener();
-  if (!cert_file_.empty()) {
-    unlink(cert_file_.c_str());
-    cert_file_.clear();
-  }
 }
 
 Status Server::DropConnections() {
+  tls_proxy_.DropConnections();
   StopListener();
-  return StartListener(host_ + ":" + std::to_string(port_));
+  std::string host = options_.tls ? "127.0.0.1" : host_;
+  return StartListener(host + ":" + std::to_string(backend_port_));
 }
 
 void Server::DropConnectionsAsync() {

@@ -15,6 +15,7 @@
 #include "apiserver/fault_injector.h"
 #include "apiserver/object_store.h"
 #include "apiserver/request_metrics.h"
+#include "apiserver/tls_proxy.h"
 #include "kubeclient/clock.h"
 #include "kubeclient/status.h"
 
@@ -95,6 +96,7 @@ class Server {
  private:
   class Handler;
   static int HandleRequest(mg_connection* conn, void* self);
+  // Starts civetweb on `listen` (plain HTTP); sets backend_port_.
   kubeclient::Status StartListener(const std::string& listen);
   void StopListener();
   // DropConnections on a helper thread (joined by Stop).
@@ -107,7 +109,8 @@ class Server {
   FaultInjector faults_;
   RequestMetrics metrics_;
   std::string ca_pem_;
-  std::string cert_file_;  // cert + key PEM for civetweb; removed on Stop
+  TlsProxy tls_proxy_;     // HTTPS front end (civetweb then serves plain HTTP on loopback)
+  int backend_port_ = 0;   // civetweb's own port
   std::mutex lifecycle_mu_;
   mg_context* ctx_ = nullptr;  // guarded by lifecycle_mu_
   std::atomic<bool> stopping_{false};
