@@ -1,0 +1,319 @@
+// The REST client against the embedded API server over HTTP and HTTPS with
+// a bearer token, configured from the kubeconfig the server writes.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <future>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "apiserver/server.h"
+#include "kubeclient/rest/kube_config.h"
+#include "kubeclient/rest/rest_kube_client.h"
+#include "kubeclient/route.h"
+#include "test/testing/fake_clock.h"
+
+namespace routestatus::kubeclient::rest {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr char kToken[] = "integration-token";
+
+json NewRoute(const std::string& ns, const std::string& name,
+              const std::map<std::string, std::string>& labels = {}) {
+  json r = {{"apiVersion", "route.openshift.io/v1"},
+            {"kind", "Route"},
+            {"metadata", {{"name", name}, {"namespace", ns}}},
+            {"spec", {{"host", name + ".example.com"}, {"to", {{"kind", "Service"}, {"name", "s"}}}}}};
+  if (!labels.empty()) r["metadata"]["labels"] = labels;
+  return r;
+}
+
+class RestClientApiserverTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    apiserver::ServerOptions o;
+    o.tls = GetParam();
+    o.token = kToken;
+    o.bookmark_interval = milliseconds(200);
+    server_ = std::make_unique<apiserver::Server>(o);
+    Status s = server_->Start();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    char tmpl[] = "/tmp/rest_apiserver_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    kubeconfig_ = dir_ + "/kubeconfig";
+    ASSERT_TRUE(server_->WriteKubeconfig(kubeconfig_).ok());
+    auto cfg = LoadKubeconfigFile(kubeconfig_);
+    ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+    config_ = cfg.value();
+    EXPECT_EQ(config_.server.rfind(GetParam() ? "https://" : "http://", 0), 0u);
+    client_ = NewClient(clock_);
+    ASSERT_TRUE(server_->CreateNamespace("ns1").ok());
+  }
+
+  void TearDown() override {
+    client_.reset();
+    if (server_) server_->Stop();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::unique_ptr<KubeClient> NewClient(const Clock& clock, RestOptions opts = {}) {
+    auto c = NewRestKubeClient(config_, clock, opts);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? std::move(c).value() : nullptr;
+  }
+
+  json MustCreate(const json& route) {
+    auto got = client_->Create(RoutesResource(), route["metadata"]["namespace"], route);
+    EXPECT_TRUE(got.ok()) << got.status().ToString();
+    return got.ok() ? got.value() : json();
+  }
+
+  RealClock clock_;
+  std::unique_ptr<apiserver::Server> server_;
+  std::string dir_, kubeconfig_;
+  RestConfig config_;
+  std::unique_ptr<KubeClient> client_;
+};
+
+TEST_P(RestClientApiserverTest, CrudAndNotFound) {
+  json created = MustCreate(NewRoute("ns1", "r1"));
+  EXPECT_FALSE(created["metadata"].value("uid", "").empty());
+  auto got = client_->Get(RoutesResource(), "ns1", "r1");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ((*got)["spec"]["host"], "r1.example.com");
+  EXPECT_EQ(client_->Create(RoutesResource(), "ns1", NewRoute("ns1", "r1")).status().code(),
+            StatusCode::kAlreadyExists);
+  EXPECT_TRUE(client_->Delete(RoutesResource(), "ns1", "r1").ok());
+  EXPECT_EQ(client_->Get(RoutesResource(), "ns1", "r1").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(client_->Delete(RoutesResource(), "ns1", "r1").code(), StatusCode::kNotFound);
+  auto ns = client_->Get(NamespacesResource(), "", "ns1");
+  ASSERT_TRUE(ns.ok()) << ns.status().ToString();
+}
+
+TEST_P(RestClientApiserverTest, NoTokenIsUnauthorized) {
+  RestConfig anonymous = config_;
+  anonymous.token.clear();
+  auto c = NewRestKubeClient(anonymous, clock_);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ((*c)->Get(RoutesResource(), "ns1", "x").status().code(), StatusCode::kUnauthorized);
+}
+
+TEST_P(RestClientApiserverTest, ListWithPaginationAndSelectors) {
+  for (int i = 0; i < 25; ++i) {
+    MustCreate(NewRoute("ns1", "r" + std::to_string(i), {{"shard", i % 2 ? "odd" : "even"}}));
+  }
+  std::set<std::string> names;
+  ListOptions opts;
+  opts.limit = 10;
+  int pages = 0;
+  std::string rv;
+  do {
+    auto page = client_->List(RoutesResource(), "", opts);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    ++pages;
+    EXPECT_LE(page->items.size(), 10u);
+    for (const auto& it : page->items) names.insert(it["metadata"]["name"].get<std::string>());
+    if (rv.empty()) rv = page->resource_version;
+    EXPECT_FALSE(page->resource_version.empty());
+    opts.continue_token = page->continue_token;
+    if (pages == 1) MustCreate(NewRoute("ns1", "late"));  // not in the snapshot
+  } while (!opts.continue_token.empty() && pages < 10);
+  EXPECT_EQ(pages, 3);
+  EXPECT_EQ(names.size(), 25u);
+  EXPECT_EQ(names.count("late"), 0u);
+
+  ListOptions sel;
+  sel.label_selector = "shard in (odd)";
+  auto odd = client_->List(RoutesResource(), "ns1", sel);
+  ASSERT_TRUE(odd.ok()) << odd.status().ToString();
+  EXPECT_EQ(odd->items.size(), 12u);
+  sel.label_selector = "shard=even";
+  sel.field_selector = "metadata.name=r0";
+  auto one = client_->List(RoutesResource(), "ns1", sel);
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  ASSERT_EQ(one->items.size(), 1u);
+  sel.label_selector = "shard in (";
+  EXPECT_EQ(client_->List(RoutesResource(), "ns1", sel).status().code(), StatusCode::kInvalid);
+}
+
+// Next event that is not a bookmark.
+StatusOr<WatchEvent> NextObjectEvent(WatchStream& w) {
+  for (;;) {
+    auto ev = w.Next();
+    if (!ev.ok() || ev->type != WatchEventType::kBookmark) return ev;
+  }
+}
+
+TEST_P(RestClientApiserverTest, WatchResumesFromAResourceVersion) {
+  auto page = client_->List(RoutesResource(), "", {});
+  ASSERT_TRUE(page.ok());
+  for (const char* n : {"a", "b", "c"}) MustCreate(NewRoute("ns1", n));
+  WatchOptions wo;
+  wo.resource_version = page->resource_version;
+  wo.timeout = seconds(30);
+  auto w = client_->Watch(RoutesResource(), "", wo);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  std::vector<std::string> rvs;
+  for (const char* n : {"a", "b", "c"}) {
+    auto ev = NextObjectEvent(**w);
+    ASSERT_TRUE(ev.ok()) << ev.status().ToString();
+    EXPECT_EQ(ev->type, WatchEventType::kAdded);
+    EXPECT_EQ(ev->object["metadata"]["name"], n);
+    rvs.push_back(ev->ResourceVersion());
+  }
+  // A live event, then a resume from the middle replays what followed.
+  MustCreate(NewRoute("ns1", "d"));
+  auto live = NextObjectEvent(**w);
+  ASSERT_TRUE(live.ok());
+  EXPECT_EQ(live->object["metadata"]["name"], "d");
+  (*w)->Cancel();
+
+  wo.resource_version = rvs[1];
+  auto resumed = client_->Watch(RoutesResource(), "ns1", wo);
+  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+  auto c = NextObjectEvent(**resumed);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->object["metadata"]["name"], "c");
+  auto d = NextObjectEvent(**resumed);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->object["metadata"]["name"], "d");
+}
+
+TEST_P(RestClientApiserverTest, BookmarksArrive) {
+  WatchOptions wo;
+  wo.timeout = seconds(30);
+  auto w = client_->Watch(RoutesResource(), "", wo);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  auto ev = (*w)->Next();
+  ASSERT_TRUE(ev.ok()) << ev.status().ToString();
+  EXPECT_EQ(ev->type, WatchEventType::kBookmark);
+  EXPECT_FALSE(ev->ResourceVersion().empty());
+}
+
+TEST_P(RestClientApiserverTest, StaleStatusWriteIsConflict) {
+  json created = MustCreate(NewRoute("ns1", "r1"));
+  auto route = RouteFromJson(created);
+  ASSERT_TRUE(route.ok()) << route.status().ToString();
+  RouteIngress entry;
+  entry.router_name = "default";
+  entry.host = "r1.example.com";
+  entry.conditions.push_back({"Admitted", "True", "", "", "2026-11-29T14:00:00Z"});
+  auto body = WithIngressEntry(*route, "default", entry);
+  ASSERT_TRUE(body.ok());
+  auto written = client_->UpdateStatus(RoutesResource(), *body);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_NE((*written)["metadata"]["resourceVersion"], created["metadata"]["resourceVersion"]);
+  EXPECT_EQ((*written)["status"]["ingress"][0]["routerName"], "default");
+  // The same write again carries the old resourceVersion.
+  auto stale = client_->UpdateStatus(RoutesResource(), *body);
+  EXPECT_EQ(stale.status().code(), StatusCode::kConflict) << stale.status().ToString();
+  EXPECT_NE(stale.status().message().find("modified"), std::string::npos) << stale.status().message();
+}
+
+TEST_P(RestClientApiserverTest, ExpiredVersionIsGone) {
+  auto page = client_->List(RoutesResource(), "", {});
+  ASSERT_TRUE(page.ok());
+  MustCreate(NewRoute("ns1", "a"));
+  MustCreate(NewRoute("ns1", "b"));
+  server_->Compact();
+  WatchOptions wo;
+  wo.resource_version = page->resource_version;
+  wo.timeout = seconds(30);
+  auto w = client_->Watch(RoutesResource(), "", wo);
+  Status gone;
+  if (!w.ok()) {
+    gone = w.status();
+  } else {
+    auto ev = (*w)->Next();
+    ASSERT_TRUE(ev.ok()) << ev.status().ToString();
+    ASSERT_EQ(ev->type, WatchEventType::kError);
+    gone = ev->ErrorStatus();
+  }
+  EXPECT_EQ(gone.code(), StatusCode::kGone) << gone.ToString();
+}
+
+TEST_P(RestClientApiserverTest, TooManyRequestsRetryAfterIsHonoured) {
+  MustCreate(NewRoute("ns1", "r1"));
+  apiserver::FaultRule rule;
+  rule.verb = "GET";
+  rule.resource = "routes";
+  rule.count = 2;
+  rule.code = 429;
+  rule.retry_after_seconds = 3;
+  server_->faults().Add(rule);
+  testing::FakeClock fake;
+  auto client = NewClient(fake);
+  SteadyTime start = fake.Now();
+  auto f = std::async(std::launch::async, [&] { return client->Get(RoutesResource(), "ns1", "r1"); });
+  while (f.wait_for(milliseconds(2)) != std::future_status::ready) fake.Advance(milliseconds(100));
+  auto got = f.get();
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_GE(fake.Now() - start, seconds(6));  // waited Retry-After twice
+  EXPECT_EQ(server_->RequestCount("GET", "routes", "", 429), 2u);
+
+  // With retries off the caller gets the code and the delay.
+  rule.count = 1;
+  server_->faults().Add(rule);
+  RestOptions no_retry;
+  no_retry.max_retries = 0;
+  auto impatient = NewClient(fake, no_retry);
+  auto refused = impatient->Get(RoutesResource(), "ns1", "r1");
+  EXPECT_EQ(refused.status().code(), StatusCode::kTooManyRequests);
+  EXPECT_EQ(refused.status().retry_after(), seconds(3));
+}
+
+TEST_P(RestClientApiserverTest, CancelInFlightWatch) {
+  WatchOptions wo;
+  // Why: bookmarks make the server write, which is how it notices a closed
+  // connection (the client side of the close is checked in the wire test).
+  wo.allow_bookmarks = true;
+  wo.timeout = seconds(60);
+  auto w = client_->Watch(RoutesResource(), "", wo);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  WatchStream* stream = w->get();
+  std::thread canceller([stream] {
+    std::this_thread::sleep_for(milliseconds(200));
+    stream->Cancel();
+  });
+  auto start = std::chrono::steady_clock::now();
+  StatusOr<WatchEvent> ev = stream->Next();
+  while (ev.ok() && ev->type == WatchEventType::kBookmark) ev = stream->Next();
+  canceller.join();
+  EXPECT_EQ(ev.status().code(), StatusCode::kCancelled);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(5));
+  // The server sees the connection go away.
+  for (int i = 0; i < 500 && server_->OpenWatches() > 0; ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_EQ(server_->OpenWatches(), 0u);
+}
+
+TEST_P(RestClientApiserverTest, ServerClosingWatchesEndsTheStream) {
+  WatchOptions wo;
+  wo.allow_bookmarks = false;
+  auto w = client_->Watch(RoutesResource(), "", wo);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  for (int i = 0; i < 500 && server_->OpenWatches() == 0; ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  server_->CloseAllWatches();
+  auto ev = (*w)->Next();
+  EXPECT_EQ(ev.status().code(), StatusCode::kClosed) << ev.status().ToString();
+}
+
+INSTANTIATE_TEST_SUITE_P(HttpAndHttps, RestClientApiserverTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& p) {
+                           return p.param ? "Https" : "Http";
+                         });
+
+}  // namespace
+}  // namespace routestatus::kubeclient::rest
