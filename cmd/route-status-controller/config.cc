@@ -301,7 +301,9 @@ void ParseEnv(const EnvMap& env, RawMap& raw) {
     // Why: the canonical name (first) wins over the compatibility aliases.
     for (const char* name : spec.env) {
       auto it = env.find(name);
-      if (it != env.end()) {
+      // Why: manifests often carry `value: ""` for unused settings; an empty
+      // variable counts as unset rather than as an invalid number or duration.
+      if (it != env.end() && !it->second.empty()) {
         raw[spec.name] = Raw{it->second, std::string("env ") + name};
         break;
       }
@@ -403,7 +405,7 @@ EnvMap EnvironmentMap() {
 std::optional<std::string> ReadWholeFile(const std::string& path, std::string* error) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    *error = std::string(std::strerror(errno));
+    if (error != nullptr) *error = std::string(std::strerror(errno));
     return std::nullopt;
   }
   std::ostringstream text;
@@ -441,7 +443,15 @@ std::string HelpText() {
     for (const char* e : spec.env) out << " " << e;
     out << ")\n";
   }
-  out << "  -h, --help\n      print this text\n";
+  out << "  -h, --help\n      print this text\n\n"
+         "Environment: ROUTESTATUS_<OPTION> (upper case, '-' -> '_') for every option; the\n"
+         "OpenShift router names listed after it also work and lose to it. Empty variables\n"
+         "are ignored.\n"
+         "--config file: YAML mapping of option names to values, e.g.\n"
+         "  router-name: internal\n"
+         "  lease-interval: 15s\n"
+         "  namespaces: [team-a, team-b]\n"
+         "Exit codes: 0 ok, 1 runtime failure, 2 invalid configuration.\n";
   return out.str();
 }
 

@@ -151,6 +151,18 @@ TEST(ConfigTest, OpenShiftEnvAliasesLoseToCanonicalNames) {
   EXPECT_EQ(Parse({"--router-name=flag"}, env).options.router_name, "flag");
 }
 
+TEST(ConfigTest, EmptyEnvironmentVariablesAreUnset) {
+  ParsedConfig c = Parse({}, {{"ROUTESTATUS_WORKERS", ""}, {"ROUTER_SERVICE_NAME", ""},
+                              {"ROUTESTATUS_LEASE_INTERVAL", ""}});
+  ASSERT_THAT(c.errors, IsEmpty()) << Joined(c.errors);
+  EXPECT_EQ(c.options.router_name, "default");
+  EXPECT_EQ(c.options.lease_interval, 15s);
+  // An empty canonical name does not hide a set alias.
+  EXPECT_EQ(Parse({}, {{"ROUTESTATUS_ROUTER_NAME", ""}, {"ROUTER_SERVICE_NAME", "alias"}})
+                .options.router_name,
+            "alias");
+}
+
 TEST(ConfigTest, CollectsEveryErrorWithItsSource) {
   EnvMap env = {{"ROUTESTATUS_CONTENTION_INTERVAL", "3minutes"}};
   ParsedConfig c = Parse({"--lease-interval=15x", "--workers=0", "--qps=-1", "--router-name=Bad_Name",
@@ -239,6 +251,27 @@ TEST(ConfigTest, ConfigFileErrors) {
   EXPECT_THAT(Joined(Parse({"--config=/a.yaml"}, {}, {{"/a.yaml", "a: [\n"}}).errors),
               HasSubstr("config file /a.yaml"));
   EXPECT_THAT(Parse({"--config=/a.yaml"}, {}, {{"/a.yaml", ""}}).errors, IsEmpty());
+}
+
+// The shipped example sets every option to its default: it documents them all
+// and cannot drift from the code.
+TEST(ConfigTest, ExampleConfigFileListsEveryOptionWithItsDefault) {
+  const std::string path = std::string(ROUTESTATUS_SOURCE_DIR) +
+                           "/cmd/route-status-controller/example-config.yaml";
+  ParsedConfig c = ParseConfig({"--config=" + path}, {}, &ReadWholeFile);
+  ASSERT_THAT(c.errors, IsEmpty()) << Joined(c.errors);
+  Options expected;
+  expected.config_file = path;
+  EXPECT_EQ(RenderOptions(c.options), RenderOptions(expected));
+  std::string text = *ReadWholeFile(path, nullptr);
+  std::string help = HelpText();
+  for (size_t p = 0; (p = help.find("\n  --", p)) != std::string::npos; ++p) {
+    size_t start = p + 5;
+    if (help.compare(start, 4, "[no]") == 0) start += 4;
+    std::string name = help.substr(start, help.find_first_of("=\n", start) - start);
+    if (name == "config") continue;
+    EXPECT_THAT(text, HasSubstr("\n" + name + ":")) << "example-config.yaml lacks " << name;
+  }
 }
 
 TEST(ConfigTest, RenderRedactsSecrets) {
