@@ -22,7 +22,7 @@ FROM debian:bookworm-slim
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       ca-certificates libssl3 libcpprest2.10 libyaml-cpp0.7 \
-      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libcivetweb1 libgoogle-glog0v6 \
+      libprometheus-cpp-core1.0 libcivetweb1 libgoogle-glog0v6 \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 65532 nonroot \
  && useradd --system --uid 65532 --gid 65532 --no-create-home --shell /usr/sbin/nologin nonroot
