@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <future>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -38,14 +39,29 @@ json NewRoute(const std::string& ns, const std::string& name,
 
 class RestClientApiserverTest : public ::testing::TestWithParam<bool> {
  protected:
+  // Why: one server per scheme for the whole suite; stopping civetweb takes
+  // ~2 s. Each test works in its own namespace.
+  static std::map<bool, std::unique_ptr<apiserver::Server>>& Servers() {
+    static auto* servers = new std::map<bool, std::unique_ptr<apiserver::Server>>();
+    return *servers;
+  }
+  static void TearDownTestSuite() {
+    for (auto& [tls, server] : Servers()) server->Stop();
+    Servers().clear();
+  }
+
   void SetUp() override {
-    apiserver::ServerOptions o;
-    o.tls = GetParam();
-    o.token = kToken;
-    o.bookmark_interval = milliseconds(200);
-    server_ = std::make_unique<apiserver::Server>(o);
-    Status s = server_->Start();
-    ASSERT_TRUE(s.ok()) << s.ToString();
+    auto& server = Servers()[GetParam()];
+    if (!server) {
+      apiserver::ServerOptions o;
+      o.tls = GetParam();
+      o.token = kToken;
+      o.bookmark_interval = milliseconds(200);
+      server = std::make_unique<apiserver::Server>(o);
+      Status s = server->Start();
+      ASSERT_TRUE(s.ok()) << s.ToString();
+    }
+    server_ = server.get();
     char tmpl[] = "/tmp/rest_apiserver_test.XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
@@ -56,12 +72,14 @@ class RestClientApiserverTest : public ::testing::TestWithParam<bool> {
     config_ = cfg.value();
     EXPECT_EQ(config_.server.rfind(GetParam() ? "https://" : "http://", 0), 0u);
     client_ = NewClient(clock_);
-    ASSERT_TRUE(server_->CreateNamespace("ns1").ok());
+    static int counter = 0;
+    ns_ = "t" + std::to_string(++counter);
+    ASSERT_TRUE(server_->CreateNamespace(ns_).ok());
   }
 
   void TearDown() override {
     client_.reset();
-    if (server_) server_->Stop();
+    server_->faults().Clear();
     std::filesystem::remove_all(dir_);
   }
 
@@ -78,24 +96,25 @@ class RestClientApiserverTest : public ::testing::TestWithParam<bool> {
   }
 
   RealClock clock_;
-  std::unique_ptr<apiserver::Server> server_;
+  apiserver::Server* server_ = nullptr;
+  std::string ns_;
   std::string dir_, kubeconfig_;
   RestConfig config_;
   std::unique_ptr<KubeClient> client_;
 };
 
 TEST_P(RestClientApiserverTest, CrudAndNotFound) {
-  json created = MustCreate(NewRoute("ns1", "r1"));
+  json created = MustCreate(NewRoute(ns_, "r1"));
   EXPECT_FALSE(created["metadata"].value("uid", "").empty());
-  auto got = client_->Get(RoutesResource(), "ns1", "r1");
+  auto got = client_->Get(RoutesResource(), ns_, "r1");
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ((*got)["spec"]["host"], "r1.example.com");
-  EXPECT_EQ(client_->Create(RoutesResource(), "ns1", NewRoute("ns1", "r1")).status().code(),
+  EXPECT_EQ(client_->Create(RoutesResource(), ns_, NewRoute(ns_, "r1")).status().code(),
             StatusCode::kAlreadyExists);
-  EXPECT_TRUE(client_->Delete(RoutesResource(), "ns1", "r1").ok());
-  EXPECT_EQ(client_->Get(RoutesResource(), "ns1", "r1").status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(client_->Delete(RoutesResource(), "ns1", "r1").code(), StatusCode::kNotFound);
-  auto ns = client_->Get(NamespacesResource(), "", "ns1");
+  EXPECT_TRUE(client_->Delete(RoutesResource(), ns_, "r1").ok());
+  EXPECT_EQ(client_->Get(RoutesResource(), ns_, "r1").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(client_->Delete(RoutesResource(), ns_, "r1").code(), StatusCode::kNotFound);
+  auto ns = client_->Get(NamespacesResource(), "", ns_);
   ASSERT_TRUE(ns.ok()) << ns.status().ToString();
 }
 
@@ -104,12 +123,12 @@ TEST_P(RestClientApiserverTest, NoTokenIsUnauthorized) {
   anonymous.token.clear();
   auto c = NewRestKubeClient(anonymous, clock_);
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ((*c)->Get(RoutesResource(), "ns1", "x").status().code(), StatusCode::kUnauthorized);
+  EXPECT_EQ((*c)->Get(RoutesResource(), ns_, "x").status().code(), StatusCode::kUnauthorized);
 }
 
 TEST_P(RestClientApiserverTest, ListWithPaginationAndSelectors) {
   for (int i = 0; i < 25; ++i) {
-    MustCreate(NewRoute("ns1", "r" + std::to_string(i), {{"shard", i % 2 ? "odd" : "even"}}));
+    MustCreate(NewRoute(ns_, "r" + std::to_string(i), {{"shard", i % 2 ? "odd" : "even"}}));
   }
   std::set<std::string> names;
   ListOptions opts;
@@ -117,7 +136,7 @@ TEST_P(RestClientApiserverTest, ListWithPaginationAndSelectors) {
   int pages = 0;
   std::string rv;
   do {
-    auto page = client_->List(RoutesResource(), "", opts);
+    auto page = client_->List(RoutesResource(), ns_, opts);
     ASSERT_TRUE(page.ok()) << page.status().ToString();
     ++pages;
     EXPECT_LE(page->items.size(), 10u);
@@ -125,7 +144,7 @@ TEST_P(RestClientApiserverTest, ListWithPaginationAndSelectors) {
     if (rv.empty()) rv = page->resource_version;
     EXPECT_FALSE(page->resource_version.empty());
     opts.continue_token = page->continue_token;
-    if (pages == 1) MustCreate(NewRoute("ns1", "late"));  // not in the snapshot
+    if (pages == 1) MustCreate(NewRoute(ns_, "late"));  // not in the snapshot
   } while (!opts.continue_token.empty() && pages < 10);
   EXPECT_EQ(pages, 3);
   EXPECT_EQ(names.size(), 25u);
@@ -133,16 +152,16 @@ TEST_P(RestClientApiserverTest, ListWithPaginationAndSelectors) {
 
   ListOptions sel;
   sel.label_selector = "shard in (odd)";
-  auto odd = client_->List(RoutesResource(), "ns1", sel);
+  auto odd = client_->List(RoutesResource(), ns_, sel);
   ASSERT_TRUE(odd.ok()) << odd.status().ToString();
   EXPECT_EQ(odd->items.size(), 12u);
   sel.label_selector = "shard=even";
   sel.field_selector = "metadata.name=r0";
-  auto one = client_->List(RoutesResource(), "ns1", sel);
+  auto one = client_->List(RoutesResource(), ns_, sel);
   ASSERT_TRUE(one.ok()) << one.status().ToString();
   ASSERT_EQ(one->items.size(), 1u);
   sel.label_selector = "shard in (";
-  EXPECT_EQ(client_->List(RoutesResource(), "ns1", sel).status().code(), StatusCode::kInvalid);
+  EXPECT_EQ(client_->List(RoutesResource(), ns_, sel).status().code(), StatusCode::kInvalid);
 }
 
 // Next event that is not a bookmark.
@@ -154,13 +173,13 @@ StatusOr<WatchEvent> NextObjectEvent(WatchStream& w) {
 }
 
 TEST_P(RestClientApiserverTest, WatchResumesFromAResourceVersion) {
-  auto page = client_->List(RoutesResource(), "", {});
+  auto page = client_->List(RoutesResource(), ns_, {});
   ASSERT_TRUE(page.ok());
-  for (const char* n : {"a", "b", "c"}) MustCreate(NewRoute("ns1", n));
+  for (const char* n : {"a", "b", "c"}) MustCreate(NewRoute(ns_, n));
   WatchOptions wo;
   wo.resource_version = page->resource_version;
   wo.timeout = seconds(30);
-  auto w = client_->Watch(RoutesResource(), "", wo);
+  auto w = client_->Watch(RoutesResource(), ns_, wo);
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   std::vector<std::string> rvs;
   for (const char* n : {"a", "b", "c"}) {
@@ -171,14 +190,14 @@ TEST_P(RestClientApiserverTest, WatchResumesFromAResourceVersion) {
     rvs.push_back(ev->ResourceVersion());
   }
   // A live event, then a resume from the middle replays what followed.
-  MustCreate(NewRoute("ns1", "d"));
+  MustCreate(NewRoute(ns_, "d"));
   auto live = NextObjectEvent(**w);
   ASSERT_TRUE(live.ok());
   EXPECT_EQ(live->object["metadata"]["name"], "d");
   (*w)->Cancel();
 
   wo.resource_version = rvs[1];
-  auto resumed = client_->Watch(RoutesResource(), "ns1", wo);
+  auto resumed = client_->Watch(RoutesResource(), ns_, wo);
   ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
   auto c = NextObjectEvent(**resumed);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -191,7 +210,7 @@ TEST_P(RestClientApiserverTest, WatchResumesFromAResourceVersion) {
 TEST_P(RestClientApiserverTest, BookmarksArrive) {
   WatchOptions wo;
   wo.timeout = seconds(30);
-  auto w = client_->Watch(RoutesResource(), "", wo);
+  auto w = client_->Watch(RoutesResource(), ns_, wo);
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   auto ev = (*w)->Next();
   ASSERT_TRUE(ev.ok()) << ev.status().ToString();
@@ -200,7 +219,7 @@ TEST_P(RestClientApiserverTest, BookmarksArrive) {
 }
 
 TEST_P(RestClientApiserverTest, StaleStatusWriteIsConflict) {
-  json created = MustCreate(NewRoute("ns1", "r1"));
+  json created = MustCreate(NewRoute(ns_, "r1"));
   auto route = RouteFromJson(created);
   ASSERT_TRUE(route.ok()) << route.status().ToString();
   RouteIngress entry;
@@ -220,15 +239,15 @@ TEST_P(RestClientApiserverTest, StaleStatusWriteIsConflict) {
 }
 
 TEST_P(RestClientApiserverTest, ExpiredVersionIsGone) {
-  auto page = client_->List(RoutesResource(), "", {});
+  auto page = client_->List(RoutesResource(), ns_, {});
   ASSERT_TRUE(page.ok());
-  MustCreate(NewRoute("ns1", "a"));
-  MustCreate(NewRoute("ns1", "b"));
+  MustCreate(NewRoute(ns_, "a"));
+  MustCreate(NewRoute(ns_, "b"));
   server_->Compact();
   WatchOptions wo;
   wo.resource_version = page->resource_version;
   wo.timeout = seconds(30);
-  auto w = client_->Watch(RoutesResource(), "", wo);
+  auto w = client_->Watch(RoutesResource(), ns_, wo);
   Status gone;
   if (!w.ok()) {
     gone = w.status();
@@ -242,7 +261,7 @@ TEST_P(RestClientApiserverTest, ExpiredVersionIsGone) {
 }
 
 TEST_P(RestClientApiserverTest, TooManyRequestsRetryAfterIsHonoured) {
-  MustCreate(NewRoute("ns1", "r1"));
+  MustCreate(NewRoute(ns_, "r1"));
   apiserver::FaultRule rule;
   rule.verb = "GET";
   rule.resource = "routes";
@@ -253,7 +272,7 @@ TEST_P(RestClientApiserverTest, TooManyRequestsRetryAfterIsHonoured) {
   testing::FakeClock fake;
   auto client = NewClient(fake);
   SteadyTime start = fake.Now();
-  auto f = std::async(std::launch::async, [&] { return client->Get(RoutesResource(), "ns1", "r1"); });
+  auto f = std::async(std::launch::async, [&] { return client->Get(RoutesResource(), ns_, "r1"); });
   while (f.wait_for(milliseconds(2)) != std::future_status::ready) fake.Advance(milliseconds(100));
   auto got = f.get();
   ASSERT_TRUE(got.ok()) << got.status().ToString();
@@ -266,7 +285,7 @@ TEST_P(RestClientApiserverTest, TooManyRequestsRetryAfterIsHonoured) {
   RestOptions no_retry;
   no_retry.max_retries = 0;
   auto impatient = NewClient(fake, no_retry);
-  auto refused = impatient->Get(RoutesResource(), "ns1", "r1");
+  auto refused = impatient->Get(RoutesResource(), ns_, "r1");
   EXPECT_EQ(refused.status().code(), StatusCode::kTooManyRequests);
   EXPECT_EQ(refused.status().retry_after(), seconds(3));
 }
@@ -277,7 +296,7 @@ TEST_P(RestClientApiserverTest, CancelInFlightWatch) {
   // connection (the client side of the close is checked in the wire test).
   wo.allow_bookmarks = true;
   wo.timeout = seconds(60);
-  auto w = client_->Watch(RoutesResource(), "", wo);
+  auto w = client_->Watch(RoutesResource(), ns_, wo);
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   WatchStream* stream = w->get();
   std::thread canceller([stream] {
@@ -300,7 +319,7 @@ TEST_P(RestClientApiserverTest, CancelInFlightWatch) {
 TEST_P(RestClientApiserverTest, ServerClosingWatchesEndsTheStream) {
   WatchOptions wo;
   wo.allow_bookmarks = false;
-  auto w = client_->Watch(RoutesResource(), "", wo);
+  auto w = client_->Watch(RoutesResource(), ns_, wo);
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   for (int i = 0; i < 500 && server_->OpenWatches() == 0; ++i) {
     std::this_thread::sleep_for(milliseconds(10));
