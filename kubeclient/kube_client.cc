@@ -115,7 +115,10 @@ Status StatusFromResponse(int http_code, std::string_view body,
   std::string message;
   StatusCode code = StatusCode::kOk;
   json doc = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_discarded() && doc.is_object() && doc.value("kind", "") == "Status") {
+  // Why: json::value() throws when "kind" is not a string; check the type.
+  const bool is_status = !doc.is_discarded() && doc.is_object() && doc.contains("kind") &&
+                         doc["kind"].is_string() && doc["kind"] == "Status";
+  if (is_status) {
     if (doc.contains("message") && doc["message"].is_string()) message = doc["message"];
     if (doc.contains("reason") && doc["reason"].is_string()) code = CodeFromReason(doc["reason"]);
     if (!retry_after && doc.contains("details") && doc["details"].is_object()) {
