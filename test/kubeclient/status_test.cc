@@ -60,6 +60,18 @@ TEST(StatusFromResponseTest, Table) {
   }
 }
 
+TEST(StatusFromResponseTest, WrongFieldTypesDoNotThrow) {
+  const char* bodies[] = {R"({"kind":5})", R"({"kind":"Status","reason":5,"message":[],"details":3})",
+                          R"({"kind":null})", R"({"kind":"Status","details":{"retryAfterSeconds":1.5}})"};
+  for (const char* b : bodies) {
+    Status s = StatusFromResponse(503, b);
+    EXPECT_EQ(s.code(), StatusCode::kUnavailable) << b;
+  }
+  auto ev = DecodeWatchEvent(R"({"type":"ERROR","object":{"kind":5,"code":"x"}})");
+  ASSERT_TRUE(ev.ok());
+  EXPECT_EQ(ev->ErrorStatus().code(), StatusCode::kUnavailable);
+}
+
 TEST(StatusFromResponseTest, HtmlExcerptIsShortAndPrintable) {
   std::string page = "<html>\n\t" + std::string(5000, 'x') + "</html>";
   Status s = StatusFromResponse(502, page);

@@ -30,6 +30,9 @@ const std::vector<std::string>& Corpus() {
       R"({"kind":"Status","status":"Failure","reason":"TooManyRequests","code":429,)"
       R"("details":{"retryAfterSeconds":2}})",
       "<html><body>502 Bad Gateway</body></html>",
+      // Fields of unexpected types (json::value() would throw on these).
+      R"({"kind":5,"reason":{},"type":"ADDED","object":{"metadata":{"name":1,"labels":[]},)"
+      R"("status":{"ingress":[{"routerName":2,"conditions":{}}]}}})",
       "current-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\n"
       "clusters:\n- name: k\n  cluster:\n    server: https://1.2.3.4\n"
       "    certificate-authority-data: aGVsbG8=\nusers:\n- name: u\n  user: {token: t}\n",
