@@ -13,7 +13,9 @@ PeriodicResync::~PeriodicResync() { Stop(); }
 
 void PeriodicResync::Start() {
   CHECK(!thread_.joinable()) << "PeriodicResync started twice";
-  thread_ = std::thread([this] { Loop(); });
+  // Why here, not on the new thread: the period counts from Start().
+  SteadyTime first = clock_.Now() + period_;
+  thread_ = std::thread([this, first] { Loop(first); });
 }
 
 void PeriodicResync::Stop() {
@@ -30,9 +32,8 @@ uint64_t PeriodicResync::runs() const {
   return runs_;
 }
 
-void PeriodicResync::Loop() {
+void PeriodicResync::Loop(SteadyTime next) {
   std::unique_lock<std::mutex> l(mu_);
-  SteadyTime next = clock_.Now() + period_;
   for (;;) {
     while (!stopping_ && clock_.Now() < next) clock_.WaitUntil(cv_, l, next);
     if (stopping_) return;
@@ -41,11 +42,11 @@ void PeriodicResync::Loop() {
     l.lock();
     ++runs_;
     cv_.notify_all();
-    // Why from now: after a long pause (or a big fake-clock jump) run once,
-    // not once per missed period.
+    // Why: after a long pause (or a big fake-clock jump) run once more, not
+    // once per missed period.
     next += period_;
     SteadyTime now = clock_.Now();
-    if (next <= now) next = now + period_;
+    if (next + period_ <= now) next = now;
   }
 }
 

@@ -27,7 +27,7 @@ class PeriodicResync {
   uint64_t runs() const;
 
  private:
-  void Loop();
+  void Loop(SteadyTime first);
 
   const Clock& clock_;
   const Duration period_;

@@ -1,0 +1,378 @@
+#include "kubeclient/cache/informer.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "test/kubeclient/cache/fake_kube_client.h"
+#include "test/testing/fake_clock.h"
+
+namespace routestatus::kubeclient::cache {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::FakeKubeClient;
+using testing::MakeNamespaceJson;
+using testing::MakeRouteJson;
+using testing::WatchScript;
+
+// Records handler calls as text: "add ns/a 5 initial", "update ns/a 5->6",
+// "delete ns/a 6".
+class Recorder final : public EventHandler<Route> {
+ public:
+  void OnAdd(const Ptr& obj, bool initial) override {
+    log.push_back("add " + obj->Key() + " " + obj->metadata.resource_version +
+                  (initial ? " initial" : ""));
+  }
+  void OnUpdate(const Ptr& o, const Ptr& n) override {
+    log.push_back("update " + n->Key() + " " + o->metadata.resource_version + "->" +
+                  n->metadata.resource_version);
+  }
+  void OnDelete(const Ptr& last) override {
+    log.push_back("delete " + last->Key() + " " + last->metadata.resource_version);
+  }
+  std::vector<std::string> log;
+};
+
+WatchEvent Event(WatchEventType type, nlohmann::json object) {
+  WatchEvent e;
+  e.type = type;
+  e.object = std::move(object);
+  return e;
+}
+
+WatchEvent Bookmark(int64_t rv) {
+  return Event(WatchEventType::kBookmark,
+               {{"kind", "Route"}, {"metadata", {{"resourceVersion", std::to_string(rv)}}}});
+}
+
+WatchEvent GoneEvent() {
+  return Event(WatchEventType::kError, {{"kind", "Status"},
+                                        {"status", "Failure"},
+                                        {"reason", "Expired"},
+                                        {"message", "too old resource version"},
+                                        {"code", 410}});
+}
+
+class InformerTest : public ::testing::Test {
+ protected:
+  InformerTest() {
+    options_.name = "routes";
+    options_.watch_timeout_min = seconds(300);
+    options_.watch_timeout_max = seconds(600);
+  }
+
+  void AddServerRoute(const std::string& ns, const std::string& name, int64_t rv,
+                      const std::string& host = "") {
+    client_.SetObject(ns + "/" + name, MakeRouteJson(ns, name, rv, host));
+  }
+
+  // The cache's keys with their resourceVersions, sorted.
+  static std::vector<std::string> CacheContent(const RouteInformer& inf) {
+    std::vector<std::string> out;
+    for (const auto& r : inf.List()) out.push_back(r->Key() + "@" + r->metadata.resource_version);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  ::routestatus::testing::FakeClock clock_;
+  FakeKubeClient client_;
+  InformerOptions options_;
+  Recorder recorder_;
+};
+
+TEST_F(InformerTest, InitialListIsPaginatedAndSyncs) {
+  for (int i = 0; i < 1200; ++i) AddServerRoute("ns", "r" + std::to_string(i), 10);
+  client_.SetListResourceVersion(50);
+  client_.AddWatch(WatchScript{});
+  RouteInformer inf(client_, clock_, options_);
+  inf.AddEventHandler(&recorder_);
+  EXPECT_FALSE(inf.HasSynced());
+  EXPECT_EQ(inf.reflector().Step(), Duration::zero());
+  EXPECT_TRUE(inf.HasSynced());
+  EXPECT_EQ(client_.list_calls(), 3);  // 500 + 500 + 200
+  EXPECT_EQ(inf.List().size(), 1200u);
+  ASSERT_EQ(recorder_.log.size(), 1200u);
+  EXPECT_EQ(recorder_.log[0].substr(recorder_.log[0].size() - 7), "initial");
+  ASSERT_NE(inf.Get("ns/r7"), nullptr);
+  EXPECT_EQ(inf.Get("ns/r7")->spec.host, "r7.ns.example.com");
+  // The watch starts at the list's version.
+  inf.reflector().Step();
+  ASSERT_EQ(client_.watch_calls().size(), 1u);
+  EXPECT_EQ(client_.watch_calls()[0].resource_version, "50");
+  EXPECT_TRUE(client_.watch_calls()[0].allow_bookmarks);
+}
+
+TEST_F(InformerTest, ClosedWatchResumesFromNewestVersionWithoutRelist) {
+  AddServerRoute("ns", "a", 5);
+  client_.SetListResourceVersion(10);
+  WatchScript w1;
+  w1.events = {Event(WatchEventType::kAdded, MakeRouteJson("ns", "b", 11)),
+               Event(WatchEventType::kModified, MakeRouteJson("ns", "a", 12))};
+  client_.AddWatch(w1);
+  WatchScript w2;
+  w2.events = {Event(WatchEventType::kDeleted, MakeRouteJson("ns", "b", 13))};
+  w2.end = Status(StatusCode::kUnavailable, "connection reset");
+  client_.AddWatch(w2);
+  client_.AddWatch(WatchScript{});
+  RouteInformer inf(client_, clock_, options_);
+  inf.AddEventHandler(&recorder_);
+  inf.reflector().Step();  // list
+  EXPECT_EQ(inf.reflector().Step(), Duration::zero()) << "a normal close resumes at once";
+  inf.reflector().Step();  // w2: error after an event: backoff, then resume
+  inf.reflector().Step();
+  auto calls = client_.watch_calls();
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[0].resource_version, "10");
+  EXPECT_EQ(calls[1].resource_version, "12");
+  EXPECT_EQ(calls[2].resource_version, "13");
+  EXPECT_EQ(client_.list_calls(), 1);
+  EXPECT_EQ(recorder_.log, (std::vector<std::string>{"add ns/a 5 initial", "add ns/b 11",
+                                                     "update ns/a 5->12", "delete ns/b 11"}));
+  EXPECT_EQ(CacheContent(inf), std::vector<std::string>{"ns/a@12"});
+  InformerStats s = inf.Stats();
+  EXPECT_EQ(s.relists, 0u);
+  EXPECT_EQ(s.watch_restarts, 2u);
+  EXPECT_EQ(s.events_added, 1u);
+  EXPECT_EQ(s.events_modified, 1u);
+  EXPECT_EQ(s.events_deleted, 1u);
+  EXPECT_EQ(s.resource_version, "13");
+}
+
+TEST_F(InformerTest, BookmarksAdvanceTheResumeVersion) {
+  client_.SetListResourceVersion(10);
+  WatchScript w1;
+  w1.events = {Bookmark(20), Bookmark(25)};
+  client_.AddWatch(w1);
+  client_.AddWatch(WatchScript{});
+  RouteInformer inf(client_, clock_, options_);
+  inf.reflector().Step();
+  inf.reflector().Step();
+  inf.reflector().Step();
+  ASSERT_EQ(client_.watch_calls().size(), 2u);
+  EXPECT_EQ(client_.watch_calls()[1].resource_version, "25");
+  EXPECT_EQ(inf.Stats().events_bookmark, 2u);
+}
+
+TEST_F(InformerTest, GoneEventRelistsAndReplacesCache) {
+  AddServerRoute("ns", "a", 5);
+  AddServerRoute("ns", "b", 6);
+  AddServerRoute("ns", "c", 7);
+  client_.SetListResourceVersion(10);
+  WatchScript w1;
+  w1.events = {GoneEvent()};
+  client_.AddWatch(w1);
+  RouteInformer inf(client_, clock_, options_);
+  inf.AddEventHandler(&recorder_);
+  inf.reflector().Step();
+  recorder_.log.clear();
+  // While we were away: a deleted, b changed, c unchanged, d created.
+  client_.RemoveObject("ns/a");
+  AddServerRoute("ns", "b", 30);
+  AddServerRoute("ns", "d", 31);
+  client_.SetListResourceVersion(40);
+  inf.reflector().Step();  // watch -> 410
+  EXPECT_TRUE(inf.reflector().NeedsList());
+  inf.reflector().Step();  // relist
+  EXPECT_EQ(recorder_.log, (std::vector<std::string>{"delete ns/a 5", "update ns/b 6->30",
+                                                     "add ns/d 31 initial"}));
+  EXPECT_EQ(CacheContent(inf), (std::vector<std::string>{"ns/b@30", "ns/c@7", "ns/d@31"}));
+  EXPECT_EQ(inf.Stats().relists, 1u);
+  client_.AddWatch(WatchScript{});
+  inf.reflector().Step();
+  EXPECT_EQ(client_.watch_calls().back().resource_version, "40");
+}
+
+TEST_F(InformerTest, GoneOnWatchOpenRelists) {
+  client_.SetListResourceVersion(10);
+  WatchScript w1;
+  w1.open_error = Status(StatusCode::kGone, "too old resource version");
+  client_.AddWatch(w1);
+  RouteInformer inf(client_, clock_, options_);
+  inf.reflector().Step();
+  inf.reflector().Step();
+  EXPECT_TRUE(inf.reflector().NeedsList());
+  inf.reflector().Step();
+  EXPECT_EQ(client_.list_calls(), 2);
+  EXPECT_FALSE(inf.reflector().NeedsList());
+}
+
+TEST_F(InformerTest, StaleEventsDoNotResurrectOrRollBack) {
+  AddServerRoute("ns", "a", 10);
+  AddServerRoute("ns", "b", 11);
+  client_.SetListResourceVersion(20);
+  WatchScript w1;
+  w1.events = {Event(WatchEventType::kModified, MakeRouteJson("ns", "a", 9)),  // older: ignored
+               Event(WatchEventType::kDeleted, MakeRouteJson("ns", "b", 21)),
+               Event(WatchEventType::kAdded, MakeRouteJson("ns", "b", 11)),     // stale: ignored
+               Event(WatchEventType::kDeleted, MakeRouteJson("ns", "a", 8)),    // stale delete
+               Event(WatchEventType::kAdded, MakeRouteJson("ns", "b", 22))};    // re-created
+  client_.AddWatch(w1);
+  RouteInformer inf(client_, clock_, options_);
+  inf.AddEventHandler(&recorder_);
+  inf.reflector().Step();
+  recorder_.log.clear();
+  inf.reflector().Step();
+  EXPECT_EQ(recorder_.log, (std::vector<std::string>{"delete ns/b 11", "add ns/b 22"}));
+  EXPECT_EQ(CacheContent(inf), (std::vector<std::string>{"ns/a@10", "ns/b@22"}));
+  EXPECT_EQ(inf.Stats().stale_events_ignored, 3u);
+}
+
+TEST_F(InformerTest, DecodeFailuresAreSkippedAndCounted) {
+  AddServerRoute("ns", "a", 5);
+  client_.SetObject("ns/bad", {{"metadata", {{"namespace", "ns"}}}});  // no name
+  client_.SetObject("ns/bad2", {{"metadata", {{"name", "bad2"}, {"namespace", "ns"}}},
+                                {"spec", "not an object"}});
+  client_.SetListResourceVersion(10);
+  WatchScript w1;
+  nlohmann::json bad = MakeRouteJson("ns", "c", 12);
+  bad["status"]["ingress"] = "oops";
+  w1.events = {Event(WatchEventType::kAdded, bad),
+               Event(WatchEventType::kAdded, MakeRouteJson("ns", "d", 13))};
+  client_.AddWatch(w1);
+  client_.AddWatch(WatchScript{});
+  RouteInformer inf(client_, clock_, options_);
+  inf.AddEventHandler(&recorder_);
+  inf.reflector().Step();
+  inf.reflector().Step();
+  inf.reflector().Step();
+  EXPECT_EQ(CacheContent(inf), (std::vector<std::string>{"ns/a@5", "ns/d@13"}));
+  EXPECT_EQ(inf.Stats().decode_errors, 3u);
+  EXPECT_TRUE(inf.HasSynced());
+  EXPECT_EQ(client_.watch_calls().back().resource_version, "13");
+}
+
+TEST_F(InformerTest, BackoffIsBoundedWhileServerFails) {
+  std::vector<Status> errors(100, Status(StatusCode::kUnavailable, "500 internal error"));
+  client_.FailNextLists(errors);
+  RouteInformer inf(client_, clock_, options_);
+  // Drive the loop in fake time for 30 s of failures.
+  Duration elapsed{0};
+  int attempts = 0;
+  std::vector<Duration> waits;
+  while (elapsed < seconds(30)) {
+    Duration d = inf.reflector().Step();
+    ++attempts;
+    waits.push_back(d);
+    EXPECT_GT(d, Duration::zero()) << "no hot loop";
+    EXPECT_LE(d, options_.backoff.max);
+    clock_.Advance(d);
+    elapsed += d;
+  }
+  // 200 ms doubling with up to +50% jitter: about 7-8 attempts in 30 s.
+  EXPECT_GE(attempts, 5);
+  EXPECT_LE(attempts, 9);
+  for (size_t i = 1; i + 1 < waits.size(); ++i) EXPECT_GE(waits[i] * 3, waits[i - 1] * 2);
+  EXPECT_FALSE(inf.HasSynced());
+}
+
+TEST_F(InformerTest, RecoversWhenServerReturns) {
+  client_.FailNextLists(std::vector<Status>(3, Status(StatusCode::kUnavailable, "500")));
+  AddServerRoute("ns", "a", 5);
+  WatchScript w;
+  w.open_error = Status(StatusCode::kUnavailable, "500");
+  for (int i = 0; i < 3; ++i) client_.AddWatch(w);
+  client_.AddWatch(WatchScript{});  // healthy again
+  RouteInformer inf(client_, clock_, options_);
+  int steps = 0;
+  while (client_.watch_calls().size() < 4 && steps < 20) {
+    clock_.Advance(inf.reflector().Step());
+    ++steps;
+  }
+  EXPECT_TRUE(inf.HasSynced());
+  EXPECT_EQ(client_.list_calls(), 4);
+  EXPECT_EQ(client_.watch_calls().size(), 4u);
+  EXPECT_EQ(inf.Stats().watch_failures, 3u);
+  EXPECT_EQ(inf.Stats().list_failures, 3u);
+}
+
+TEST_F(InformerTest, WatchThatClosesAtOnceBacksOff) {
+  for (int i = 0; i < 5; ++i) client_.AddWatch(WatchScript{});
+  RouteInformer inf(client_, clock_, options_);
+  inf.reflector().Step();
+  Duration total{0};
+  for (int i = 0; i < 5; ++i) {
+    Duration d = inf.reflector().Step();
+    EXPECT_GT(d, Duration::zero());
+    total += d;
+  }
+  EXPECT_GE(total, milliseconds(200 + 400 + 800 + 1600 + 3200));
+}
+
+TEST_F(InformerTest, WatchTimeoutIsRandomisedWithinBounds) {
+  options_.watch_timeout_min = seconds(5);
+  options_.watch_timeout_max = seconds(9);
+  for (int i = 0; i < 30; ++i) {
+    WatchScript w;
+    w.events = {Bookmark(100 + i)};
+    client_.AddWatch(w);
+  }
+  RouteInformer inf(client_, clock_, options_);
+  inf.reflector().Step();
+  for (int i = 0; i < 30; ++i) inf.reflector().Step();
+  std::set<int64_t> seen;
+  for (const auto& c : client_.watch_calls()) {
+    EXPECT_GE(c.timeout.count(), 5);
+    EXPECT_LE(c.timeout.count(), 9);
+    seen.insert(c.timeout.count());
+  }
+  EXPECT_GE(seen.size(), 3u);
+}
+
+TEST_F(InformerTest, HostIndexFollowsChanges) {
+  AddServerRoute("ns", "a", 5, "www.example.com");
+  AddServerRoute("other", "b", 6, "www.example.com");
+  AddServerRoute("ns", "c", 7, "api.example.com");
+  client_.SetListResourceVersion(10);
+  WatchScript w;
+  w.events = {Event(WatchEventType::kModified, MakeRouteJson("ns", "a", 11, "new.example.com")),
+              Event(WatchEventType::kDeleted, MakeRouteJson("ns", "c", 12, "api.example.com"))};
+  client_.AddWatch(w);
+  RouteInformer inf(client_, clock_, options_);
+  inf.AddIndex("host", [](const Route& r) { return std::vector<std::string>{r.spec.host}; });
+  inf.reflector().Step();
+  EXPECT_EQ(inf.ByIndex("host", "www.example.com").size(), 2u);
+  inf.reflector().Step();
+  auto www = inf.ByIndex("host", "www.example.com");
+  ASSERT_EQ(www.size(), 1u);
+  EXPECT_EQ(www[0]->Key(), "other/b");
+  EXPECT_EQ(inf.ByIndex("host", "new.example.com").size(), 1u);
+  EXPECT_TRUE(inf.ByIndex("host", "api.example.com").empty());
+  EXPECT_TRUE(inf.ByIndex("nosuchindex", "x").empty());
+}
+
+TEST_F(InformerTest, StopCancelsBlockedWatch) {
+  AddServerRoute("ns", "a", 5);
+  RouteInformer inf(client_, clock_, options_);
+  inf.Start();
+  EXPECT_TRUE(inf.WaitForSync());
+  client_.WaitForIdleWatch();  // the informer thread is blocked in Next()
+  inf.Stop();                  // must return: the watch is cancelled
+  EXPECT_EQ(inf.Get("ns/a")->metadata.resource_version, "5");
+}
+
+TEST_F(InformerTest, StopWakesBackoffWait) {
+  client_.FailNextLists(std::vector<Status>(5, Status(StatusCode::kUnavailable, "500")));
+  RouteInformer inf(client_, clock_, options_);
+  inf.Start();
+  inf.Stop();  // returns although fake time never advances
+  EXPECT_FALSE(inf.HasSynced());
+  EXPECT_FALSE(inf.WaitForSync());
+}
+
+TEST_F(InformerTest, NamespaceInformerDecodesLabels) {
+  client_.SetObject("team-a", MakeNamespaceJson("team-a", 3, {{"shard", "x"}}));
+  client_.SetObject("team-b", MakeNamespaceJson("team-b", 4));
+  NamespaceInformer inf(client_, clock_, options_);
+  inf.reflector().Step();
+  ASSERT_NE(inf.Get("team-a"), nullptr);
+  EXPECT_EQ(inf.Get("team-a")->metadata.labels.at("shard"), "x");
+  EXPECT_EQ(inf.List().size(), 2u);
+}
+
+}  // namespace
+}  // namespace routestatus::kubeclient::cache
