@@ -1,0 +1,226 @@
+// route-sim: runs the seeded router-fleet simulation (test/sim) for many
+// seeds and prints a summary per scenario, or one seed with a trace.
+//
+//   route-sim --seeds=10000                 seeds 1..10000 of every scenario
+//   route-sim --seed=1234 --scenario=fight  one run (add --trace for events)
+#include <algorithm>
+#include <cstdlib>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <string>
+
+#include <glog/logging.h>
+
+#include "kubeclient/clock.h"
+#include "test/sim/simulation.h"
+
+namespace {
+
+using routestatus::sim::Scenario;
+using routestatus::sim::SimOptions;
+using routestatus::sim::SimResult;
+
+struct Summary {
+  int seeds = 0;
+  int failed = 0;
+  int64_t changes = 0;
+  int64_t writes = 0;
+  int64_t puts = 0;
+  int64_t conflicts = 0;
+  int64_t startup_changes = 0;
+  int64_t startup_puts = 0;
+  int64_t crashes = 0;
+  int64_t failovers = 0;
+  int64_t max_gap_ms = 0;
+  int64_t fight_max_window = 0;
+  int64_t fight_bound_min = 0;
+  int64_t fight_last_window = 0;
+  double worst_write_ratio = 0;
+  uint64_t worst_write_seed = 0;
+};
+
+void Usage() {
+  std::cerr << "usage: route-sim [--seeds=N | --seed=N] [--first-seed=N] [--scenario=NAME|all]\n"
+               "  [--replicas=N] [--routes=N] [--lease-interval-ms=N] [--lease-retry-ms=N]\n"
+               "  [--election-delay-ms=N] [--single-probe=0|1] [--contention-limit=N]\n"
+               "  [--contention-interval-ms=N] [--max-watch-delay-ms=N] [--trace]\n"
+               "  [--max-failures=N]\n"
+               "scenarios: steady chaos failover fight\n";
+}
+
+bool Flag(const std::string& arg, const std::string& name, std::string* value) {
+  const std::string prefix = "--" + name + "=";
+  if (arg.rfind(prefix, 0) != 0) return false;
+  *value = arg.substr(prefix.size());
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  google::InitGoogleLogging(argv[0]);
+  FLAGS_minloglevel = 2;  // the tracker's warnings are expected in fights
+  SimOptions base;
+  uint64_t seeds = 100;
+  uint64_t first_seed = 1;
+  bool single = false;
+  int max_failures = 20;
+  std::vector<Scenario> scenarios = routestatus::sim::AllScenarios();
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    std::string v;
+    auto ms = [&](const std::string& s) { return std::chrono::milliseconds(std::stoll(s)); };
+    try {
+      if (Flag(arg, "seeds", &v)) {
+        seeds = std::stoull(v);
+      } else if (Flag(arg, "seed", &v)) {
+        first_seed = std::stoull(v);
+        seeds = 1;
+        single = true;
+      } else if (Flag(arg, "first-seed", &v)) {
+        first_seed = std::stoull(v);
+      } else if (Flag(arg, "scenario", &v)) {
+        if (v != "all") {
+          auto s = routestatus::sim::ParseScenario(v);
+          if (!s) {
+            std::cerr << "unknown scenario " << v << "\n";
+            Usage();
+            return 2;
+          }
+          scenarios = {*s};
+        }
+      } else if (Flag(arg, "replicas", &v)) {
+        base.replicas = std::stoi(v);
+      } else if (Flag(arg, "routes", &v)) {
+        base.routes = std::stoi(v);
+      } else if (Flag(arg, "lease-interval-ms", &v)) {
+        base.lease_interval = ms(v);
+      } else if (Flag(arg, "lease-retry-ms", &v)) {
+        base.lease_retry = ms(v);
+      } else if (Flag(arg, "election-delay-ms", &v)) {
+        base.election_delay = ms(v);
+      } else if (Flag(arg, "single-probe", &v)) {
+        base.single_probe = v != "0";
+      } else if (Flag(arg, "contention-limit", &v)) {
+        base.contention_limit = std::stoi(v);
+      } else if (Flag(arg, "contention-interval-ms", &v)) {
+        base.contention_interval = ms(v);
+      } else if (Flag(arg, "max-watch-delay-ms", &v)) {
+        base.max_watch_delay_ms = std::stoi(v);
+      } else if (Flag(arg, "max-failures", &v)) {
+        max_failures = std::stoi(v);
+      } else if (arg == "--trace") {
+        base.trace = true;
+      } else {
+        Usage();
+        return arg == "--help" || arg == "-h" ? 0 : 2;
+      }
+    } catch (const std::exception&) {
+      std::cerr << "bad value in " << arg << "\n";
+      return 2;
+    }
+  }
+  if (single) FLAGS_minloglevel = base.trace ? 0 : 1;
+
+  routestatus::kubeclient::RealClock real;
+  const auto began = real.Now();
+  const std::string binary = argv[0];
+  std::map<Scenario, Summary> summaries;
+  int printed = 0;
+  for (Scenario scenario : scenarios) {
+    Summary& s = summaries[scenario];
+    for (uint64_t seed = first_seed; seed < first_seed + seeds; ++seed) {
+      SimOptions o = base;
+      o.scenario = scenario;
+      o.seed = seed;
+      const SimResult r = routestatus::sim::RunSimulation(o);
+      ++s.seeds;
+      const int64_t changes = r.startup_changes + r.changes;
+      s.changes += changes;
+      s.startup_changes += r.startup_changes;
+      s.startup_puts += r.startup_puts;
+      s.writes += r.writes;
+      s.puts += r.puts;
+      s.conflicts += r.conflicts;
+      s.crashes += r.crashes;
+      s.failovers += r.failovers;
+      s.max_gap_ms = std::max<int64_t>(
+          s.max_gap_ms,
+          std::chrono::duration_cast<std::chrono::milliseconds>(r.max_failover_gap).count());
+      s.fight_max_window = std::max(s.fight_max_window, r.fight_max_window_writes);
+      s.fight_last_window = std::max(s.fight_last_window, r.fight_last_window_writes);
+      if (r.fight_bound > 0 && (s.fight_bound_min == 0 || r.fight_bound < s.fight_bound_min)) {
+        s.fight_bound_min = r.fight_bound;
+      }
+      if (changes > 0 && scenario != Scenario::kFight) {
+        const double ratio = static_cast<double>(r.writes - r.replicas) / changes;
+        if (ratio > s.worst_write_ratio) {
+          s.worst_write_ratio = ratio;
+          s.worst_write_seed = seed;
+        }
+      }
+      if (single) {
+        std::cout << "scenario=" << routestatus::sim::ScenarioName(scenario) << " seed=" << seed
+                  << " replicas=" << r.replicas << " routes=" << r.routes
+                  << " startup_changes=" << r.startup_changes << " changes=" << r.changes
+                  << " writes=" << r.writes << " puts=" << r.puts << " conflicts=" << r.conflicts
+                  << " startup_writes=" << r.startup_writes << " startup_puts=" << r.startup_puts
+                  << " crashes=" << r.crashes << " failovers=" << r.failovers << " max_gap_ms="
+                  << std::chrono::duration_cast<std::chrono::milliseconds>(r.max_failover_gap)
+                         .count()
+                  << " fight_writes=" << r.fight_writes
+                  << " fight_max_window=" << r.fight_max_window_writes
+                  << " fight_bound=" << r.fight_bound << " simulated_s="
+                  << std::chrono::duration_cast<std::chrono::seconds>(r.simulated).count() << "\n";
+      }
+      if (!r.ok()) {
+        ++s.failed;
+        if (printed < max_failures) {
+          ++printed;
+          std::cout << "FAIL " << routestatus::sim::ScenarioName(scenario) << " seed " << seed
+                    << ": " << r.failures.front()
+                    << (r.failures.size() > 1
+                            ? " (+" + std::to_string(r.failures.size() - 1) + " more)"
+                            : "")
+                    << "\n  reproduce: " << routestatus::sim::ReproCommand(o, binary)
+                    << " --trace\n";
+        }
+      }
+    }
+  }
+
+  std::cout << "\n"
+            << std::left << std::setw(9) << "scenario" << std::right << std::setw(7) << "seeds"
+            << std::setw(7) << "failed" << std::setw(9) << "changes" << std::setw(8) << "wr/chg"
+            << std::setw(9) << "PUT/chg" << std::setw(10) << "conflicts" << std::setw(10)
+            << "start-PUT" << std::setw(8) << "crashes" << std::setw(11) << "max-gap-ms"
+            << std::setw(12) << "fight-max/w" << std::setw(10) << "fight-last" << "\n";
+  int failed = 0;
+  for (const auto& [scenario, s] : summaries) {
+    failed += s.failed;
+    const double c = s.changes > 0 ? static_cast<double>(s.changes) : 1.0;
+    std::cout << std::left << std::setw(9) << routestatus::sim::ScenarioName(scenario)
+              << std::right << std::setw(7) << s.seeds << std::setw(7) << s.failed
+              << std::setw(9) << s.changes << std::setw(8) << std::fixed << std::setprecision(3)
+              << s.writes / c << std::setw(9) << s.puts / c << std::setw(10) << s.conflicts
+              << std::setw(10)
+              << (s.startup_changes > 0
+                      ? std::to_string(s.startup_puts) + "/" + std::to_string(s.startup_changes)
+                      : "-")
+              << std::setw(8) << s.crashes << std::setw(11)
+              << (s.failovers > 0 ? std::to_string(s.max_gap_ms) : "-") << std::setw(12)
+              << (s.fight_bound_min > 0 ? std::to_string(s.fight_max_window) + "/" +
+                                              std::to_string(s.fight_bound_min)
+                                        : "-")
+              << std::setw(10)
+              << (s.fight_bound_min > 0 ? std::to_string(s.fight_last_window) : "-") << "\n";
+  }
+  std::cout << "(wr/chg, PUT/chg: all status writes / PUTs over all required changes incl. "
+               "start-up; start-PUT: PUTs/required writes in the start-up phase; fight-max/w: "
+               "most writes in one contention window / smallest bound 2 x limit + M; fight-last: "
+               "most writes in the last window)\n";
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(real.Now() - began);
+  std::cout << "ran in " << took.count() << " ms; " << failed << " failing run(s)\n";
+  return failed > 0 ? 1 : 0;
+}
