@@ -148,7 +148,10 @@ void ValidateOptions(const Options& o, Command command, bool router_name_set,
   CheckPositive("lease-interval", o.lease_interval, errors);
   CheckPositive("lease-retry-interval", o.lease_retry_interval, errors);
   CheckPositive("contention-interval", o.contention_interval, errors);
-  CheckPositive("watch-timeout-min", o.watch_timeout_min, errors);
+  if (o.watch_timeout_min < std::chrono::seconds(1)) {
+    errors.push_back("--watch-timeout-min must be at least 1s (got " +
+                     FormatDuration(o.watch_timeout_min) + "); watches time out in whole seconds");
+  }
   CheckPositive("shutdown-timeout", o.shutdown_timeout, errors);
   if (o.lease_election_delay.count() < 0) errors.push_back("--lease-election-delay must not be negative");
   if (o.resync_interval.count() < 0) errors.push_back("--resync-interval must not be negative");

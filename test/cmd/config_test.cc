@@ -201,6 +201,7 @@ TEST(ConfigTest, ValidationOfHostSettings) {
   EXPECT_THAT(Parse({"--metrics-address=[::]:1936"}).errors, IsEmpty());
   EXPECT_THAT(Parse({"--metrics-address=:0"}).errors, IsEmpty());
   EXPECT_EQ(Parse({"--metrics-address=127.0.0.1:70000"}).errors.size(), 1u);
+  EXPECT_EQ(Parse({"--watch-timeout-min=500ms"}).errors.size(), 1u);
 }
 
 TEST(ConfigTest, FlagNeedingAValueAtTheEnd) {

@@ -1,0 +1,117 @@
+#include "cmd/route-status-controller/component_options.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace routestatus::cmd {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using namespace std::chrono_literals;
+
+Options Parsed(std::vector<std::string> args) {
+  ParsedConfig c = ParseConfig(args, {}, nullptr);
+  EXPECT_THAT(c.errors, IsEmpty());
+  return c.options;
+}
+
+TEST(ComponentOptionsTest, MapsEverySetting) {
+  Options o = Parsed({"--router-name=internal", "--router-canonical-hostname=r.apps.example.com",
+                      "--router-domain=apps.example.com",
+                      "--hostname-template=${name}-${namespace}.apps.example.com",
+                      "--override-hostname", "--allow-wildcard-routes",
+                      "--disable-namespace-ownership-check", "--allowed-domains=example.com",
+                      "--denied-domains=bad.example.com", "--route-labels=shard=internal",
+                      "--namespace-labels=env in (prod)", "--namespaces=team-a",
+                      "--lease-interval=10s", "--lease-retry-interval=2s",
+                      "--lease-election-delay=500ms", "--contention-interval=1m",
+                      "--contention-limit=9", "--qps=20", "--burst=40", "--list-page-size=250",
+                      "--watch-timeout-min=90s", "--watch-timeout-max=3m", "--kubeconfig=/k",
+                      "--context=ctx"});
+  auto built = BuildComponentOptions(o, {{"KUBERNETES_SERVICE_HOST", "10.0.0.1"},
+                                         {"KUBERNETES_SERVICE_PORT", "443"},
+                                         {"KUBECONFIG", "/env/kubeconfig"},
+                                         {"HOME", "/home/u"}});
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  const ComponentOptions& c = built.value();
+  EXPECT_EQ(c.config_sources.explicit_kubeconfig, "/k");
+  EXPECT_EQ(c.config_sources.context, "ctx");
+  EXPECT_EQ(c.config_sources.in_cluster.service_host, "10.0.0.1");
+  EXPECT_EQ(c.config_sources.in_cluster.service_port, "443");
+  EXPECT_EQ(c.config_sources.kubeconfig_env, "/env/kubeconfig");
+  EXPECT_EQ(c.config_sources.home, "/home/u");
+  EXPECT_DOUBLE_EQ(c.rest.qps, 20);
+  EXPECT_EQ(c.rest.burst, 40);
+
+  EXPECT_EQ(c.admission.router_name, "internal");
+  EXPECT_EQ(c.admission.canonical_hostname, "r.apps.example.com");
+  EXPECT_EQ(c.admission.router_domain, "apps.example.com");
+  EXPECT_EQ(c.admission.hostname_template, "${name}-${namespace}.apps.example.com");
+  EXPECT_TRUE(c.admission.override_hostname);
+  EXPECT_TRUE(c.admission.allow_wildcard_routes);
+  EXPECT_TRUE(c.admission.disable_namespace_ownership_check);
+  EXPECT_THAT(c.admission.allowed_domains, ElementsAre("example.com"));
+  EXPECT_THAT(c.admission.denied_domains, ElementsAre("bad.example.com"));
+
+  EXPECT_TRUE(c.shard.route_selector.Matches({{"shard", "internal"}}));
+  EXPECT_FALSE(c.shard.route_selector.Matches({{"shard", "public"}}));
+  EXPECT_TRUE(c.shard.namespace_selector.Matches({{"env", "prod"}}));
+  EXPECT_FALSE(c.shard.namespace_selector.Matches({{"env", "dev"}}));
+  EXPECT_THAT(c.shard.namespaces, ElementsAre("team-a"));
+
+  EXPECT_EQ(c.route_informer.namespace_name, "team-a");
+  EXPECT_EQ(c.route_informer.label_selector, "");  // shard filtering is client-side
+  EXPECT_EQ(c.route_informer.page_size, 250);
+  EXPECT_EQ(c.route_informer.watch_timeout_min, 90s);
+  EXPECT_EQ(c.route_informer.watch_timeout_max, 180s);
+  EXPECT_EQ(c.namespace_informer.namespace_name, "");
+
+  EXPECT_EQ(c.lease.name, "internal");
+  EXPECT_EQ(c.lease.interval, 10s);
+  EXPECT_EQ(c.lease.retry, 2s);
+  EXPECT_EQ(c.lease.election_delay, 500ms);
+  EXPECT_EQ(c.tracker.router_name, "internal");
+  EXPECT_EQ(c.tracker.interval, 1min);
+  EXPECT_EQ(c.tracker.limit, 9);
+
+  EXPECT_EQ(c.clear.router_name, "internal");
+  EXPECT_EQ(c.clear.namespace_name, "");   // decommissioning covers every route
+  EXPECT_EQ(c.clear.label_selector, "");
+  EXPECT_EQ(c.clear.page_size, 250);
+}
+
+TEST(ComponentOptionsTest, SeveralNamespacesWatchEverythingAndFilter) {
+  auto built = BuildComponentOptions(Parsed({"--namespaces=a,b"}), {});
+  ASSERT_TRUE(built.ok());
+  EXPECT_EQ(built.value().route_informer.namespace_name, "");
+  EXPECT_THAT(built.value().shard.namespaces, ElementsAre("a", "b"));
+  EXPECT_TRUE(built.value().shard.route_selector.Empty());
+}
+
+TEST(ComponentOptionsTest, ConnectionOverrides) {
+  kubeclient::rest::RestConfig config;
+  config.server = "https://from-kubeconfig:6443";
+  config.token_file = "/var/run/token";
+  ApplyConnectionOverrides(Options{}, config);
+  EXPECT_EQ(config.server, "https://from-kubeconfig:6443");
+  EXPECT_EQ(config.token_file, "/var/run/token");
+  Options o;
+  o.server = "https://override:6443";
+  o.token = "t";
+  ApplyConnectionOverrides(o, config);
+  EXPECT_EQ(config.server, "https://override:6443");
+  EXPECT_EQ(config.token, "t");
+  EXPECT_EQ(config.token_file, "");
+}
+
+TEST(ComponentOptionsTest, BadSelectorIsInvalid) {
+  Options o;
+  o.route_labels = "a b";
+  auto built = BuildComponentOptions(o, {});
+  ASSERT_FALSE(built.ok());
+  EXPECT_EQ(built.status().code(), kubeclient::StatusCode::kInvalid);
+}
+
+}  // namespace
+}  // namespace routestatus::cmd
