@@ -31,10 +31,15 @@ class Controller::RouteHandler final : public kubeclient::cache::EventHandler<Ro
   }
 
   void OnUpdate(const Ptr& old_obj, const Ptr& new_obj) override {
-    c_.queue_.Add(new_obj->Key());
     const std::string& name = c_.syncer_.admission_options().router_name;
     const auto* old_entry = old_obj->FindIngress(name);
     const auto* new_entry = new_obj->FindIngress(name);
+    if (new_entry != nullptr &&
+        (old_entry == nullptr || !kubeclient::IngressEqual(*old_entry, *new_entry))) {
+      std::lock_guard<std::mutex> lock(c_.mu_);
+      c_.entry_changed_.insert(new_obj->Key());
+    }
+    c_.queue_.Add(new_obj->Key());
     if (old_entry != nullptr && new_entry != nullptr &&
         old_obj->metadata.uid == new_obj->metadata.uid &&
         !kubeclient::IngressEqual(*old_entry, *new_entry)) {
@@ -120,12 +125,17 @@ bool Controller::ProcessNextItem() {
   if (!queue_.Get(&key)) return false;
   bool synced = routes_.HasSynced() &&
                 (!shard_.NeedsNamespaces() || (namespaces_ != nullptr && namespaces_->HasSynced()));
-  if (!synced) {
+  if (!synced) {  // the entry_changed_ flag stays for the retry
     queue_.Done(key);
     queue_.AddAfter(key, kNotSyncedDelay);
     return true;
   }
-  SyncResult result = syncer_.Sync(key);
+  bool entry_changed = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    entry_changed = entry_changed_.erase(key) > 0;
+  }
+  SyncResult result = syncer_.Sync(key, entry_changed);
   VLOG(4) << "reconciled " << key << ": " << SyncResultName(result);
   queue_.Forget(key);
   queue_.Done(key);

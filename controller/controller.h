@@ -1,7 +1,9 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_set>
 
 #include "controller/contention_gate.h"
 #include "controller/shard.h"
@@ -59,6 +61,10 @@ class Controller {
   const ShardFilter& shard_;
   kubeclient::cache::WorkQueueInterface& queue_;
   ContentionGate& gate_;
+  std::mutex mu_;
+  // Keys whose entry of ours a watch update changed since their last
+  // reconcile (see StatusSyncer::Sync).
+  std::unordered_set<std::string> entry_changed_;  // GUARDED_BY(mu_)
   std::unique_ptr<RouteHandler> route_handler_;
   std::unique_ptr<NamespaceHandler> namespace_handler_;
 };

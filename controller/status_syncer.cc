@@ -81,7 +81,7 @@ std::optional<RouteIngress> StatusSyncer::Desired(const Route& route,
   return entry;
 }
 
-SyncResult StatusSyncer::Sync(const std::string& key) {
+SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change) {
   auto route = routes_.Get(key);
   if (!route) {
     lease_.Remove(key);
@@ -96,7 +96,7 @@ SyncResult StatusSyncer::Sync(const std::string& key) {
     return SyncResult::kOutOfShard;
   }
   if (SameEntry(observed, desired)) {
-    if (IsNewestEntry(*route, admission_.router_name)) {
+    if (watched_entry_change && IsNewestEntry(*route, admission_.router_name)) {
       // Why: DESIGN.md section 2: a follower seeing its entry already correct
       // and written last by its router name drops its work and extends.
       ++stats_.skipped_follower;

@@ -25,7 +25,7 @@ kubeclient::cache::IndexFunc<kubeclient::Route> RoutesByHostIndexFunc(AdmissionO
 enum class SyncResult {
   kQueued,      // a write (or removal) of our entry was handed to the lease
   kNoChange,    // our entry is already desired
-  kFollower,    // already desired and ours is newest: lease.Extend(key)
+  kFollower,    // already desired, just written by our router name: lease.Extend(key)
   kContended,   // a change is needed but the tracker blocks it
   kOutOfShard,  // not ours and we have no entry: nothing to do
   kGone,        // not in the cache: lease.Remove(key)
@@ -50,7 +50,14 @@ class StatusSyncer {
                const kubeclient::Clock& clock, StatusStats& stats);
 
   // Reconciles `key` from the cache. Never blocks on I/O.
-  SyncResult Sync(const std::string& key);
+  // `watched_entry_change`: since the last reconcile of `key`, a watch
+  // update changed our router name's entry (the controller tracks this).
+  // Only then does an already-correct entry that is newest count as another
+  // replica's write and call lease.Extend(key) (DESIGN.md section 2: "sees,
+  // through its watch"). Why not on every reconcile: entries left by a
+  // previous incarnation would make every replica of a restarted fleet
+  // follow (initial list, resyncs) although no leader is alive.
+  SyncResult Sync(const std::string& key, bool watched_entry_change = false);
 
   // Our desired entry for `route` (read peers from the cache), or nullopt
   // when the route is outside our shard. `decision` (optional) receives the

@@ -35,10 +35,32 @@ TEST(StatusSyncerTest, NewRouteIsAdmittedWithOneWrite) {
   EXPECT_EQ(h.gate.cleared.size(), 1u);
   EXPECT_EQ(h.stats.writes_success.load(), 1);
   // The watch brings our write back: already correct, ours newest -> Extend.
+  h.queue.Take();
   h.Deliver("ns", "web");
-  EXPECT_EQ(h.syncer.Sync("ns/web"), SyncResult::kFollower);
+  h.Drain();
   EXPECT_EQ(h.lease.extended, std::vector<std::string>{"ns/web"});
+  EXPECT_EQ(h.stats.skipped_follower.load(), 1);
   EXPECT_EQ(h.api.puts.size(), 1u);
+  // A later reconcile (resync) of the same object does not extend again.
+  h.queue.Add("ns/web");
+  h.Drain();
+  EXPECT_EQ(h.lease.extended.size(), 1u);
+  EXPECT_EQ(h.stats.skipped_no_change.load(), 1);
+}
+
+TEST(StatusSyncerTest, InitialListWithOurNewestEntryDoesNotExtend) {
+  Harness h;
+  json r = Harness::RouteJson("ns", "web", "www.example.com");
+  r["status"]["ingress"] = {
+      {{"routerName", "default"}, {"host", "www.example.com"},
+       {"routerCanonicalHostname", "router-default.apps.example.com"}, {"wildcardPolicy", "None"},
+       {"conditions", {{{"type", "Admitted"}, {"status", "True"},
+                        {"lastTransitionTime", "2026-01-01T00:00:00Z"}}}}}};
+  h.Create(r, /*initial_list=*/true);
+  h.Drain();
+  EXPECT_TRUE(h.lease.extended.empty()) << "a previous incarnation's entry is not a live leader";
+  EXPECT_EQ(h.syncer.Sync("ns/web", /*watched_entry_change=*/true), SyncResult::kFollower);
+  EXPECT_EQ(h.api.puts.size(), 0u);
 }
 
 TEST(StatusSyncerTest, AlreadyCorrectMeansNoWrite) {
