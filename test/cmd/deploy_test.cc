@@ -205,6 +205,22 @@ TEST_F(DeployTest, ServiceMonitorServiceAndPdbSelectThePods) {
   EXPECT_EQ(sm["spec"]["endpoints"][0]["path"].as<std::string>(), "/metrics");
 }
 
+// The kind workflow loads the very image the Deployment runs and applies deploy/.
+TEST_F(DeployTest, E2eWorkflowMatchesTheManifests) {
+  YAML::Node wf = YAML::Load(ReadSource(".github/workflows/e2e.yml"));
+  EXPECT_EQ(wf["env"]["IMAGE"].as<std::string>(""), Container()["image"].as<std::string>());
+  std::string runs;
+  for (const auto& job : wf["jobs"]) {
+    for (const YAML::Node& step : job.second["steps"]) runs += step["run"].as<std::string>("") + "\n";
+  }
+  for (const char* needle : {"kind create cluster", "docker build -t \"$IMAGE\" .",
+                             "kind load docker-image \"$IMAGE\"", "kubectl apply -k deploy/",
+                             "rollout status deployment/route-status-controller",
+                             "build-e2e/e2e/routestatus-e2e", "E2E_KUBECONFIG"}) {
+    EXPECT_THAT(runs, HasSubstr(needle));
+  }
+}
+
 // Structural schema: every node says its type (or is int-or-string).
 void ExpectStructural(const YAML::Node& schema, const std::string& path) {
   bool typed = schema["type"] || schema["x-kubernetes-int-or-string"];
