@@ -30,6 +30,14 @@ using nlohmann::json;
 
 Status Invalid(std::string m) { return Status(StatusCode::kInvalid, std::move(m)); }
 
+// object[key] when it is a string, else "" (json::value() would throw on
+// other types).
+std::string StringField(const json& object, const char* key) {
+  if (!object.is_object()) return "";
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 // PEM material resolved from data or files, shared with the TLS callback.
 struct TlsMaterial {
   std::string ca;
@@ -304,8 +312,8 @@ class RestKubeClient final : public KubeClient {
     }
     auto meta = d.find("metadata");
     if (meta != d.end() && meta->is_object()) {
-      page.resource_version = meta->value("resourceVersion", "");
-      page.continue_token = meta->value("continue", "");
+      page.resource_version = StringField(*meta, "resourceVersion");
+      page.continue_token = StringField(*meta, "continue");
     }
     return page;
   }
@@ -370,8 +378,8 @@ class RestKubeClient final : public KubeClient {
       return Invalid("object has no metadata");
     }
     const json& m = object["metadata"];
-    std::string name = m.value("name", "");
-    std::string ns = m.value("namespace", "");
+    std::string name = StringField(m, "name");
+    std::string ns = StringField(m, "namespace");
     if (name.empty()) return Invalid("object has no metadata.name");
     if (res.namespaced && ns.empty()) return Invalid("object has no metadata.namespace");
     return ResourcePath(res, ns, name, sub);
@@ -403,7 +411,9 @@ class RestKubeClient final : public KubeClient {
                                      const std::string& path, const json* body,
                                      pplx::cancellation_token_source* cts) {
     const std::string what = method + " " + path;
-    std::string payload = body ? body->dump() : std::string();
+    // Why: dump() throws on invalid UTF-8 unless told to replace it.
+    std::string payload =
+        body ? body->dump(-1, ' ', false, json::error_handler_t::replace) : std::string();
     for (int attempt = 0;; ++attempt) {
       bucket_.Acquire();
       auto token = token_.Token();
