@@ -78,10 +78,19 @@ void ContentionTracker::Changed(const std::string& uid, const std::string& route
       e.route_key = route_key;
       if (e.state == State::kCandidate) e.at = now;
       VLOG(4) << "contention: " << route_key << " changed to our desired entry";
-    } else if (auto it = ids_.find(uid); it == ids_.end()) {
+    } else if (auto it = ids_.find(uid);
+               it == ids_.end() &&
+               !(desired != nullptr && kubeclient::IngressEqual(old_entry, *desired))) {
       ids_[uid] = Element{now, State::kCandidate, new_entry, route_key};
       VLOG(4) << "contention: " << route_key << " is a candidate";
-    } else if (!kubeclient::IngressEqual(new_entry, it->second.last)) {
+    } else if (it == ids_.end() || !kubeclient::IngressEqual(new_entry, it->second.last)) {
+      // Why (unknown uid): the old entry was exactly what we compute for
+      // this object and another writer changed it to something we do not;
+      // that is a fight even if this process never wrote the route (e.g.
+      // it listed the route after a peer wrote it).
+      if (it == ids_.end()) {
+        it = ids_.emplace(uid, Element{now, State::kCandidate, old_entry, route_key}).first;
+      }
       Element& e = it->second;
       const RouteIngress& ours = desired != nullptr ? *desired : e.last;
       const bool fresh = std::none_of(examples_.begin(), examples_.end(),

@@ -61,9 +61,10 @@ class ContentionTracker {
   ContentionTracker(const kubeclient::Clock& clock, ContentionTrackerOptions options);
 
   // Our entry of route `uid` ("namespace/name" `route_key`, for the warning)
-  // changed from `old_entry` to `new_entry`. Unknown uid -> Candidate; equal
-  // to `last` or to `desired` -> not contention; otherwise the route becomes
-  // Contended and the contention count grows. Changes that IngressEqual
+  // changed from `old_entry` to `new_entry`. Equal to `desired` or to
+  // `last` -> not contention; unknown uid -> Candidate, unless `old_entry`
+  // equals `desired` (another writer replaced the entry we compute);
+  // otherwise the route becomes Contended and the contention count grows. Changes that IngressEqual
   // ignores (lastTransitionTime, condition order) are no change. While the
   // cut-off is active nothing is tracked.
   void Changed(const std::string& uid, const std::string& route_key,

@@ -124,6 +124,25 @@ TEST_F(TrackerTest, UnknownRouteBecomesCandidateFirst) {
   EXPECT_EQ(t.Snapshot().contentions, 2);
 }
 
+// A replica that listed route u after a peer of ours wrote it (so it never
+// wrote or tracked u) sees another writer replace that correct entry with a
+// value we do not compute: a fight, not a Candidate. Found by the simulator
+// (route-sim --scenario=fight --seed=13): without this rule such replicas
+// wrote every route back at once, 2 x M writes in the first window.
+TEST_F(TrackerTest, UnknownRouteWhoseCorrectEntryIsReplacedIsContended) {
+  ContentionTracker t(clock_, Options());
+  const RouteIngress ours = Entry("a.example.com"),
+                     theirs = Entry("a.b.example.com", "router.b.example.com");
+  t.Changed("u", "ns/a", ours, theirs, &ours);
+  EXPECT_TRUE(t.IsChangeContended("u"));
+  EXPECT_EQ(t.Snapshot().contentions, 1);
+  // Unknown and the old entry was not what we compute (e.g. a stale entry
+  // of an older configuration being replaced): still only a Candidate.
+  t.Changed("v", "ns/b", Entry("old.example.com"), theirs, &ours);
+  EXPECT_FALSE(t.IsChangeContended("v"));
+  EXPECT_EQ(t.Snapshot().contentions, 1);
+}
+
 TEST_F(TrackerTest, HostChangeByRouteOwnerIsNeverContention) {
   // A follower replica never wrote route u. The owner changes spec.host
   // twice; each time our leader writes the new host, which is exactly what
