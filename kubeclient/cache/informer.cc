@@ -21,10 +21,16 @@ struct Kind<Namespace> {
   static StatusOr<Namespace> Decode(const nlohmann::json& o) { return NamespaceFromJson(o); }
 };
 
+// Why: RouteFromJson builds raw_json by appending, leaving up to 2x its
+// size in capacity; the cache keeps it for the object's life.
+void Compact(Route* r) { r->raw_json.shrink_to_fit(); }
+void Compact(Namespace*) {}
+
 template <typename T>
 StatusOr<DecodedObject> DecodeAs(const nlohmann::json& object) {
   auto typed = Kind<T>::Decode(object);
   if (!typed.ok()) return typed.status();
+  Compact(&typed.value());
   DecodedObject out;
   out.key = typed->Key();
   out.resource_version = typed->metadata.resource_version;

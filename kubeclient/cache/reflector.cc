@@ -158,7 +158,6 @@ Status Reflector::ListAndReplace() {
       return page.status();
     }
     list_rv = page->resource_version;
-    buffer.reserve(buffer.size() + page->items.size());
     for (auto& item : page->items) {
       auto decoded = decode_(item);
       if (!decoded.ok()) {
