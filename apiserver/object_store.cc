@@ -439,12 +439,13 @@ ApiResult<ListPage> ObjectStore::List(const ResourceInfo& r, const ObjectFilter&
       ++ov;
     }
     if (!ns_prefix.empty() && key->compare(0, ns_prefix.size(), ns_prefix) != 0) break;
+    if (!obj) continue;  // created after the snapshot
     if (limit != 0 && result.value.items.size() >= limit) {
       result.value.continue_token = EncodeContinueToken(ContinueToken{snapshot_rv, last_key});
       break;
     }
     last_key = *key;
-    if (obj && filter.Matches(*obj)) result.value.items.push_back(obj);
+    if (filter.Matches(*obj)) result.value.items.push_back(obj);
   }
   return result;
 }

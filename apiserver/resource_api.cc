@@ -111,6 +111,7 @@ int Server::Handler::ServeList(const HttpRequest& req, const ResourceRequest& rr
   }
   auto page = server_.store_->List(*rr.info, filter, limit, req.Query("continue"));
   if (!page.ok()) return Error(req, *page.error);
+  RecordMetric(200);
   WriteResponse(req.conn, 200, ListBody(*rr.info, page.value));
   return 200;
 }
@@ -134,6 +135,7 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
   }
   const kubeclient::Clock& clock = server_.clock_;
   auto opened = server_.store_->Watch(r, filter, from);
+  RecordMetric(200);
   if (!StartChunked(req.conn, 200, "application/json")) {
     if (opened.ok()) server_.store_->Unwatch(opened.value);
     return 200;

@@ -17,19 +17,29 @@ bool Accepts(const HttpRequest& req, const std::string& what) {
 
 }  // namespace
 
+void Server::Handler::RecordMetric(int code) {
+  if (!pending_labels_) return;
+  pending_labels_->code = std::to_string(code);
+  server_.metrics_.Record(*pending_labels_);
+  pending_labels_.reset();
+}
+
 int Server::Handler::Json(const HttpRequest& req, int code, const nlohmann::json& body) {
+  RecordMetric(code);
   WriteResponse(req.conn, code, body.dump());
   return code;
 }
 
 int Server::Handler::Error(const HttpRequest& req, const ApiError& e) {
   std::vector<std::pair<std::string, std::string>> headers;
+  RecordMetric(e.code);
   if (e.retry_after_seconds) headers.emplace_back("Retry-After", std::to_string(*e.retry_after_seconds));
   WriteResponse(req.conn, e.code, e.ToJson().dump(), "application/json", headers);
   return e.code;
 }
 
 int Server::Handler::Object(const HttpRequest& req, int code, const ObjectPtr& obj) {
+  RecordMetric(code);
   WriteResponse(req.conn, code, obj->json);
   return code;
 }
@@ -56,9 +66,9 @@ int Server::Handler::Serve(mg_connection* conn) {
   ResourceRequest rr;
   int code = 0;
   if (!ParseResourcePath(req, &rr, &code)) {
+    if (req.segments.empty() || req.segments[0] != "metrics") pending_labels_ = labels;
     code = ServeNonResource(req, &labels);
-    labels.code = std::to_string(code);
-    if (!req.segments.empty() && req.segments[0] != "metrics") server_.metrics_.Record(labels);
+    RecordMetric(code);
     return code;
   }
   if (code != 0) return code;  // error already written
@@ -69,6 +79,7 @@ int Server::Handler::Serve(mg_connection* conn) {
   labels.resource = rr.info->resource;
   labels.subresource = rr.subresource;
   labels.scope = !rr.name.empty() ? "resource" : (!rr.ns.empty() ? "namespace" : "cluster");
+  pending_labels_ = labels;
   FaultDecision fault = server_.faults_.Decide(rr.verb, rr.info->resource, rr.subresource, rr.ns);
   if (fault.latency.count() > 0) std::this_thread::sleep_for(fault.latency);
   if (fault.code != 0) {
@@ -89,8 +100,7 @@ int Server::Handler::Serve(mg_connection* conn) {
   } else {
     code = ServeResource(req, rr);
   }
-  labels.code = std::to_string(code);
-  server_.metrics_.Record(labels);
+  RecordMetric(code);
   return code;
 }
 

@@ -2,6 +2,7 @@
 
 // Internal to the apiserver library: the request handler behind Server.
 
+#include <optional>
 #include <string>
 
 #include "apiserver/http_io.h"
@@ -47,7 +48,12 @@ class Server::Handler {
   // response written if they are malformed.
   bool Filter(const HttpRequest& req, const ResourceRequest& rr, ObjectFilter* out, int* code);
 
+  // Records the request metric (once) just before the response is written,
+  // so a client that has its response also sees the count.
+  void RecordMetric(int code);
+
   Server& server_;
+  std::optional<RequestLabels> pending_labels_;
 };
 
 }  // namespace routestatus::apiserver

@@ -1,0 +1,254 @@
+// Conformance over real HTTP: create/get/update/status/patch/delete, status
+// codes and kube-apiserver Status bodies.
+
+#include "test/apiserver/test_server.h"
+
+namespace routestatus::apiserver::testing {
+namespace {
+
+using nlohmann::json;
+
+TEST_F(ServerTest, CreateFillsMetadataAndDropsStatus) {
+  json route = Route("a", "a.example.com");
+  route["status"] = {{"ingress", json::array({{{"routerName", "x"}}})}};
+  HttpResponse r = Post(RoutesPath(), route);
+  ASSERT_EQ(r.code, 201) << r.body;
+  json obj = Body(r);
+  EXPECT_EQ(obj["metadata"]["namespace"], "team-a");
+  EXPECT_EQ(obj["metadata"]["generation"], 1);
+  EXPECT_FALSE(obj["metadata"]["uid"].get<std::string>().empty());
+  EXPECT_FALSE(obj["metadata"]["creationTimestamp"].get<std::string>().empty());
+  EXPECT_FALSE(obj.contains("status"));
+  HttpResponse got = http_->Get(RoutesPath() + "/a");
+  ASSERT_EQ(got.code, 200);
+  EXPECT_EQ(Body(got), obj);
+}
+
+TEST_F(ServerTest, ResourceVersionIsOneGlobalIncreasingCounter) {
+  json a = MustCreate("a", "a.example.com");
+  json b = MustCreate("b", "b.example.com");
+  ASSERT_TRUE(server_->CreateNamespace("team-b").ok());
+  HttpResponse c = Post(RoutesPath("team-b"), Route("c", "c.example.com"));
+  uint64_t ra = std::stoull(a["metadata"]["resourceVersion"].get<std::string>());
+  uint64_t rb = std::stoull(b["metadata"]["resourceVersion"].get<std::string>());
+  uint64_t rc = std::stoull(Body(c)["metadata"]["resourceVersion"].get<std::string>());
+  EXPECT_EQ(rb, ra + 1);
+  EXPECT_EQ(rc, rb + 2);  // the namespace took one
+}
+
+TEST_F(ServerTest, CreateTwiceIsAlreadyExists) {
+  MustCreate("a", "a.example.com");
+  HttpResponse r = Post(RoutesPath(), Route("a", "a.example.com"));
+  EXPECT_EQ(r.code, 409);
+  json expected = {{"kind", "Status"},
+                   {"apiVersion", "v1"},
+                   {"metadata", json::object()},
+                   {"status", "Failure"},
+                   {"message", "routes.route.openshift.io \"a\" already exists"},
+                   {"reason", "AlreadyExists"},
+                   {"details", {{"name", "a"}, {"group", "route.openshift.io"}, {"kind", "routes"}}},
+                   {"code", 409}};
+  EXPECT_EQ(Body(r), expected);
+}
+
+TEST_F(ServerTest, CreateInMissingNamespaceIsNotFound) {
+  HttpResponse r = Post(RoutesPath("nope"), Route("a", "a.example.com"));
+  EXPECT_EQ(r.code, 404);
+  json body = Body(r);
+  EXPECT_EQ(body["reason"], "NotFound");
+  EXPECT_EQ(body["message"], "namespaces \"nope\" not found");
+  EXPECT_EQ(body["details"]["kind"], "namespaces");
+}
+
+TEST_F(ServerTest, GetMissingIsNotFoundStatus) {
+  HttpResponse r = http_->Get(RoutesPath() + "/missing");
+  EXPECT_EQ(r.code, 404);
+  EXPECT_EQ(Body(r)["message"], "routes.route.openshift.io \"missing\" not found");
+  EXPECT_EQ(Body(r)["kind"], "Status");
+}
+
+TEST_F(ServerTest, BadRequestsGetStatusBodies) {
+  HttpResponse malformed = http_->Request("POST", RoutesPath(), "{not json");
+  EXPECT_EQ(malformed.code, 400);
+  EXPECT_EQ(Body(malformed)["reason"], "BadRequest");
+  json wrong_kind = Route("a", "h");
+  wrong_kind["kind"] = "Service";
+  EXPECT_EQ(Post(RoutesPath(), wrong_kind).code, 400);
+  json no_name = Route("", "h");
+  no_name["metadata"].erase("name");
+  HttpResponse r = Post(RoutesPath(), no_name);
+  EXPECT_EQ(r.code, 422);
+  EXPECT_EQ(Body(r)["reason"], "Invalid");
+  EXPECT_EQ(Body(r)["details"]["causes"][0]["field"], "metadata.name");
+  EXPECT_EQ(http_->Get(RoutesPath() + "?labelSelector=a%20in%20(").code, 400);
+  EXPECT_EQ(http_->Get(RoutesPath() + "?fieldSelector=spec.host%3Dx").code, 400);
+  EXPECT_EQ(http_->Request("POST", RoutesPath(), "[1,2]").code, 400);
+  EXPECT_EQ(http_->Request("PUT", RoutesPath() + "/a", "\"x\"").code, 400);
+  EXPECT_EQ(http_->Request("PATCH", RoutesPath() + "/a", "{}", "text/plain").code, 415);
+  EXPECT_EQ(http_->Get("/apis/route.openshift.io/v1/namespaces/team-a/widgets").code, 404);
+  json labels_not_strings = Route("b", "h");
+  labels_not_strings["metadata"]["labels"] = {{"a", 1}};
+  EXPECT_EQ(Post(RoutesPath(), labels_not_strings).code, 422);
+  // The server still works.
+  MustCreate("ok", "ok.example.com");
+}
+
+TEST_F(ServerTest, StaleUpdateIsConflictWithRealMessage) {
+  json obj = MustCreate("a", "a.example.com");
+  json first = obj;
+  first["spec"]["host"] = "b.example.com";
+  HttpResponse ok = Put(RoutesPath() + "/a", first);
+  ASSERT_EQ(ok.code, 200) << ok.body;
+  EXPECT_EQ(Body(ok)["metadata"]["generation"], 2);
+  json stale = obj;
+  stale["spec"]["host"] = "c.example.com";
+  HttpResponse r = Put(RoutesPath() + "/a", stale);
+  EXPECT_EQ(r.code, 409);
+  EXPECT_EQ(Body(r)["reason"], "Conflict");
+  EXPECT_EQ(Body(r)["message"],
+            "Operation cannot be fulfilled on routes.route.openshift.io \"a\": the object has "
+            "been modified; please apply your changes to the latest version and try again");
+  EXPECT_EQ(Body(r)["details"]["name"], "a");
+}
+
+TEST_F(ServerTest, UpdateWithoutResourceVersionIsInvalidForRoutes) {
+  json obj = MustCreate("a", "a.example.com");
+  obj["metadata"].erase("resourceVersion");
+  EXPECT_EQ(Put(RoutesPath() + "/a", obj).code, 422);
+  EXPECT_EQ(Put(RoutesPath() + "/missing", Route("missing", "h")).code, 404);
+}
+
+TEST_F(ServerTest, StatusSubresourceChangesOnlyStatus) {
+  json obj = MustCreate("a", "a.example.com", {{"app", "x"}});
+  json put = obj;
+  put["spec"]["host"] = "ignored.example.com";
+  put["metadata"]["labels"]["app"] = "ignored";
+  put["status"] = {{"ingress", json::array({{{"routerName", "default"}, {"host", "a.example.com"}}})}};
+  HttpResponse r = Put(RoutesPath() + "/a/status", put);
+  ASSERT_EQ(r.code, 200) << r.body;
+  json got = Body(r);
+  EXPECT_EQ(got["spec"]["host"], "a.example.com");
+  EXPECT_EQ(got["metadata"]["labels"]["app"], "x");
+  EXPECT_EQ(got["metadata"]["generation"], 1);
+  EXPECT_EQ(got["status"], put["status"]);
+  EXPECT_NE(got["metadata"]["resourceVersion"], obj["metadata"]["resourceVersion"]);
+  // Stale status write: 409.
+  EXPECT_EQ(Put(RoutesPath() + "/a/status", put).code, 409);
+  // A PUT to the main resource ignores status.
+  json main = got;
+  main["status"] = json::object();
+  main["metadata"]["labels"]["app"] = "y";
+  HttpResponse m = Put(RoutesPath() + "/a", main);
+  ASSERT_EQ(m.code, 200);
+  EXPECT_EQ(Body(m)["status"], put["status"]);
+  EXPECT_EQ(Body(m)["metadata"]["labels"]["app"], "y");
+  EXPECT_EQ(Body(m)["metadata"]["generation"], 1);  // labels are not spec
+  EXPECT_EQ(http_->Get(RoutesPath() + "/a/status").code, 200);
+  EXPECT_EQ(http_->Get(RoutesPath() + "/a/scale").code, 404);
+}
+
+TEST_F(ServerTest, NoOpUpdateKeepsResourceVersion) {
+  json obj = MustCreate("a", "a.example.com");
+  HttpResponse r = Put(RoutesPath() + "/a", obj);
+  ASSERT_EQ(r.code, 200);
+  EXPECT_EQ(Body(r)["metadata"]["resourceVersion"], obj["metadata"]["resourceVersion"]);
+}
+
+TEST_F(ServerTest, MergeAndJsonPatch) {
+  MustCreate("a", "a.example.com", {{"app", "x"}});
+  HttpResponse merge = http_->Request("PATCH", RoutesPath() + "/a",
+                                      R"({"metadata":{"labels":{"tier":"web","app":null}}})",
+                                      "application/merge-patch+json");
+  ASSERT_EQ(merge.code, 200) << merge.body;
+  EXPECT_EQ(Body(merge)["metadata"]["labels"], json({{"tier", "web"}}));
+  HttpResponse jp = http_->Request("PATCH", RoutesPath() + "/a",
+                                   R"([{"op":"replace","path":"/spec/host","value":"z.example.com"}])",
+                                   "application/json-patch+json");
+  ASSERT_EQ(jp.code, 200) << jp.body;
+  EXPECT_EQ(Body(jp)["spec"]["host"], "z.example.com");
+  EXPECT_EQ(Body(jp)["metadata"]["generation"], 2);
+  HttpResponse status = http_->Request(
+      "PATCH", RoutesPath() + "/a/status",
+      R"({"spec":{"host":"no"},"status":{"ingress":[{"routerName":"r1"}]}})",
+      "application/merge-patch+json");
+  ASSERT_EQ(status.code, 200);
+  EXPECT_EQ(Body(status)["spec"]["host"], "z.example.com");
+  EXPECT_EQ(Body(status)["status"]["ingress"][0]["routerName"], "r1");
+  HttpResponse smp = http_->Request("PATCH", RoutesPath() + "/a",
+                                    R"({"metadata":{"labels":{"s":"1"}}})",
+                                    "application/strategic-merge-patch+json");
+  EXPECT_EQ(smp.code, 200);
+  std::string stale_rv = Body(merge)["metadata"]["resourceVersion"];
+  HttpResponse stale = http_->Request(
+      "PATCH", RoutesPath() + "/a", R"({"metadata":{"resourceVersion":")" + stale_rv + R"("}})",
+      "application/merge-patch+json");
+  EXPECT_EQ(stale.code, 409);
+  HttpResponse bad = http_->Request("PATCH", RoutesPath() + "/a",
+                                    R"([{"op":"test","path":"/spec/host","value":"other"}])",
+                                    "application/json-patch+json");
+  EXPECT_EQ(bad.code, 422);
+  EXPECT_EQ(http_->Request("PATCH", RoutesPath() + "/missing", "{}",
+                           "application/merge-patch+json").code, 404);
+}
+
+TEST_F(ServerTest, DeleteReturnsObjectThenNotFound) {
+  json obj = MustCreate("a", "a.example.com");
+  HttpResponse pre = http_->Request("DELETE", RoutesPath() + "/a",
+                                    R"({"preconditions":{"resourceVersion":"1"}})");
+  EXPECT_EQ(pre.code, 409);
+  HttpResponse r = http_->Request("DELETE", RoutesPath() + "/a");
+  ASSERT_EQ(r.code, 200);
+  EXPECT_EQ(Body(r)["metadata"]["name"], "a");
+  EXPECT_EQ(http_->Request("DELETE", RoutesPath() + "/a").code, 404);
+  EXPECT_EQ(http_->Get(RoutesPath() + "/a").code, 404);
+}
+
+TEST_F(ServerTest, NamespacesHaveLabelsAndDeleteCascades) {
+  HttpResponse ns = Post("/api/v1/namespaces",
+                         {{"apiVersion", "v1"}, {"kind", "Namespace"},
+                          {"metadata", {{"name", "team-c"}, {"labels", {{"shard", "x"}}}}}});
+  ASSERT_EQ(ns.code, 201) << ns.body;
+  EXPECT_EQ(Body(ns)["status"]["phase"], "Active");
+  ASSERT_EQ(Post(RoutesPath("team-c"), Route("r", "r.example.com")).code, 201);
+  HttpResponse list = http_->Get("/api/v1/namespaces?labelSelector=shard%3Dx");
+  ASSERT_EQ(list.code, 200);
+  ASSERT_EQ(Body(list)["items"].size(), 1u);
+  HttpResponse label = http_->Request("PATCH", "/api/v1/namespaces/team-c",
+                                      R"({"metadata":{"labels":{"shard":"y"}}})",
+                                      "application/strategic-merge-patch+json");
+  ASSERT_EQ(label.code, 200);
+  EXPECT_EQ(Body(http_->Get("/api/v1/namespaces?labelSelector=shard%3Dx"))["items"].size(), 0u);
+  EXPECT_EQ(http_->Request("DELETE", "/api/v1/namespaces/team-c").code, 200);
+  EXPECT_EQ(http_->Get(RoutesPath("team-c") + "/r").code, 404);
+}
+
+TEST_F(ServerTest, CustomResourceDefinitionsCanBeCreatedAndListed) {
+  json crd = {{"apiVersion", "apiextensions.k8s.io/v1"},
+              {"kind", "CustomResourceDefinition"},
+              {"metadata", {{"name", "routes.route.openshift.io"}}},
+              {"spec", {{"group", "route.openshift.io"}}}};
+  EXPECT_EQ(Post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd).code, 201);
+  HttpResponse list = http_->Get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions");
+  EXPECT_EQ(Body(list)["items"].size(), 1u);
+  EXPECT_EQ(Body(list)["kind"], "CustomResourceDefinitionList");
+}
+
+TEST_F(ServerTest, DiscoveryDocuments) {
+  EXPECT_EQ(Body(http_->Get("/version"))["major"], "1");
+  EXPECT_EQ(Body(http_->Get("/api"))["versions"][0], "v1");
+  json groups = Body(http_->Get("/apis"));
+  EXPECT_EQ(groups["kind"], "APIGroupList");
+  json routes = Body(http_->Get("/apis/route.openshift.io/v1"));
+  EXPECT_EQ(routes["resources"][0]["name"], "routes");
+  EXPECT_EQ(routes["resources"][1]["name"], "routes/status");
+  EXPECT_EQ(Body(http_->Get("/api/v1"))["resources"][0]["name"], "namespaces");
+  HttpResponse agg = http_->Request(
+      "GET", "/apis", "", "", {{"Accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"}});
+  EXPECT_EQ(Body(agg)["kind"], "APIGroupDiscoveryList");
+  EXPECT_EQ(agg.headers["content-type"],
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList");
+  EXPECT_EQ(http_->Get("/nope").code, 404);
+}
+
+}  // namespace
+}  // namespace routestatus::apiserver::testing

@@ -1,0 +1,199 @@
+// Conformance over real HTTP: list (selectors, pagination over a consistent
+// snapshot, 410 for an expired continue) and watch (ordering, resume, 410
+// ERROR events, bookmarks, timeoutSeconds, selector transitions).
+
+#include <thread>
+
+#include "test/apiserver/test_server.h"
+
+namespace routestatus::apiserver::testing {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+std::vector<std::string> Names(const json& list) {
+  std::vector<std::string> names;
+  for (const auto& item : list["items"]) names.push_back(item["metadata"]["name"]);
+  return names;
+}
+
+json NextEvent(LineStream& s, milliseconds timeout = milliseconds(5000)) {
+  while (true) {
+    auto line = s.NextLine(timeout);
+    if (!line) return nullptr;
+    json e = json::parse(*line, nullptr, false);
+    if (e.is_discarded() || e["type"] != "BOOKMARK") return e;
+  }
+}
+
+TEST_F(ServerTest, ListWithSelectors) {
+  MustCreate("a", "a.example.com", {{"app", "web"}, {"tier", "1"}});
+  MustCreate("b", "b.example.com", {{"app", "api"}});
+  MustCreate("c", "c.example.com");
+  EXPECT_EQ(Names(Body(http_->Get(RoutesPath() + "?labelSelector=app%3Dweb"))),
+            std::vector<std::string>({"a"}));
+  EXPECT_EQ(Names(Body(http_->Get(RoutesPath() + "?labelSelector=app%20in%20(web,api)"))),
+            std::vector<std::string>({"a", "b"}));
+  EXPECT_EQ(Names(Body(http_->Get(RoutesPath() + "?labelSelector=!app"))),
+            std::vector<std::string>({"c"}));
+  EXPECT_EQ(Names(Body(http_->Get(RoutesPath() + "?labelSelector=app!%3Dweb"))),
+            std::vector<std::string>({"b", "c"}));
+  EXPECT_EQ(Names(Body(http_->Get("/apis/route.openshift.io/v1/routes?fieldSelector=metadata.name%3Db"))),
+            std::vector<std::string>({"b"}));
+  EXPECT_EQ(Names(Body(http_->Get("/apis/route.openshift.io/v1/routes?fieldSelector=metadata.namespace%3Dother"))),
+            std::vector<std::string>());
+  json list = Body(http_->Get("/apis/route.openshift.io/v1/routes"));
+  EXPECT_EQ(list["kind"], "RouteList");
+  EXPECT_EQ(list["metadata"]["resourceVersion"], std::to_string(server_->store().CurrentRv()));
+}
+
+TEST_F(ServerTest, PaginationIsConsistentWhileWritesHappen) {
+  for (int i = 0; i < 25; ++i) {
+    char name[16];
+    snprintf(name, sizeof(name), "r%02d", i);
+    MustCreate(name, std::string(name) + ".example.com");
+  }
+  json page = Body(http_->Get(RoutesPath() + "?limit=10"));
+  std::vector<std::string> seen = Names(page);
+  std::string snapshot_rv = page["metadata"]["resourceVersion"];
+  // Writes after the first page: a delete, an update, a create.
+  ASSERT_EQ(http_->Request("DELETE", RoutesPath() + "/r15").code, 200);
+  MustCreate("r99", "r99.example.com");
+  json r20 = Body(http_->Get(RoutesPath() + "/r20"));
+  r20["spec"]["host"] = "changed.example.com";
+  ASSERT_EQ(Put(RoutesPath() + "/r20", r20).code, 200);
+  while (page["metadata"].contains("continue")) {
+    std::string token = page["metadata"]["continue"];
+    page = Body(http_->Get(RoutesPath() + "?limit=10&continue=" + token));
+    EXPECT_EQ(page["metadata"]["resourceVersion"], snapshot_rv);
+    for (const auto& item : page["items"]) {
+      seen.push_back(item["metadata"]["name"]);
+      if (item["metadata"]["name"] == "r20") {
+        EXPECT_EQ(item["spec"]["host"], "r20.example.com");
+      }
+    }
+  }
+  ASSERT_EQ(seen.size(), 25u);
+  EXPECT_EQ(seen.front(), "r00");
+  EXPECT_EQ(seen.back(), "r24");
+  EXPECT_NE(std::find(seen.begin(), seen.end(), "r15"), seen.end());
+}
+
+TEST_F(ServerTest, ExpiredContinueIsGone) {
+  for (int i = 0; i < 5; ++i) MustCreate("r" + std::to_string(i), "h" + std::to_string(i));
+  json page = Body(http_->Get(RoutesPath() + "?limit=2"));
+  MustCreate("late", "late.example.com");
+  server_->Compact();
+  HttpResponse r = http_->Get(RoutesPath() + "?limit=2&continue=" + page["metadata"]["continue"].get<std::string>());
+  EXPECT_EQ(r.code, 410);
+  EXPECT_EQ(Body(r)["reason"], "Expired");
+  EXPECT_EQ(http_->Get(RoutesPath() + "?limit=2&continue=garbage").code, 400);
+}
+
+TEST_F(ServerTest, WatchDeliversOrderedEventsAndResumes) {
+  json a = MustCreate("a", "a.example.com");
+  std::string rv = a["metadata"]["resourceVersion"];
+  LineStream w(server_->port(), RoutesPath() + "?watch=1&resourceVersion=" + rv);
+  ASSERT_EQ(w.code(), 200);
+  MustCreate("b", "b.example.com");
+  json b = Body(http_->Get(RoutesPath() + "/b"));
+  b["status"] = {{"ingress", json::array({{{"routerName", "r"}}})}};
+  ASSERT_EQ(Put(RoutesPath() + "/b/status", b).code, 200);
+  ASSERT_EQ(http_->Request("DELETE", RoutesPath() + "/a").code, 200);
+  std::vector<std::string> got;
+  uint64_t last = 0;
+  for (int i = 0; i < 3; ++i) {
+    json e = NextEvent(w);
+    ASSERT_FALSE(e.is_null());
+    got.push_back(e["type"].get<std::string>() + " " + e["object"]["metadata"]["name"].get<std::string>());
+    uint64_t erv = std::stoull(e["object"]["metadata"]["resourceVersion"].get<std::string>());
+    EXPECT_GT(erv, last);
+    last = erv;
+  }
+  EXPECT_EQ(got, std::vector<std::string>({"ADDED b", "MODIFIED b", "DELETED a"}));
+  // Resume from the middle replays only what came after.
+  LineStream resume(server_->port(), RoutesPath() + "?watch=1&resourceVersion=" + std::to_string(last - 1));
+  json e = NextEvent(resume);
+  EXPECT_EQ(e["type"], "DELETED");
+  EXPECT_EQ(e["object"]["metadata"]["name"], "a");
+}
+
+TEST_F(ServerTest, WatchWithoutVersionStartsWithCurrentState) {
+  MustCreate("a", "a.example.com");
+  LineStream w(server_->port(), RoutesPath() + "?watch=true");
+  json e = NextEvent(w);
+  EXPECT_EQ(e["type"], "ADDED");
+  EXPECT_EQ(e["object"]["metadata"]["name"], "a");
+}
+
+TEST_F(ServerTest, WatchFromCompactedVersionGetsGoneErrorEvent) {
+  json a = MustCreate("a", "a.example.com");
+  MustCreate("b", "b.example.com");
+  server_->Compact();
+  LineStream w(server_->port(), RoutesPath() + "?watch=1&resourceVersion=" +
+                                    a["metadata"]["resourceVersion"].get<std::string>());
+  ASSERT_EQ(w.code(), 200);
+  json e = NextEvent(w);
+  ASSERT_EQ(e["type"], "ERROR");
+  EXPECT_EQ(e["object"]["kind"], "Status");
+  EXPECT_EQ(e["object"]["code"], 410);
+  EXPECT_EQ(e["object"]["reason"], "Expired");
+  EXPECT_EQ(e["object"]["message"].get<std::string>().rfind("too old resource version: ", 0), 0u);
+  EXPECT_FALSE(w.NextLine(milliseconds(2000)).has_value());
+  EXPECT_TRUE(w.ended());
+}
+
+TEST_F(ServerTest, BookmarksCarryTheLatestVersion) {
+  json a = MustCreate("a", "a.example.com");
+  LineStream w(server_->port(), RoutesPath() + "?watch=1&allowWatchBookmarks=true&resourceVersion=" +
+                                    a["metadata"]["resourceVersion"].get<std::string>());
+  ASSERT_TRUE(server_->CreateNamespace("other").ok());  // bumps the version
+  auto line = w.NextLine(milliseconds(3000));
+  ASSERT_TRUE(line.has_value());
+  json e = json::parse(*line);
+  EXPECT_EQ(e["type"], "BOOKMARK");
+  EXPECT_EQ(e["object"]["kind"], "Route");
+  EXPECT_EQ(e["object"]["metadata"]["resourceVersion"], std::to_string(server_->store().CurrentRv()));
+}
+
+TEST_F(ServerTest, WatchEndsAfterTimeoutSeconds) {
+  auto start = std::chrono::steady_clock::now();
+  LineStream w(server_->port(), RoutesPath() + "?watch=1&timeoutSeconds=1&resourceVersion=1");
+  EXPECT_FALSE(w.NextLine(milliseconds(5000)).has_value());
+  EXPECT_TRUE(w.ended());
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(took, milliseconds(900));
+  EXPECT_LT(took, milliseconds(4000));
+}
+
+TEST_F(ServerTest, WatchSelectorTransitionsAreAddedAndDeleted) {
+  json a = MustCreate("a", "a.example.com", {{"shard", "x"}});
+  LineStream w(server_->port(), RoutesPath() + "?watch=1&labelSelector=shard%3Dx&resourceVersion=" +
+                                    a["metadata"]["resourceVersion"].get<std::string>());
+  auto patch = [&](const std::string& value) {
+    ASSERT_EQ(http_->Request("PATCH", RoutesPath() + "/a",
+                             R"({"metadata":{"labels":{"shard":")" + value + R"("}}})",
+                             "application/merge-patch+json").code, 200);
+  };
+  patch("y");
+  patch("z");
+  patch("x");
+  EXPECT_EQ(NextEvent(w)["type"], "DELETED");
+  EXPECT_EQ(NextEvent(w)["type"], "ADDED");
+}
+
+TEST_F(ServerTest, CloseAllWatchesEndsStreams) {
+  LineStream w(server_->port(), RoutesPath() + "?watch=1&resourceVersion=1");
+  ASSERT_EQ(w.code(), 200);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (server_->OpenWatches() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  ASSERT_EQ(http_->Request("POST", "/admin/close-watches").code, 200);
+  EXPECT_FALSE(w.NextLine(milliseconds(3000)).has_value());
+  EXPECT_TRUE(w.ended());
+}
+
+}  // namespace
+}  // namespace routestatus::apiserver::testing

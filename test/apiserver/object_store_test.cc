@@ -1,0 +1,130 @@
+// Unit tests of ObjectStore (no HTTP): versions, generation, history window,
+// snapshot pagination, watcher fan-out and overflow.
+
+#include "apiserver/object_store.h"
+
+#include <gtest/gtest.h>
+
+#include "apiserver/continue_token.h"
+#include "test/testing/fake_clock.h"
+
+namespace routestatus::apiserver {
+namespace {
+
+using nlohmann::json;
+
+json Route(const std::string& name, const std::string& host) {
+  return {{"apiVersion", "route.openshift.io/v1"},
+          {"kind", "Route"},
+          {"metadata", {{"name", name}}},
+          {"spec", {{"host", host}}}};
+}
+
+class ObjectStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(store_.Create(NamespacesInfo(), "", {{"metadata", {{"name", "ns"}}}}).ok());
+  }
+  ObjectPtr Create(const std::string& name) {
+    auto r = store_.Create(RoutesInfo(), "ns", Route(name, name + ".example.com"));
+    EXPECT_TRUE(r.ok());
+    return r.value;
+  }
+  testing::FakeClock clock_;
+  ObjectStore store_{clock_, ObjectStore::Options{8, 4}};
+};
+
+TEST_F(ObjectStoreTest, GenerationBumpsOnSpecChangesOnly) {
+  ObjectPtr a = Create("a");
+  json obj = json::parse(a->json);
+  obj["metadata"]["labels"] = {{"x", "y"}};
+  auto labelled = store_.Update(RoutesInfo(), "ns", "a", obj, false);
+  ASSERT_TRUE(labelled.ok());
+  EXPECT_EQ(json::parse(labelled.value->json)["metadata"]["generation"], 1);
+  obj = json::parse(labelled.value->json);
+  obj["spec"]["host"] = "b";
+  auto changed = store_.Update(RoutesInfo(), "ns", "a", obj, false);
+  ASSERT_TRUE(changed.ok());
+  EXPECT_EQ(json::parse(changed.value->json)["metadata"]["generation"], 2);
+  EXPECT_EQ(changed.value->rv, labelled.value->rv + 1);
+}
+
+TEST_F(ObjectStoreTest, StaleVersionIsConflict) {
+  ObjectPtr a = Create("a");
+  json obj = json::parse(a->json);
+  obj["spec"]["host"] = "b";
+  ASSERT_TRUE(store_.Update(RoutesInfo(), "ns", "a", obj, false).ok());
+  auto stale = store_.Update(RoutesInfo(), "ns", "a", obj, false);
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.error->code, 409);
+  EXPECT_EQ(stale.error->reason, "Conflict");
+}
+
+TEST_F(ObjectStoreTest, WatchOlderThanHistoryIsGone) {
+  ObjectPtr first = Create("a");
+  for (int i = 0; i < 10; ++i) Create("r" + std::to_string(i));
+  auto w = store_.Watch(RoutesInfo(), {}, first->rv);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.error->code, 410);
+  EXPECT_EQ(w.error->reason, "Expired");
+  auto recent = store_.Watch(RoutesInfo(), {}, store_.CurrentRv() - 2);
+  ASSERT_TRUE(recent.ok());
+  std::deque<WatchRecord> records;
+  EXPECT_TRUE(recent.value->Wait(clock_.Now(), &records));
+  EXPECT_EQ(records.size(), 2u);
+}
+
+TEST_F(ObjectStoreTest, SlowWatcherIsClosedOnOverflow) {
+  auto w = store_.Watch(RoutesInfo(), {}, store_.CurrentRv());
+  ASSERT_TRUE(w.ok());
+  for (int i = 0; i < 5; ++i) Create("r" + std::to_string(i));
+  EXPECT_TRUE(w.value->closed());
+  std::deque<WatchRecord> records;
+  EXPECT_FALSE(w.value->Wait(clock_.Now(), &records));
+}
+
+TEST_F(ObjectStoreTest, PagesComeFromOneSnapshot) {
+  for (int i = 0; i < 4; ++i) Create("r" + std::to_string(i));
+  auto page1 = store_.List(RoutesInfo(), {}, 2, "");
+  ASSERT_TRUE(page1.ok());
+  ASSERT_EQ(page1.value.items.size(), 2u);
+  ASSERT_FALSE(page1.value.continue_token.empty());
+  ASSERT_TRUE(store_.Delete(RoutesInfo(), "ns", "r3").ok());
+  Create("r5");
+  auto page2 = store_.List(RoutesInfo(), {}, 2, page1.value.continue_token);
+  ASSERT_TRUE(page2.ok());
+  ASSERT_EQ(page2.value.items.size(), 2u);
+  EXPECT_EQ(page2.value.items[0]->name, "r2");
+  EXPECT_EQ(page2.value.items[1]->name, "r3");
+  EXPECT_TRUE(page2.value.continue_token.empty());
+  EXPECT_EQ(page2.value.rv, page1.value.rv);
+}
+
+TEST_F(ObjectStoreTest, ContinueTokenRoundTrips) {
+  std::string token = EncodeContinueToken({42, "ns/a"});
+  auto decoded = DecodeContinueToken(token);
+  ASSERT_TRUE(decoded.has_value());
+  EXPECT_EQ(decoded->rv, 42u);
+  EXPECT_EQ(decoded->last_key, "ns/a");
+  EXPECT_FALSE(DecodeContinueToken("!!!").has_value());
+  EXPECT_FALSE(DecodeContinueToken(Base64Encode("{}")).has_value());
+}
+
+TEST_F(ObjectStoreTest, CreateRequiresNamespaceAndName) {
+  auto missing_ns = store_.Create(RoutesInfo(), "other", Route("a", "h"));
+  ASSERT_FALSE(missing_ns.ok());
+  EXPECT_EQ(missing_ns.error->code, 404);
+  json unnamed = Route("", "h");
+  unnamed["metadata"].erase("name");
+  auto r = store_.Create(RoutesInfo(), "ns", unnamed);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error->code, 422);
+  unnamed["metadata"]["generateName"] = "web-";
+  auto generated = store_.Create(RoutesInfo(), "ns", unnamed);
+  ASSERT_TRUE(generated.ok());
+  EXPECT_EQ(generated.value->name.rfind("web-", 0), 0u);
+  EXPECT_EQ(generated.value->name.size(), 9u);
+}
+
+}  // namespace
+}  // namespace routestatus::apiserver
