@@ -425,7 +425,13 @@ class RestKubeClient final : public KubeClient {
         req.headers().add("Accept", "application/json");
         req.headers().add("User-Agent", user_agent_);
         if (!token.value().empty()) req.headers().add("Authorization", "Bearer " + token.value());
-        if (body) req.set_body(payload, "application/json");
+        if (body) {
+          // Why: set_body(std::string) reinterprets a char buffer as uint8_t
+          // (UBSan flags it); hand cpprest a uint8_t stream instead.
+          std::vector<uint8_t> bytes(payload.begin(), payload.end());
+          req.set_body(concurrency::streams::bytestream::open_istream(std::move(bytes)),
+                       payload.size(), "application/json");
+        }
         http::http_response resp =
             (cts ? http.request(req, cts->get_token()) : http.request(req)).get();
         int code = resp.status_code();
