@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <map>
 #include <set>
@@ -124,6 +125,40 @@ TEST_P(RestClientApiserverTest, NoTokenIsUnauthorized) {
   auto c = NewRestKubeClient(anonymous, clock_);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ((*c)->Get(RoutesResource(), ns_, "x").status().code(), StatusCode::kUnauthorized);
+}
+
+TEST_P(RestClientApiserverTest, TokenFileIsReReadWhenItRotates) {
+  RestConfig cfg = config_;
+  cfg.token.clear();
+  cfg.token_file = dir_ + "/token";
+  auto write_token = [&](const std::string& t) {
+    std::string tmp = cfg.token_file + ".new";
+    std::ofstream(tmp) << t << "\n";
+    std::filesystem::rename(tmp, cfg.token_file);  // atomic, like kubelet
+  };
+  write_token(kToken);
+  auto c = NewRestKubeClient(cfg, clock_);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE((*c)->Get(NamespacesResource(), "", ns_).ok());
+  write_token("revoked-token");
+  EXPECT_EQ((*c)->Get(NamespacesResource(), "", ns_).status().code(), StatusCode::kUnauthorized);
+  write_token(kToken);
+  EXPECT_TRUE((*c)->Get(NamespacesResource(), "", ns_).ok());
+}
+
+TEST_P(RestClientApiserverTest, ServerCertificateIsVerified) {
+  if (!GetParam()) GTEST_SKIP() << "HTTPS only";
+  RestConfig untrusted = config_;
+  untrusted.ca_data.clear();  // the self-signed CA is not in the system store
+  auto c = NewRestKubeClient(untrusted, clock_);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto got = (*c)->Get(NamespacesResource(), "", ns_);
+  EXPECT_EQ(got.status().code(), StatusCode::kUnavailable) << got.status().ToString();
+
+  untrusted.insecure_skip_tls_verify = true;
+  auto insecure = NewRestKubeClient(untrusted, clock_);
+  ASSERT_TRUE(insecure.ok());
+  EXPECT_TRUE((*insecure)->Get(NamespacesResource(), "", ns_).ok());
 }
 
 TEST_P(RestClientApiserverTest, ListWithPaginationAndSelectors) {
