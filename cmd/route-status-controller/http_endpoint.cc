@@ -9,6 +9,7 @@
 #include <cstring>
 #include <future>
 #include <thread>
+#include <iterator>
 #include <vector>
 
 #include <civetweb.h>
@@ -157,11 +158,29 @@ void HttpEndpoint::Stop() {
   ctx_ = nullptr;
 }
 
+void HttpEndpoint::AddCollectable(std::weak_ptr<prometheus::Collectable> collectable) {
+  std::lock_guard<std::mutex> lock(collectables_mu_);
+  collectables_.push_back(std::move(collectable));
+}
+
 int HttpEndpoint::HandleMetrics(mg_connection* conn, void* self_ptr) {
   if (!CheckMethod(conn)) return 405;
   auto* self = static_cast<HttpEndpoint*>(self_ptr);
   prometheus::TextSerializer serializer;
-  std::string body = serializer.Serialize(self->registry_.Collect());
+  std::vector<prometheus::MetricFamily> families = self->registry_.Collect();
+  std::vector<std::shared_ptr<prometheus::Collectable>> extra;
+  {
+    std::lock_guard<std::mutex> lock(self->collectables_mu_);
+    for (const auto& weak : self->collectables_) {
+      if (auto c = weak.lock()) extra.push_back(std::move(c));
+    }
+  }
+  for (const auto& c : extra) {
+    auto more = c->Collect();
+    families.insert(families.end(), std::make_move_iterator(more.begin()),
+                    std::make_move_iterator(more.end()));
+  }
+  std::string body = serializer.Serialize(families);
   Reply(conn, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", body);
   return 200;
 }

@@ -4,6 +4,9 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
+
+#include <prometheus/collectable.h>
 
 #include <prometheus/registry.h>
 
@@ -51,6 +54,10 @@ class HttpEndpoint {
   // Stops serving and waits for in-flight requests. Idempotent.
   void Stop();
 
+  // Also serves `collectable`'s metrics on /metrics (after the registry's)
+  // for as long as it lives. Thread-safe; may be called while serving.
+  void AddCollectable(std::weak_ptr<prometheus::Collectable> collectable);
+
  private:
   HttpEndpoint(prometheus::Registry& registry, ReadinessCheck readiness);
   static int HandleMetrics(mg_connection* conn, void* self);
@@ -61,6 +68,8 @@ class HttpEndpoint {
   ReadinessCheck readiness_;
   std::string host_;
   int port_ = 0;
+  std::mutex collectables_mu_;
+  std::vector<std::weak_ptr<prometheus::Collectable>> collectables_;  // GUARDED_BY(collectables_mu_)
   std::mutex stop_mu_;
   mg_context* ctx_ = nullptr;  // guarded by stop_mu_ for Stop()
 };

@@ -1,45 +1,39 @@
-// route-status-controller: parses and validates the configuration, sets up
-// logging, serves /metrics, /healthz and /readyz, and stops on SIGTERM/SIGINT.
-// The controller itself (informers, write lease, status writer, `clear`) is
-// plugged in at the marked places once the controller library lands.
+// route-status-controller: writes this router name's status.ingress entry of
+// every route it serves (see DESIGN.md). Parses and validates the
+// configuration, connects to the API server, runs the controller
+// (ControllerApp), serves /metrics, /healthz and /readyz, and stops on
+// SIGTERM/SIGINT (exit 0). `clear` removes a router name's entries.
+// Exit codes: 0 done/stopped, 1 runtime failure, 2 configuration error.
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include <glog/logging.h>
 #include <prometheus/registry.h>
 
+#include "cmd/route-status-controller/api_metrics.h"
+#include "cmd/route-status-controller/component_options.h"
 #include "cmd/route-status-controller/config.h"
+#include "cmd/route-status-controller/controller_app.h"
 #include "cmd/route-status-controller/http_endpoint.h"
+#include "cmd/route-status-controller/metrics_collector.h"
+#include "controller/clear.h"
+#include "kubeclient/rest/kube_config.h"
+#include "kubeclient/rest/rest_kube_client.h"
 
 namespace routestatus::cmd {
 namespace {
 
+constexpr int kExitRuntime = 1;
 constexpr int kExitConfig = 2;
-
-// Readiness shared between the controller (writer) and /readyz (reader).
-// Thread-safe.
-class ReadinessState {
- public:
-  void Set(bool ready, std::string reason) {
-    std::lock_guard<std::mutex> lock(mu_);
-    state_ = Readiness{ready, std::move(reason)};
-  }
-  Readiness Get() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return state_;
-  }
-
- private:
-  mutable std::mutex mu_;
-  Readiness state_{false, "starting"};
-};
 
 void SetUpLogging(const char* argv0, const Options& options) {
   FLAGS_logtostderr = true;  // containers: stderr only; the root fs is read-only
@@ -59,9 +53,61 @@ int WaitForStopSignal(const sigset_t& signals) {
   return sig;
 }
 
+// Prints a configuration error the way ParseConfig's errors are printed.
+int ConfigError(const std::string& message) {
+  std::cerr << "route-status-controller: " << message << "\n";
+  LOG(ERROR) << message;
+  return kExitConfig;
+}
+
+// Where the API server is: kubeconfig / in-cluster / KUBECONFIG, then
+// --server / --token over it. With --server and nothing else to read,
+// --server alone is enough. Errors are configuration errors (exit 2).
+kubeclient::StatusOr<kubeclient::rest::RestConfig> ResolveRestConfig(const Options& options,
+                                                                     const ComponentOptions& c) {
+  auto config = kubeclient::rest::ResolveConfig(c.config_sources);
+  if (!config.ok()) {
+    bool server_only = !options.server.empty() && options.kubeconfig.empty();
+    if (!server_only) return config.status();
+    kubeclient::rest::RestConfig bare;
+    bare.origin = "--server";
+    config = bare;
+  }
+  kubeclient::rest::RestConfig resolved = std::move(config).value();
+  ApplyConnectionOverrides(options, resolved);
+  return resolved;
+}
+
+int RunClear(const Options& options, kubeclient::KubeClient& client,
+             const kubeclient::Clock& clock, const controller::ClearOptions& clear_options) {
+  std::cout << "clearing the status.ingress entries of router " << clear_options.router_name
+            << " from every route" << std::endl;
+  auto result = controller::ClearRouterEntries(
+      client, clock, clear_options, [](const controller::ClearProgress& p) {
+        std::cout << (p.done ? "done: " : "progress: ") << p.scanned << " routes scanned, "
+                  << p.cleared << " cleared, " << p.conflicts << " conflicts, " << p.failed
+                  << " failed" << std::endl;
+      });
+  if (!result.ok()) {
+    std::cerr << "route-status-controller: clear of router " << options.router_name
+              << " failed: " << result.status().ToString()
+              << " (it is safe to run clear again)\n";
+    return kExitRuntime;
+  }
+  if (result->failed > 0) {
+    std::cerr << "route-status-controller: clear of router " << options.router_name << ": "
+              << result->failed << " route(s) still have our entry (see the log); run clear again\n";
+    return kExitRuntime;
+  }
+  std::cout << "router " << options.router_name << ": no entries left (" << result->cleared
+            << " removed)" << std::endl;
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  ParsedConfig parsed = ParseConfig(args, EnvironmentMap(), &ReadWholeFile);
+  EnvMap env = EnvironmentMap();
+  ParsedConfig parsed = ParseConfig(args, env, &ReadWholeFile);
   if (parsed.command == Command::kHelp) {
     std::cout << HelpText();
     return 0;
@@ -75,45 +121,78 @@ int Main(int argc, char** argv) {
   const Options& options = parsed.options;
 
   // Why: block the stop signals before any thread starts, so every thread
-  // inherits the mask and only sigwait() below sees them.
+  // inherits the mask and only sigwait() below sees them. `clear` keeps the
+  // default dispositions (Ctrl-C stops it; a re-run resumes).
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  if (parsed.command == Command::kRun) pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
 
   SetUpLogging(argv[0], options);
-  LOG(INFO) << "route-status-controller "
+  LOG(INFO) << "route-status-controller " << BuildVersion() << " "
             << (parsed.command == Command::kClear ? "clear" : "run") << ": "
             << RenderOptions(options);
 
+  auto components = BuildComponentOptions(options, env);
+  if (!components.ok()) return ConfigError(components.status().message());
+  auto rest_config = ResolveRestConfig(options, *components);
+  if (!rest_config.ok()) {
+    return ConfigError("cannot find the API server: " + rest_config.status().message());
+  }
+  LOG(INFO) << "API server " << rest_config->server << " from " << rest_config->origin;
+
+  kubeclient::RealClock clock;  // outlives the clients below
+  kubeclient::rest::RestOptions rest = components->rest;
+  rest.version = BuildVersion();
+  rest.user_agent = std::string("route-status-controller/") + BuildVersion() + " (router " +
+                    options.router_name + ")";
+  auto client = kubeclient::rest::NewRestKubeClient(*rest_config, clock, rest);
+  if (!client.ok()) {
+    if (client.status().code() == kubeclient::StatusCode::kInvalid) {
+      return ConfigError(rest_config->origin + ": " + client.status().message());
+    }
+    LOG(ERROR) << "cannot build the API client: " << client.status().ToString();
+    return kExitRuntime;
+  }
+
   if (parsed.command == Command::kClear) {
-    // Controller wiring: run the one-shot clear of options.router_name here.
-    LOG(ERROR) << "clear: not available in this build (the controller library is not wired yet)";
-    return 1;
+    return RunClear(options, **client, clock, components->clear);
   }
 
   prometheus::Registry registry;
-  ReadinessState readiness;
+  auto app = std::make_unique<ControllerApp>(
+      options, *components,
+      std::make_unique<InstrumentedKubeClient>(std::move(client).value(), registry), registry);
+  std::atomic<bool> shutting_down{false};
   HttpEndpoint::Options http_options;
   http_options.address = options.metrics_address;
-  auto endpoint = HttpEndpoint::Start(http_options, registry, [&readiness] { return readiness.Get(); });
+  auto endpoint = HttpEndpoint::Start(http_options, registry, [&app, &shutting_down] {
+    if (shutting_down.load()) return Readiness{false, "shutting down"};
+    return app->Ready();
+  });
   if (!endpoint.ok()) {
     LOG(ERROR) << endpoint.status().ToString();
-    return 1;
+    return kExitRuntime;
   }
-
-  // Controller wiring: build the REST client, informers, lease, tracker and
-  // status writer here with `registry`; call readiness.Set(true, "") once the
-  // caches are synced.
-  readiness.Set(false, "controller not wired in this build");
+  (*endpoint)->AddCollectable(app->collector());
+  app->Start();
 
   int sig = WaitForStopSignal(stop_signals);
   LOG(INFO) << "received " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ", shutting down";
-  readiness.Set(false, "shutting down");
-  // Controller wiring: stop taking work, drain in-flight writes within
-  // options.shutdown_timeout.
+  shutting_down = true;
+  // Why the margin: the whole exit must fit in shutdown_timeout (5 s by
+  // default); stopping the endpoint takes the rest.
+  auto budget = std::max(options.shutdown_timeout - std::chrono::milliseconds(700),
+                         options.shutdown_timeout / 2);
+  if (!app->Stop(budget)) {
+    LOG(WARNING) << "exiting with API requests still in flight";
+    google::FlushLogFiles(google::GLOG_INFO);
+    std::_Exit(0);
+  }
   (*endpoint)->Stop();
+  app.reset();
   LOG(INFO) << "stopped";
   return 0;
 }

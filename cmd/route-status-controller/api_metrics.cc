@@ -1,0 +1,113 @@
+#include "cmd/route-status-controller/api_metrics.h"
+
+#include <chrono>
+
+namespace routestatus::cmd {
+
+using kubeclient::ResourceRef;
+using kubeclient::Status;
+
+// Measures one request from construction to Finish().
+class InstrumentedKubeClient::Timer {
+ public:
+  Timer(InstrumentedKubeClient& c, const char* verb, const ResourceRef& res,
+        const char* subresource = "")
+      : c_(c), verb_(verb), res_(res), subresource_(subresource),
+        start_(std::chrono::steady_clock::now()) {}
+
+  void Finish(const Status& status) {
+    std::chrono::duration<double> took = std::chrono::steady_clock::now() - start_;
+    c_.requests_
+        .Add({{"verb", verb_},
+              {"resource", res_.resource},
+              {"subresource", subresource_},
+              {"result", kubeclient::StatusCodeName(status.code())}})
+        .Increment();
+    c_.latency_
+        .Add({{"verb", verb_}, {"resource", res_.resource}},
+             prometheus::Histogram::BucketBoundaries{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
+                                                     2.5, 5, 10, 30})
+        .Observe(took.count());
+  }
+
+ private:
+  InstrumentedKubeClient& c_;
+  const char* verb_;
+  const ResourceRef& res_;
+  const char* subresource_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+InstrumentedKubeClient::InstrumentedKubeClient(std::unique_ptr<kubeclient::KubeClient> inner,
+                                               prometheus::Registry& registry)
+    : inner_(std::move(inner)),
+      requests_(prometheus::BuildCounter()
+                    .Name("routestatus_api_requests_total")
+                    .Help("Kubernetes API requests made by this process, by verb, resource, "
+                          "subresource and result (ok, conflict, not_found, unavailable, ...).")
+                    .Register(registry)),
+      latency_(prometheus::BuildHistogram()
+                   .Name("routestatus_api_request_duration_seconds")
+                   .Help("Latency of Kubernetes API requests by verb and resource, in seconds "
+                         "(for watch: until the stream is open).")
+                   .Register(registry)) {}
+
+kubeclient::StatusOr<nlohmann::json> InstrumentedKubeClient::Get(const ResourceRef& res,
+                                                                 const std::string& ns,
+                                                                 const std::string& name) {
+  Timer t(*this, "get", res);
+  auto r = inner_->Get(res, ns, name);
+  t.Finish(r.status());
+  return r;
+}
+
+kubeclient::StatusOr<kubeclient::ListPage> InstrumentedKubeClient::List(
+    const ResourceRef& res, const std::string& ns, const kubeclient::ListOptions& options) {
+  Timer t(*this, "list", res);
+  auto r = inner_->List(res, ns, options);
+  t.Finish(r.status());
+  return r;
+}
+
+kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> InstrumentedKubeClient::Watch(
+    const ResourceRef& res, const std::string& ns, const kubeclient::WatchOptions& options) {
+  Timer t(*this, "watch", res);
+  auto r = inner_->Watch(res, ns, options);
+  t.Finish(r.status());
+  return r;
+}
+
+kubeclient::StatusOr<nlohmann::json> InstrumentedKubeClient::Create(const ResourceRef& res,
+                                                                    const std::string& ns,
+                                                                    const nlohmann::json& object) {
+  Timer t(*this, "create", res);
+  auto r = inner_->Create(res, ns, object);
+  t.Finish(r.status());
+  return r;
+}
+
+kubeclient::StatusOr<nlohmann::json> InstrumentedKubeClient::Update(const ResourceRef& res,
+                                                                    const nlohmann::json& object) {
+  Timer t(*this, "update", res);
+  auto r = inner_->Update(res, object);
+  t.Finish(r.status());
+  return r;
+}
+
+kubeclient::StatusOr<nlohmann::json> InstrumentedKubeClient::UpdateStatus(
+    const ResourceRef& res, const nlohmann::json& object) {
+  Timer t(*this, "update", res, "status");
+  auto r = inner_->UpdateStatus(res, object);
+  t.Finish(r.status());
+  return r;
+}
+
+Status InstrumentedKubeClient::Delete(const ResourceRef& res, const std::string& ns,
+                                      const std::string& name) {
+  Timer t(*this, "delete", res);
+  Status s = inner_->Delete(res, ns, name);
+  t.Finish(s);
+  return s;
+}
+
+}  // namespace routestatus::cmd

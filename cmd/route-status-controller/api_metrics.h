@@ -1,0 +1,55 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include "kubeclient/kube_client.h"
+
+namespace routestatus::cmd {
+
+// A KubeClient decorator that counts every API request by verb, resource and
+// result and observes its latency, into `registry`:
+//   routestatus_api_requests_total{verb,resource,subresource,result}
+//   routestatus_api_request_duration_seconds{verb,resource} (histogram)
+// Verbs follow kube-apiserver: get, list, watch, create, update, delete;
+// `result` is kubeclient::StatusCodeName ("ok", "conflict", ...). For a
+// watch the latency is the time to open the stream. Thread-safe as the
+// wrapped client is; `inner` is owned, `registry` must outlive this.
+class InstrumentedKubeClient final : public kubeclient::KubeClient {
+ public:
+  InstrumentedKubeClient(std::unique_ptr<kubeclient::KubeClient> inner,
+                         prometheus::Registry& registry);
+
+  kubeclient::StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef& res,
+                                           const std::string& ns,
+                                           const std::string& name) override;
+  kubeclient::StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef& res,
+                                                  const std::string& ns,
+                                                  const kubeclient::ListOptions& options) override;
+  kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
+      const kubeclient::ResourceRef& res, const std::string& ns,
+      const kubeclient::WatchOptions& options) override;
+  kubeclient::StatusOr<nlohmann::json> Create(const kubeclient::ResourceRef& res,
+                                              const std::string& ns,
+                                              const nlohmann::json& object) override;
+  kubeclient::StatusOr<nlohmann::json> Update(const kubeclient::ResourceRef& res,
+                                              const nlohmann::json& object) override;
+  kubeclient::StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef& res,
+                                                    const nlohmann::json& object) override;
+  kubeclient::Status Delete(const kubeclient::ResourceRef& res, const std::string& ns,
+                            const std::string& name) override;
+
+ private:
+  class Timer;
+
+  std::unique_ptr<kubeclient::KubeClient> inner_;
+  prometheus::Family<prometheus::Counter>& requests_;
+  prometheus::Family<prometheus::Histogram>& latency_;
+};
+
+}  // namespace routestatus::cmd

@@ -1,0 +1,234 @@
+#include "cmd/route-status-controller/controller_app.h"
+
+#include <cstdlib>
+#include <exception>
+#include <random>
+
+#include <glog/logging.h>
+#include <prometheus/family.h>
+#include <prometheus/histogram.h>
+
+namespace routestatus::cmd {
+namespace {
+
+lease::WriteLeaseOptions LeaseOptions(lease::WriteLeaseOptions o) {
+  o.on_transition = [name = o.name](const lease::LeaseTransition& t) {
+    VLOG(2) << "lease " << name << ": " << lease::LeaseStateName(t.from) << " -> "
+            << lease::LeaseStateName(t.to) << " (" << t.cause << ", tick " << t.tick << ")";
+  };
+  // Why: safe with this controller, which extends only for entry changes
+  // seen through the watch (never the initial list or resyncs), and it
+  // makes a replica that starts next to a live leader follow at once.
+  o.election_follows_extend = true;
+  return o;  // seed unset: std::random_device
+}
+
+kubeclient::cache::InformerOptions Seeded(kubeclient::cache::InformerOptions o) {
+  std::random_device rd;
+  o.seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  return o;
+}
+
+prometheus::Histogram::BucketBoundaries LatencyBuckets() {
+  return {0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 60};
+}
+
+}  // namespace
+
+// Fills the work queue histograms. Called with the queue's lock held:
+// Observe() is quick and never calls back.
+class ControllerApp::QueueObserver final : public kubeclient::cache::WorkQueueObserver {
+ public:
+  explicit QueueObserver(prometheus::Registry& registry)
+      : wait_(prometheus::BuildHistogram()
+                  .Name("routestatus_workqueue_queue_duration_seconds")
+                  .Help("Time a route key waited in the work queue before a worker took it, in "
+                        "seconds.")
+                  .Register(registry)
+                  .Add({}, LatencyBuckets())),
+        work_(prometheus::BuildHistogram()
+                  .Name("routestatus_workqueue_work_duration_seconds")
+                  .Help("Time a worker spent reconciling one route key, in seconds.")
+                  .Register(registry)
+                  .Add({}, LatencyBuckets())) {}
+
+  void OnGet(kubeclient::Duration latency) override {
+    wait_.Observe(std::chrono::duration<double>(latency).count());
+  }
+  void OnDone(kubeclient::Duration took) override {
+    work_.Observe(std::chrono::duration<double>(took).count());
+  }
+
+ private:
+  prometheus::Histogram& wait_;
+  prometheus::Histogram& work_;
+};
+
+namespace {
+kubeclient::cache::RateLimitingWorkQueue::Options QueueOptions(
+    kubeclient::cache::WorkQueueObserver* observer) {
+  kubeclient::cache::RateLimitingWorkQueue::Options o;
+  o.observer = observer;
+  return o;
+}
+}  // namespace
+
+ControllerApp::ControllerApp(const Options& options, const ComponentOptions& components,
+                             std::unique_ptr<kubeclient::KubeClient> client,
+                             prometheus::Registry& registry)
+    : options_(options),
+      components_(components),
+      client_(std::move(client)),
+      queue_observer_(std::make_unique<QueueObserver>(registry)),
+      routes_(*client_, clock_, Seeded(components.route_informer)),
+      namespaces_(*client_, clock_, Seeded(components.namespace_informer)),
+      queue_(clock_, QueueOptions(queue_observer_.get())),
+      lease_(options.update_status
+                 ? std::make_unique<lease::BackoffWriteLease>(clock_, LeaseOptions(components.lease))
+                 : nullptr),
+      observe_only_(options.update_status ? nullptr : std::make_unique<ObserveOnlyLease>()),
+      tracker_(clock_, components.tracker),
+      gate_(tracker_, options.router_name),
+      shard_(components.shard, &namespaces_),
+      syncer_(components.admission, shard_, routes_, *client_,
+              lease_ ? static_cast<lease::WriteLease&>(*lease_)
+                     : static_cast<lease::WriteLease&>(*observe_only_),
+              gate_, clock_, stats_),
+      controller_(syncer_, routes_, &namespaces_, shard_, queue_, gate_) {
+  gate_.SetSyncer(&syncer_);
+  routes_.AddIndex(controller::kRoutesByHostIndex,
+                   controller::RoutesByHostIndexFunc(components.admission));
+  // Order matters: the gate must see each update before the controller.
+  routes_.AddEventHandler(&gate_);
+  routes_.AddEventHandler(&controller_.route_handler());
+  namespaces_.AddEventHandler(&controller_.namespace_handler());
+  if (options.resync_interval.count() > 0) {
+    resync_ = std::make_unique<kubeclient::cache::PeriodicResync>(
+        clock_, options.resync_interval, [this] {
+          auto keys = routes_.Keys();
+          VLOG(1) << "resync: re-queueing " << keys.size() << " routes";
+          for (const auto& key : keys) queue_.Add(key);
+        });
+  }
+  MetricsSources sources;
+  sources.clock = &clock_;
+  sources.status = &stats_;
+  sources.lease = lease_.get();
+  sources.observe_only = observe_only_.get();
+  sources.tracker = &tracker_;
+  sources.queue = &queue_;
+  sources.routes = &routes_;
+  sources.namespaces = &namespaces_;
+  sources.resync = resync_.get();
+  sources.router_name = options.router_name;
+  sources.version = BuildVersion();
+  collector_ = std::make_shared<MetricsCollector>(std::move(sources));
+}
+
+ControllerApp::~ControllerApp() {
+  if (!Stop(options_.shutdown_timeout)) {
+    LOG(ERROR) << "threads still busy after " << FormatDuration(options_.shutdown_timeout)
+               << " while destroying the controller; exiting";
+    google::FlushLogFiles(google::GLOG_INFO);
+    std::_Exit(1);
+  }
+}
+
+void ControllerApp::Spawn(const std::string& name, std::function<void()> body) {
+  threads_.emplace_back([this, name, body = std::move(body)] {
+    try {
+      body();
+    } catch (const std::exception& e) {
+      LOG(FATAL) << "internal thread " << name << " crashed: " << e.what();
+    } catch (...) {
+      LOG(FATAL) << "internal thread " << name << " crashed with a non-standard exception";
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!stopping_) LOG(FATAL) << "internal thread " << name << " ended before shutdown";
+    ++exited_;
+    cv_.notify_all();
+  });
+}
+
+void ControllerApp::Start() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    CHECK(!started_) << "Start() twice";
+    started_ = true;
+  }
+  Spawn("informer-routes", [this] { routes_.Run(); });
+  Spawn("informer-namespaces", [this] { namespaces_.Run(); });
+  for (int i = 0; i < options_.workers; ++i) {
+    Spawn("reconcile-" + std::to_string(i), [this] { controller_.RunWorker(); });
+  }
+  if (lease_) {
+    for (int i = 0; i < options_.workers; ++i) {
+      Spawn("lease-" + std::to_string(i), [this] {
+        while (lease_->RunNext()) {
+        }
+      });
+    }
+  }
+  Spawn("contention-flush", [this] { FlushLoop(); });
+  if (resync_) resync_->Start();
+  LOG(INFO) << "controller started: router " << options_.router_name << ", " << options_.workers
+            << " workers, " << (lease_ ? "writing status" : "observe only (--update-status=false)");
+}
+
+void ControllerApp::FlushLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    kubeclient::SteadyTime due = tracker_.NextFlush();
+    if (clock_.Now() >= due) {
+      lock.unlock();
+      tracker_.Flush();  // logs the warning (once per window) itself
+      lock.lock();
+      continue;
+    }
+    clock_.WaitUntil(cv_, lock, due);
+  }
+}
+
+Readiness ControllerApp::Ready() const {
+  bool r = routes_.HasSynced(), n = namespaces_.HasSynced();
+  if (r && n) return {true, ""};
+  std::string reason = "waiting for the caches to sync:";
+  if (!r) reason += " routes";
+  if (!n) reason += " namespaces";
+  return {false, reason};
+}
+
+bool ControllerApp::Stop(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_ || !started_) {
+      stopped_ = true;
+      stopping_ = true;
+      return true;
+    }
+    stopping_ = true;
+    cv_.notify_all();  // the flush loop
+  }
+  // No new events, no new keys, no new work; running status PUTs finish.
+  routes_.Stop();
+  namespaces_.Stop();
+  if (resync_) resync_->Stop();
+  queue_.ShutDownNow();
+  if (lease_) lease_->Shutdown();
+  std::unique_lock<std::mutex> lock(mu_);
+  bool done = cv_.wait_until(lock, deadline, [this] { return exited_ == threads_.size(); });
+  if (!done) {
+    LOG(WARNING) << (threads_.size() - exited_) << " internal thread(s) still busy (in-flight "
+                 << "API requests) after " << FormatDuration(timeout);
+    return false;
+  }
+  lock.unlock();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+  lock.lock();
+  stopped_ = true;
+  return true;
+}
+
+}  // namespace routestatus::cmd

@@ -1,0 +1,106 @@
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <prometheus/collectable.h>
+#include <prometheus/registry.h>
+
+#include "cmd/route-status-controller/component_options.h"
+#include "cmd/route-status-controller/config.h"
+#include "cmd/route-status-controller/http_endpoint.h"
+#include "cmd/route-status-controller/metrics_collector.h"
+#include "cmd/route-status-controller/observe_only_lease.h"
+#include "cmd/route-status-controller/tracker_gate.h"
+#include "conflict/contention_tracker.h"
+#include "controller/controller.h"
+#include "controller/shard.h"
+#include "controller/status_stats.h"
+#include "controller/status_syncer.h"
+#include "kubeclient/cache/informer.h"
+#include "kubeclient/cache/periodic_resync.h"
+#include "kubeclient/cache/rate_limiting_work_queue.h"
+#include "kubeclient/clock.h"
+#include "kubeclient/kube_client.h"
+#include "lease/backoff_write_lease.h"
+
+namespace routestatus::cmd {
+
+// The running controller of one router name: route and namespace informers
+// -> work queue -> N reconcile workers (controller::Controller) -> write
+// lease (N lease workers run the status PUTs) with the contention tracker
+// (flushed by a timer thread at NextFlush()) and a periodic resync. With
+// options.update_status false the lease is ObserveOnlyLease: decisions are
+// computed and counted, nothing is written.
+//
+// Every internal thread is wrapped: an escaping exception, or a thread that
+// ends before Stop(), is LOG(FATAL) with the thread's name (never a silent
+// hang). Thread-safe: Start/Stop from one thread, Ready/collector from any.
+class ControllerApp {
+ public:
+  // Builds every component on `client` (owned). Nothing runs until Start().
+  // `registry` (histograms of the work queue) must outlive the app.
+  ControllerApp(const Options& options, const ComponentOptions& components,
+                std::unique_ptr<kubeclient::KubeClient> client, prometheus::Registry& registry);
+  // Stops (bounded by options.shutdown_timeout) if still running. If a
+  // thread did not end in time this aborts the process after logging
+  // (prefer calling Stop() and handling its result).
+  ~ControllerApp();
+  ControllerApp(const ControllerApp&) = delete;
+  ControllerApp& operator=(const ControllerApp&) = delete;
+
+  void Start();
+  // Ready once both informers have synced.
+  Readiness Ready() const;
+  // Stops taking work (informers, resync, queue, lease), lets running
+  // status writes finish and joins every thread, within `timeout`. Returns
+  // false when some thread was still busy at the deadline (it is then left
+  // running; the caller should exit the process). Idempotent.
+  bool Stop(std::chrono::milliseconds timeout);
+
+  // Reads every component's stats at scrape time (routestatus_* metrics,
+  // see METRICS.md). Stays valid while the app lives.
+  std::shared_ptr<prometheus::Collectable> collector() const { return collector_; }
+
+  const controller::StatusStats& stats() const { return stats_; }
+
+ private:
+  class QueueObserver;
+  void Spawn(const std::string& name, std::function<void()> body);
+  void FlushLoop();
+
+  const Options options_;
+  const ComponentOptions components_;
+  kubeclient::RealClock clock_;
+  std::unique_ptr<kubeclient::KubeClient> client_;
+  std::unique_ptr<QueueObserver> queue_observer_;
+  kubeclient::cache::RouteInformer routes_;
+  kubeclient::cache::NamespaceInformer namespaces_;
+  kubeclient::cache::RateLimitingWorkQueue queue_;
+  std::unique_ptr<lease::BackoffWriteLease> lease_;  // null when observe-only
+  std::unique_ptr<ObserveOnlyLease> observe_only_;   // null when writing
+  conflict::ContentionTracker tracker_;
+  TrackerGate gate_;
+  controller::StatusStats stats_;
+  controller::ShardFilter shard_;
+  controller::StatusSyncer syncer_;
+  controller::Controller controller_;
+  std::unique_ptr<kubeclient::cache::PeriodicResync> resync_;
+  std::shared_ptr<MetricsCollector> collector_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool started_ = false;   // GUARDED_BY(mu_)
+  bool stopping_ = false;  // GUARDED_BY(mu_)
+  bool stopped_ = false;   // GUARDED_BY(mu_)
+  size_t exited_ = 0;      // GUARDED_BY(mu_): threads whose body returned
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace routestatus::cmd

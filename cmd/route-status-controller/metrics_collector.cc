@@ -1,0 +1,242 @@
+#include "cmd/route-status-controller/metrics_collector.h"
+
+#include <chrono>
+#include <utility>
+
+#include <prometheus/client_metric.h>
+#include <prometheus/metric_type.h>
+
+#include "controller/admission.h"
+
+#ifndef ROUTESTATUS_VERSION
+#define ROUTESTATUS_VERSION "dev"
+#endif
+
+namespace routestatus::cmd {
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+using Labels = std::vector<std::pair<std::string, std::string>>;
+
+// Builds one family at a time.
+class Families {
+ public:
+  explicit Families(std::vector<MetricFamily>* out) : out_(out) {}
+
+  void Begin(const std::string& name, const std::string& help, MetricType type) {
+    out_->push_back(MetricFamily{name, help, type, {}});
+  }
+  void Add(double value, const Labels& labels = {}) {
+    ClientMetric m;
+    for (const auto& [k, v] : labels) m.label.push_back({k, v});
+    if (out_->back().type == MetricType::Counter) {
+      m.counter.value = value;
+    } else {
+      m.gauge.value = value;
+    }
+    out_->back().metric.push_back(std::move(m));
+  }
+  void Counter(const std::string& name, const std::string& help, double value,
+               const Labels& labels = {}) {
+    Begin(name, help, MetricType::Counter);
+    Add(value, labels);
+  }
+  void Gauge(const std::string& name, const std::string& help, double value,
+             const Labels& labels = {}) {
+    Begin(name, help, MetricType::Gauge);
+    Add(value, labels);
+  }
+
+ private:
+  std::vector<MetricFamily>* out_;
+};
+
+double Seconds(kubeclient::Duration d) { return std::chrono::duration<double>(d).count(); }
+
+void CollectStatus(const controller::StatusStats& s, const ObserveOnlyLease* observe_only,
+                   Families& f) {
+  f.Begin("routestatus_status_writes_total",
+          "Status PUTs of our route.status.ingress entry, by result.", MetricType::Counter);
+  f.Add(s.writes_success.load(), {{"result", "success"}});
+  f.Add(s.writes_conflict.load(), {{"result", "conflict"}});
+  f.Add(s.writes_not_found.load(), {{"result", "not_found"}});
+  f.Add(s.writes_error.load(), {{"result", "error"}});
+
+  f.Begin("routestatus_status_writes_skipped_total",
+          "Reconciles or queued work that ended without a status write, by reason.",
+          MetricType::Counter);
+  f.Add(s.skipped_no_change.load(), {{"reason", "no_change"}});
+  f.Add(s.skipped_follower.load(), {{"reason", "follower"}});
+  f.Add(s.skipped_contended.load(), {{"reason", "contended"}});
+  f.Add(s.skipped_out_of_shard.load(), {{"reason", "out_of_shard"}});
+  f.Add(s.skipped_gone.load(), {{"reason", "gone"}});
+  f.Add(s.skipped_done.load(), {{"reason", "already_done"}});
+  f.Add(observe_only ? observe_only->suppressed() : 0, {{"reason", "observe_only"}});
+
+  f.Counter("routestatus_status_work_queued_total",
+            "Status changes handed to the write lease (one work item per route).",
+            s.queued.load());
+
+  f.Begin("routestatus_routes",
+          "Routes in the cache by our admission result (true, false, out_of_shard) and reason.",
+          MetricType::Gauge);
+  for (const auto& [key, count] : s.AdmissionCounts()) {
+    size_t slash = key.find('/');
+    std::string result = key.substr(0, slash);
+    std::string reason = slash == std::string::npos ? "" : key.substr(slash + 1);
+    if (reason.empty() && result == "true") reason = controller::kReasonAdmitted;
+    f.Add(static_cast<double>(count), {{"result", result}, {"reason", reason}});
+  }
+}
+
+void CollectLease(const lease::BackoffWriteLease& lease, const kubeclient::Clock& clock,
+                  Families& f) {
+  lease::LeaseSnapshot s = lease.Snapshot();
+  f.Begin("routestatus_lease_state",
+          "Write lease state of this replica: 1 for the current state, 0 for the others.",
+          MetricType::Gauge);
+  for (auto st : {lease::LeaseState::kElection, lease::LeaseState::kLeader,
+                  lease::LeaseState::kFollower}) {
+    f.Add(s.state == st ? 1 : 0, {{"state", lease::LeaseStateName(st)}});
+  }
+  f.Begin("routestatus_lease_transitions_total", "Write lease state changes by from and to.",
+          MetricType::Counter);
+  for (const auto& [edge, count] : s.transitions) {
+    f.Add(static_cast<double>(count), {{"from", lease::LeaseStateName(edge.first)},
+                                       {"to", lease::LeaseStateName(edge.second)}});
+  }
+  double remaining = 0;
+  if (s.state == lease::LeaseState::kFollower) {
+    auto now = clock.Now();
+    if (s.expires > now) remaining = Seconds(s.expires - now);
+  }
+  f.Gauge("routestatus_lease_follower_backoff_seconds",
+          "Time left before a follower's deferred work may run (0 unless following).", remaining);
+  f.Gauge("routestatus_lease_tick", "Follower backoff step (grows each time the leader is seen).",
+          s.tick);
+  f.Counter("routestatus_lease_follower_deferrals_total",
+            "Work items deferred because this replica follows.", s.follower_deferrals);
+  f.Begin("routestatus_lease_work_runs_total", "Work items run by the lease, by outcome.",
+          MetricType::Counter);
+  f.Add(s.outcomes[0], {{"outcome", "none"}});
+  f.Add(s.outcomes[1], {{"outcome", "extend"}});
+  f.Add(s.outcomes[2], {{"outcome", "release"}});
+  f.Counter("routestatus_lease_work_retries_total",
+            "Work items requeued after the lease retry interval.", s.retries);
+  f.Counter("routestatus_lease_extend_drops_total",
+            "Queued work dropped because the entry was already correct and newest.",
+            s.extend_drops);
+  f.Gauge("routestatus_lease_pending_keys", "Routes with queued or running status work.",
+          static_cast<double>(s.pending_keys));
+}
+
+void CollectTracker(const conflict::ContentionTracker& tracker, Families& f) {
+  conflict::ContentionSnapshot s = tracker.Snapshot();
+  f.Gauge("routestatus_contentions_current_window",
+          "Contention events (our entry changed to a value we did not write) since the last "
+          "flush.",
+          s.contentions_in_window);
+  f.Gauge("routestatus_contentions",
+          "The contention count compared with --contention-limit.", s.contentions);
+  f.Gauge("routestatus_contended_routes", "Routes whose entry is currently contended.",
+          static_cast<double>(s.contended_routes));
+  f.Gauge("routestatus_contention_cutoff_active",
+          "1 while more than --contention-limit contentions stop all changes of existing "
+          "entries.",
+          s.cutoff_active ? 1 : 0);
+  f.Counter("routestatus_contention_warnings_total",
+            "Contention warnings logged (at most one per window).", s.warnings);
+}
+
+void CollectQueue(const kubeclient::cache::RateLimitingWorkQueue& queue, Families& f) {
+  kubeclient::cache::WorkQueueStats s = queue.Stats();
+  f.Gauge("routestatus_workqueue_depth", "Route keys ready to be reconciled.",
+          static_cast<double>(s.depth));
+  f.Gauge("routestatus_workqueue_delayed", "Route keys waiting for a delayed add.",
+          static_cast<double>(s.delayed));
+  f.Gauge("routestatus_workqueue_processing", "Route keys being reconciled.",
+          static_cast<double>(s.processing));
+  f.Counter("routestatus_workqueue_adds_total", "Keys queued (after dedupe).", s.adds_total);
+  f.Counter("routestatus_workqueue_retries_total", "Rate-limited re-adds of keys.",
+            s.retries_total);
+}
+
+template <typename T>
+void AddInformer(const kubeclient::cache::Informer<T>& informer, const std::string& resource,
+                 std::vector<std::pair<std::string, kubeclient::cache::InformerStats>>* out) {
+  out->emplace_back(resource, informer.Stats());
+}
+
+void CollectInformers(
+    const std::vector<std::pair<std::string, kubeclient::cache::InformerStats>>& all,
+    Families& f) {
+  if (all.empty()) return;
+  f.Begin("routestatus_informer_events_total", "Watch events received, by resource and type.",
+          MetricType::Counter);
+  for (const auto& [res, s] : all) {
+    f.Add(s.events_added, {{"resource", res}, {"type", "added"}});
+    f.Add(s.events_modified, {{"resource", res}, {"type", "modified"}});
+    f.Add(s.events_deleted, {{"resource", res}, {"type", "deleted"}});
+    f.Add(s.events_bookmark, {{"resource", res}, {"type", "bookmark"}});
+    f.Add(s.events_error, {{"resource", res}, {"type", "error"}});
+  }
+  auto per_resource = [&](const std::string& name, const std::string& help, MetricType type,
+                          auto get) {
+    f.Begin(name, help, type);
+    for (const auto& [res, s] : all) f.Add(static_cast<double>(get(s)), {{"resource", res}});
+  };
+  using S = kubeclient::cache::InformerStats;
+  per_resource("routestatus_informer_lists_total", "Successful full lists (the first included).",
+               MetricType::Counter, [](const S& s) { return s.lists; });
+  per_resource("routestatus_informer_relists_total", "Full lists after the first (e.g. 410 Gone).",
+               MetricType::Counter, [](const S& s) { return s.relists; });
+  per_resource("routestatus_informer_list_failures_total", "Failed list attempts.",
+               MetricType::Counter, [](const S& s) { return s.list_failures; });
+  per_resource("routestatus_informer_watch_restarts_total", "Watches opened after the first.",
+               MetricType::Counter, [](const S& s) { return s.watch_restarts; });
+  per_resource("routestatus_informer_watch_failures_total", "Watch sessions ending in an error.",
+               MetricType::Counter, [](const S& s) { return s.watch_failures; });
+  per_resource("routestatus_informer_stale_events_total",
+               "Watch events older than the cached object, ignored.", MetricType::Counter,
+               [](const S& s) { return s.stale_events_ignored; });
+  per_resource("routestatus_informer_decode_errors_total", "Objects that failed to decode.",
+               MetricType::Counter, [](const S& s) { return s.decode_errors; });
+  per_resource("routestatus_informer_objects", "Objects in the cache.", MetricType::Gauge,
+               [](const S& s) { return s.objects; });
+  per_resource("routestatus_informer_last_sync_timestamp_seconds",
+               "Wall time of the last successful full list, in seconds since the epoch (0 = "
+               "never).",
+               MetricType::Gauge, [](const S& s) {
+                 if (s.last_sync == kubeclient::SystemTime{}) return 0.0;
+                 return std::chrono::duration<double>(s.last_sync.time_since_epoch()).count();
+               });
+}
+
+}  // namespace
+
+const char* BuildVersion() { return ROUTESTATUS_VERSION; }
+
+std::vector<MetricFamily> MetricsCollector::Collect() const {
+  std::vector<MetricFamily> out;
+  Families f(&out);
+  f.Gauge("routestatus_build_info", "Build and configuration of this process (always 1).", 1,
+          {{"version", s_.version}, {"router_name", s_.router_name},
+           {"update_status", s_.observe_only ? "false" : "true"}});
+  if (s_.status) CollectStatus(*s_.status, s_.observe_only, f);
+  if (s_.lease && s_.clock) CollectLease(*s_.lease, *s_.clock, f);
+  if (s_.tracker) CollectTracker(*s_.tracker, f);
+  if (s_.queue) CollectQueue(*s_.queue, f);
+  std::vector<std::pair<std::string, kubeclient::cache::InformerStats>> informers;
+  if (s_.routes) AddInformer(*s_.routes, "routes", &informers);
+  if (s_.namespaces) AddInformer(*s_.namespaces, "namespaces", &informers);
+  CollectInformers(informers, f);
+  if (s_.resync) {
+    f.Counter("routestatus_resyncs_total", "Periodic resyncs (every cached route re-queued).",
+              static_cast<double>(s_.resync->runs()));
+  }
+  return out;
+}
+
+}  // namespace routestatus::cmd

@@ -1,0 +1,61 @@
+#include "cmd/route-status-controller/tracker_gate.h"
+
+#include <glog/logging.h>
+
+namespace routestatus::cmd {
+
+TrackerGate::TrackerGate(conflict::ContentionTracker& tracker, std::string router_name)
+    : tracker_(tracker), router_name_(std::move(router_name)) {}
+
+void TrackerGate::OnAdd(const Ptr&, bool) {
+  std::lock_guard<std::mutex> lock(mu_);
+  old_.reset();
+  new_.reset();
+}
+
+void TrackerGate::OnUpdate(const Ptr& old_obj, const Ptr& new_obj) {
+  std::lock_guard<std::mutex> lock(mu_);
+  old_ = old_obj;
+  new_ = new_obj;
+}
+
+void TrackerGate::OnDelete(const Ptr& last) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    old_.reset();
+    new_.reset();
+  }
+  if (last) tracker_.Forget(last->metadata.uid);
+}
+
+void TrackerGate::Changed(const std::string& uid, const kubeclient::RouteIngress& entry) {
+  Ptr old_obj, new_obj;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    old_obj = old_;
+    new_obj = new_;
+  }
+  const kubeclient::RouteIngress* old_entry =
+      old_obj ? old_obj->FindIngress(router_name_) : nullptr;
+  if (old_entry == nullptr || !new_obj || new_obj->metadata.uid != uid) {
+    // Why not CHECK: a misordered registration must not crash the process;
+    // it only weakens detection, so say so once in a while.
+    LOG_EVERY_N(WARNING, 100) << "contention: change of " << uid
+                              << " without the update that caused it; ignored";
+    return;
+  }
+  std::optional<kubeclient::RouteIngress> desired;
+  if (syncer_ != nullptr) desired = syncer_->Desired(*new_obj, nullptr);
+  tracker_.Changed(uid, new_obj->Key(), *old_entry, entry, desired ? &*desired : nullptr);
+}
+
+bool TrackerGate::IsChangeContended(const std::string& uid) {
+  return tracker_.IsChangeContended(uid);
+}
+
+void TrackerGate::Clear(const std::string& uid,
+                        const std::optional<kubeclient::RouteIngress>& written) {
+  tracker_.Clear(uid, written);
+}
+
+}  // namespace routestatus::cmd
