@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "apiserver/self_signed_cert.h"
 #include "apiserver/server.h"
 #include "kubeclient/rest/kube_config.h"
 #include "kubeclient/rest/rest_kube_client.h"
@@ -362,6 +363,27 @@ TEST_P(RestClientApiserverTest, ServerClosingWatchesEndsTheStream) {
   server_->CloseAllWatches();
   auto ev = (*w)->Next();
   EXPECT_EQ(ev.status().code(), StatusCode::kClosed) << ev.status().ToString();
+}
+
+TEST(RestClientTlsMaterialTest, ClientCertificateAndKeyAreChecked) {
+  auto a = apiserver::GenerateSelfSignedCert();
+  auto b = apiserver::GenerateSelfSignedCert();
+  ASSERT_TRUE(a.ok() && b.ok());
+  RealClock clock;
+  RestConfig cfg;
+  cfg.server = "https://127.0.0.1:1";
+  cfg.origin = "kubeconfig /k context c";
+  cfg.ca_data = a->cert_pem;
+  cfg.client_cert_data = a->cert_pem;
+  cfg.client_key_data = a->key_pem;
+  auto ok = NewRestKubeClient(cfg, clock);
+  EXPECT_TRUE(ok.ok()) << ok.status().ToString();
+  cfg.client_key_data = b->key_pem;  // another key
+  auto mismatched = NewRestKubeClient(cfg, clock);
+  ASSERT_FALSE(mismatched.ok());
+  EXPECT_NE(mismatched.status().message().find("does not match"), std::string::npos)
+      << mismatched.status().message();
+  EXPECT_NE(mismatched.status().message().find("/k"), std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(HttpAndHttps, RestClientApiserverTest, ::testing::Bool(),
