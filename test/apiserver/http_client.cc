@@ -83,40 +83,61 @@ bool DecodeChunked(std::string* in, std::string* out, bool* done) {
 
 }  // namespace
 
+TinyHttpClient::~TinyHttpClient() {
+  if (fd_ >= 0) close(fd_);
+}
+
 HttpResponse TinyHttpClient::Request(const std::string& method, const std::string& path,
                                      const std::string& body, const std::string& content_type,
                                      const std::map<std::string, std::string>& headers) const {
-  HttpResponse resp;
-  int fd = Connect(port_);
-  if (fd < 0) return resp;
-  std::string req = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
+  std::string req = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+  if (!keep_alive_) req += "Connection: close\r\n";
   if (!token_.empty()) req += "Authorization: Bearer " + token_ + "\r\n";
   for (const auto& [k, v] : headers) req += k + ": " + v + "\r\n";
   if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH") {
     req += "Content-Type: " + content_type + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
   }
   req += "\r\n" + body;
-  if (!SendAll(fd, req)) {
-    close(fd);
+  bool reusable = false;
+  bool reused = fd_ >= 0;
+  HttpResponse resp = RequestOnce(req, &reusable);
+  if (resp.code == 0 && reused) resp = RequestOnce(req, &reusable);  // stale keep-alive
+  if (!reusable && fd_ >= 0) {
+    close(fd_);
+    fd_ = -1;
+  }
+  return resp;
+}
+
+HttpResponse TinyHttpClient::RequestOnce(const std::string& req, bool* reusable) const {
+  HttpResponse resp;
+  *reusable = false;
+  if (fd_ < 0) fd_ = Connect(port_);
+  if (fd_ < 0) return resp;
+  if (!SendAll(fd_, req)) {
+    close(fd_);
+    fd_ = -1;
     return resp;
   }
   std::string raw;
   char buf[65536];
-  while (true) {
-    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+  size_t head = 0;
+  bool complete = false;
+  while (!complete) {
+    ssize_t n = recv(fd_, buf, sizeof(buf), 0);
     if (n <= 0) break;
     raw.append(buf, static_cast<size_t>(n));
-    // Stop early once a Content-Length body is complete.
-    int code = 0;
-    std::map<std::string, std::string> h;
-    size_t head = ParseHead(raw, &code, &h);
-    if (head > 0 && h.count("content-length") &&
-        raw.size() >= head + std::strtoul(h["content-length"].c_str(), nullptr, 10)) {
-      break;
+    if (head == 0) {
+      resp.headers.clear();
+      head = ParseHead(raw, &resp.code, &resp.headers);
+      if (head == 0) continue;
+    }
+    if (resp.headers.count("content-length")) {
+      complete = raw.size() >= head + std::strtoul(resp.headers["content-length"].c_str(), nullptr, 10);
+    } else if (resp.headers["transfer-encoding"] == "chunked") {
+      complete = raw.size() >= 5 && raw.compare(raw.size() - 5, 5, "0\r\n\r\n") == 0;
     }
   }
-  close(fd);
-  size_t head = ParseHead(raw, &resp.code, &resp.headers);
   if (head == 0) {
     resp.code = 0;
     return resp;
@@ -128,6 +149,7 @@ HttpResponse TinyHttpClient::Request(const std::string& method, const std::strin
   } else {
     resp.body = rest;
   }
+  *reusable = complete && keep_alive_ && resp.headers["connection"] != "close";
   return resp;
 }
 

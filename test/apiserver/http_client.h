@@ -18,7 +18,12 @@ struct HttpResponse {
 // per request, Content-Length and chunked bodies). Thread-compatible.
 class TinyHttpClient {
  public:
-  TinyHttpClient(int port, std::string token = "") : port_(port), token_(std::move(token)) {}
+  // `keep_alive`: reuse one connection across requests (benchmarks).
+  TinyHttpClient(int port, std::string token = "", bool keep_alive = false)
+      : port_(port), token_(std::move(token)), keep_alive_(keep_alive) {}
+  ~TinyHttpClient();
+  TinyHttpClient(const TinyHttpClient&) = delete;
+  TinyHttpClient& operator=(const TinyHttpClient&) = delete;
   HttpResponse Request(const std::string& method, const std::string& path,
                        const std::string& body = "",
                        const std::string& content_type = "application/json",
@@ -26,8 +31,12 @@ class TinyHttpClient {
   HttpResponse Get(const std::string& path) const { return Request("GET", path); }
 
  private:
+  HttpResponse RequestOnce(const std::string& request, bool* reusable) const;
+
   int port_;
   std::string token_;
+  bool keep_alive_ = false;
+  mutable int fd_ = -1;  // the kept-alive connection
 };
 
 // A streaming GET (a watch): reads the chunked body line by line. Closes the
