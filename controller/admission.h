@@ -59,6 +59,8 @@ bool HostInDomain(std::string_view host, std::string_view domain);
 // The keys under which a route claims its host: the effective host, or for
 // wildcardPolicy Subdomain "*.<parent domain>". Empty when the route has no
 // host. This is the index function of the informer's "routes by host" index.
+// Known limit: a wildcard route and a plain route inside its domain use
+// different keys, so they never claim against each other.
 std::vector<std::string> HostClaimKeys(const kubeclient::Route& route,
                                        const AdmissionOptions& options);
 
