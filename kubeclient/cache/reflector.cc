@@ -67,8 +67,22 @@ void Reflector::Run() {
     Duration wait = Step();
     std::unique_lock<std::mutex> l(mu_);
     SteadyTime deadline = clock_.Now() + wait;
+    if (wait > Duration::zero()) {
+      waiting_until_ = deadline;
+      ++waits_;
+      cv_.notify_all();
+    }
     while (!stopping_ && clock_.Now() < deadline) clock_.WaitUntil(cv_, l, deadline);
+    waiting_until_.reset();
   }
+}
+
+std::optional<SteadyTime> Reflector::AwaitIdleWait(uint64_t* seen) {
+  std::unique_lock<std::mutex> l(mu_);
+  while (!stopping_ && !synced_.load() && !(waiting_until_ && waits_ > *seen)) cv_.wait(l);
+  if (stopping_ || synced_.load()) return std::nullopt;
+  *seen = waits_;
+  return waiting_until_;
 }
 
 bool Reflector::WaitForSync() {

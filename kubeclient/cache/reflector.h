@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -105,6 +106,12 @@ class Reflector {
   Status ListAndReplace();
   Status WatchOnce();
 
+  // Test hook: blocks until Run() is in a between-steps wait numbered above
+  // *seen (waits are numbered from 1), stores its number in *seen and
+  // returns when it ends (Clock time); nullopt once stopped or synced. Lets fake-clock
+  // tests advance time exactly to the next attempt.
+  std::optional<SteadyTime> AwaitIdleWait(uint64_t* seen);
+
   bool HasSynced() const { return synced_.load(); }
   bool NeedsList() const { return need_list_; }
   // Blocks until synced (true) or stopped (false).
@@ -139,6 +146,8 @@ class Reflector {
   std::condition_variable cv_;
   bool stopping_ = false;                // GUARDED_BY(mu_)
   WatchStream* current_stream_ = nullptr;  // GUARDED_BY(mu_)
+  std::optional<SteadyTime> waiting_until_;  // GUARDED_BY(mu_)
+  uint64_t waits_ = 0;                       // GUARDED_BY(mu_)
   InformerStats stats_;                  // GUARDED_BY(mu_)
   uint64_t watches_opened_ = 0;          // GUARDED_BY(mu_)
   std::thread thread_;
