@@ -55,8 +55,8 @@ int WaitForStopSignal(const sigset_t& signals) {
 
 // Prints a configuration error the way ParseConfig's errors are printed.
 int ConfigError(const std::string& message) {
+  // Why not LOG: glog also writes to stderr; one clear line is enough.
   std::cerr << "route-status-controller: " << message << "\n";
-  LOG(ERROR) << message;
   return kExitConfig;
 }
 
@@ -139,7 +139,7 @@ int Main(int argc, char** argv) {
   if (!components.ok()) return ConfigError(components.status().message());
   auto rest_config = ResolveRestConfig(options, *components);
   if (!rest_config.ok()) {
-    return ConfigError("cannot find the API server: " + rest_config.status().message());
+    return ConfigError("API server configuration: " + rest_config.status().message());
   }
   LOG(INFO) << "API server " << rest_config->server << " from " << rest_config->origin;
 

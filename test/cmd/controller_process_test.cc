@@ -1,5 +1,7 @@
 // Runs the real route-status-controller binary: --help, configuration errors
 // (exit 2), serving the health endpoints, and a clean exit on SIGTERM/SIGINT.
+// The run tests point --server at a closed port: the controller keeps
+// retrying its lists (so /readyz stays 503) while the process is tested.
 #include <signal.h>
 #include <unistd.h>
 
@@ -22,6 +24,8 @@ using e2e::Subprocess;
 using namespace std::chrono_literals;
 
 const std::string kBinary = ROUTESTATUS_CONTROLLER_BINARY;
+// Nothing listens on port 1 of the loopback interface.
+const std::string kUnreachableServer = "--server=http://127.0.0.1:1";
 
 std::string LogPath(const std::string& name) {
   return ::testing::TempDir() + "/rsc_" + name + "_" + std::to_string(::getpid()) + ".log";
@@ -70,7 +74,8 @@ TEST(ControllerProcessTest, BadConfigurationExitsTwoWithEveryError) {
 TEST(ControllerProcessTest, ServesHealthAndStopsOnSigterm) {
   std::string log = LogPath("run");
   ::unlink(log.c_str());
-  Subprocess p({kBinary, "--metrics-address=127.0.0.1:0", "--token=very-secret"}, log,
+  Subprocess p({kBinary, "--metrics-address=127.0.0.1:0", "--token=very-secret", kUnreachableServer},
+               log,
                {{"ROUTER_SERVICE_NAME", "e2e-shard"}});
   ASSERT_TRUE(p.WaitForLog("serving /metrics", 10s)) << p.ReadLog();
   std::smatch m;
@@ -101,7 +106,7 @@ TEST(ControllerProcessTest, ServesHealthAndStopsOnSigterm) {
 TEST(ControllerProcessTest, SigintAlsoExitsZero) {
   std::string log = LogPath("int");
   ::unlink(log.c_str());
-  Subprocess p({kBinary, "--metrics-address=127.0.0.1:0"}, log);
+  Subprocess p({kBinary, "--metrics-address=127.0.0.1:0", kUnreachableServer}, log);
   ASSERT_TRUE(p.WaitForLog("serving /metrics", 10s)) << p.ReadLog();
   p.Signal(SIGINT);
   EXPECT_EQ(p.Wait(5s), 0) << p.ReadLog();
@@ -110,12 +115,12 @@ TEST(ControllerProcessTest, SigintAlsoExitsZero) {
 TEST(ControllerProcessTest, BusyMetricsPortFailsLoudly) {
   std::string log1 = LogPath("busy1"), log2 = LogPath("busy2");
   ::unlink(log1.c_str());
-  Subprocess first({kBinary, "--metrics-address=127.0.0.1:0"}, log1);
+  Subprocess first({kBinary, "--metrics-address=127.0.0.1:0", kUnreachableServer}, log1);
   ASSERT_TRUE(first.WaitForLog("serving /metrics", 10s)) << first.ReadLog();
   std::smatch m;
   std::string out = first.ReadLog();
   ASSERT_TRUE(std::regex_search(out, m, std::regex("on 127\\.0\\.0\\.1:([0-9]+)")));
-  EXPECT_EQ(RunToExit({"--metrics-address=127.0.0.1:" + m[1].str()}, log2), 1);
+  EXPECT_EQ(RunToExit({"--metrics-address=127.0.0.1:" + m[1].str(), kUnreachableServer}, log2), 1);
   EXPECT_THAT(ReadFile(log2), HasSubstr("cannot serve on 127.0.0.1:"));
   EXPECT_EQ(first.Stop(), 0);
 }
