@@ -20,6 +20,11 @@ constexpr int kMaxTick = 1 << 16;
 // earlier); avoids time_point::max() arithmetic in clocks.
 constexpr auto kIdleWait = std::chrono::hours(1);
 
+Duration FollowerMinDelay(const WriteLeaseOptions& options) {
+  return options.follower_min_delay > Duration::zero() ? options.follower_min_delay
+                                                       : 2 * options.backoff.base;
+}
+
 uint64_t SeedFrom(const WriteLeaseOptions& options) {
   if (options.seed) return *options.seed;
   std::random_device rd;
@@ -39,6 +44,9 @@ kubeclient::Status ValidateWriteLeaseOptions(const WriteLeaseOptions& o) {
   if (!(o.backoff.factor >= 1.0)) return Status(StatusCode::kInvalid, "lease backoff factor must be >= 1");
   if (!(o.backoff.jitter >= 0.0)) return Status(StatusCode::kInvalid, "lease backoff jitter must be >= 0");
   if (o.backoff.steps < 0) return Status(StatusCode::kInvalid, "lease backoff steps must be >= 0");
+  if (o.follower_min_delay < Duration::zero()) {
+    return Status(StatusCode::kInvalid, "lease follower min delay must be >= 0");
+  }
   if (o.election_delay < Duration::zero()) {
     return Status(StatusCode::kInvalid, "lease election delay must be >= 0");
   }
@@ -104,7 +112,7 @@ void BackoffWriteLease::Try(const std::string& key, Work work) {
       case LeaseState::kFollower:
         // Why: at least two base steps, so the last leader keeps its edge
         // after a quiet period (its work runs at once, ours later).
-        due = std::max(expires_, now + 2 * options_.backoff.base);
+        due = std::max(expires_, now + FollowerDelayLocked());
         deferred = true;
         ++stats_.follower_deferrals;
         break;
@@ -147,6 +155,19 @@ void BackoffWriteLease::Extend(const std::string& key) {
     }
     switch (state_) {
       case LeaseState::kLeader:
+        if (options_.leader_follows_foreign_extend) {
+          auto w = unechoed_writes_.find(key);
+          if (w != unechoed_writes_.end()) {
+            if (--w->second <= 0) unechoed_writes_.erase(w);
+          } else if (!running) {
+            // Why: we did not write this entry, so another replica of our
+            // router name leads too; two leaders race on every change.
+            ++stats_.foreign_extends;
+            tick_ = 0;
+            expires_ = now + BackoffLocked(tick_);
+            TransitionLocked(LeaseState::kFollower, "extend:foreign", &fired);
+          }
+        }
         break;
       case LeaseState::kElection:
         // Why: while our own write of `key` runs, the entry may be ours.
@@ -170,6 +191,7 @@ void BackoffWriteLease::Extend(const std::string& key) {
 
 void BackoffWriteLease::Remove(const std::string& key) {
   std::lock_guard<std::mutex> l(mu_);
+  unechoed_writes_.erase(key);
   auto it = slots_.find(key);
   if (it == slots_.end()) return;
   Slot& slot = it->second;
@@ -190,6 +212,15 @@ LeaseState BackoffWriteLease::State() const {
 Duration BackoffWriteLease::BackoffFor(int tick) {
   std::lock_guard<std::mutex> l(mu_);
   return BackoffLocked(tick);
+}
+
+Duration BackoffWriteLease::FollowerDelayLocked() {
+  const Duration min = FollowerMinDelay(options_);
+  if (!options_.follower_delay_jitter) return min;
+  // Why: followers whose leases expired together (e.g. all at the cap after
+  // the leader died) would all probe at once; spreading them over
+  // [min, 2 x min) lets the first one's write reach the others' watches.
+  return min + Duration(static_cast<int64_t>(static_cast<double>(min.count()) * UniformUnit(rng_)));
 }
 
 Duration BackoffWriteLease::BackoffLocked(int tick) {
@@ -301,6 +332,9 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
   --in_flight_;
   ++stats_.outcomes[static_cast<int>(outcome.result)];
   const SteadyTime now = clock_.Now();
+  if (outcome.result == WorkResult::kExtend && options_.leader_follows_foreign_extend) {
+    ++unechoed_writes_[key];
+  }
   ApplyLocked(outcome.result, now, fired);
   // `slot` stays valid: a running slot is never erased by others.
   slot.running = false;

@@ -54,6 +54,23 @@ struct WriteLeaseOptions {
   // would make every restarted replica follow (and back off to the cap)
   // even when no leader is alive.
   bool election_follows_extend = false;
+  // A Follower's Try is due no earlier than now + this, however long ago
+  // its lease expired. It should cover the skew between replicas' watches
+  // plus a PUT's latency: a follower that runs before the leader's write of
+  // the same change reaches its watch spends a conflicting PUT. Zero means
+  // two base backoff steps (DESIGN.md section 3: 40 ms). The simulator
+  // (test/sim) recommends 500 ms with jitter: with 40 ms, followers whose
+  // lease ran out between sparse changes conflict on most changes once
+  // watch skew exceeds 40 ms.
+  kubeclient::Duration follower_min_delay = kubeclient::Duration::zero();
+  // Spread that delay uniformly over [min, 2 x min) (one draw per Try).
+  bool follower_delay_jitter = false;
+  // A Leader that is asked to Extend(key) for a key it has not written
+  // since the last such call (so another replica of our router name wrote
+  // it) becomes Follower at tick 0, instead of leading on next to the other
+  // leader (each such pair spends one conflicting PUT per change until one
+  // loses a write).
+  bool leader_follows_foreign_extend = false;
   // Seed of the backoff/jitter generator; unset = std::random_device.
   std::optional<uint64_t> seed;
   // Called after every state change, outside the lease's lock, from the
@@ -76,6 +93,7 @@ struct LeaseSnapshot {
   uint64_t outcomes[3] = {0, 0, 0};  // by WorkResult (none, extend, release)
   uint64_t retries = 0;             // work requeued after the retry interval
   uint64_t extend_drops = 0;        // queued work dropped by Extend(key)
+  uint64_t foreign_extends = 0;     // Leader saw another writer's write (Extend)
   size_t pending_keys = 0;          // keys with queued work (running or not)
   size_t running_keys = 0;
 };
@@ -138,6 +156,7 @@ class BackoffWriteLease final : public WriteLease {
                       bool lease_deferred);
   void UnscheduleLocked(const std::string& key, Slot& slot);
   kubeclient::Duration BackoffLocked(int tick);
+  kubeclient::Duration FollowerDelayLocked();
   // The key to run now, or nullopt with *wait_until set (max() = no work).
   std::optional<std::string> PickLocked(kubeclient::SteadyTime now,
                                         const std::unordered_set<std::string>* skip,
@@ -163,6 +182,8 @@ class BackoffWriteLease final : public WriteLease {
   uint64_t next_seq_ = 0;                     // GUARDED_BY(mu_)
   std::unordered_map<std::string, Slot> slots_;  // GUARDED_BY(mu_)
   std::set<DueEntry> due_;                       // GUARDED_BY(mu_)
+  // Our successful writes per key not yet echoed by Extend(key).
+  std::unordered_map<std::string, int> unechoed_writes_;  // GUARDED_BY(mu_)
   LeaseSnapshot stats_;  // GUARDED_BY(mu_); counters only
 };
 

@@ -1,0 +1,150 @@
+// The follower-delay and second-leader options of BackoffWriteLease
+// (follower_min_delay, follower_delay_jitter, leader_follows_foreign_extend),
+// added after the simulator (test/sim) showed the PUT bound failing with the
+// DESIGN.md defaults.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "lease/backoff_write_lease.h"
+#include "test/testing/fake_clock.h"
+
+namespace routestatus::lease {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::FakeClock;
+
+constexpr WorkOutcome kExtendOutcome{WorkResult::kExtend, false};
+constexpr WorkOutcome kReleaseOutcome{WorkResult::kRelease, false};
+
+class FollowerDelayTest : public ::testing::Test {
+ protected:
+  WriteLeaseOptions Options() {
+    WriteLeaseOptions o;
+    o.name = "test";
+    o.seed = 7;
+    return o;
+  }
+  Work Returning(WorkOutcome outcome) {
+    return [this, outcome] {
+      ++runs_;
+      return outcome;
+    };
+  }
+  // One work item with `outcome`, run after any deferral.
+  void Drive(BackoffWriteLease& lease, WorkOutcome outcome) {
+    lease.Try("drive", Returning(outcome));
+    clock_.Advance(seconds(20));
+    ASSERT_EQ(lease.RunDue(), 1);
+  }
+
+  FakeClock clock_;
+  int runs_ = 0;
+};
+
+TEST_F(FollowerDelayTest, ExpiredFollowerWaitsTheMinimumDelay) {
+  auto o = Options();
+  o.follower_min_delay = milliseconds(500);
+  BackoffWriteLease lease(clock_, o);
+  Drive(lease, kReleaseOutcome);  // Follower; its lease expires in 20 ms
+  clock_.Advance(seconds(60));
+  lease.Try("a", Returning(kExtendOutcome));
+  EXPECT_EQ(lease.NextDue(), clock_.Now() + milliseconds(500));
+  clock_.Advance(milliseconds(499));
+  EXPECT_EQ(lease.RunDue(), 0);
+  clock_.Advance(milliseconds(1));
+  EXPECT_EQ(lease.RunDue(), 1);
+}
+
+TEST_F(FollowerDelayTest, ZeroMeansTwoBaseSteps) {
+  BackoffWriteLease lease(clock_, Options());
+  Drive(lease, kReleaseOutcome);
+  clock_.Advance(seconds(60));
+  lease.Try("a", Returning(kExtendOutcome));
+  EXPECT_EQ(lease.NextDue(), clock_.Now() + milliseconds(40));
+}
+
+TEST_F(FollowerDelayTest, JitterSpreadsOverMinToTwiceMin) {
+  auto o = Options();
+  o.follower_min_delay = milliseconds(500);
+  o.follower_delay_jitter = true;
+  BackoffWriteLease lease(clock_, o);
+  Drive(lease, kReleaseOutcome);
+  clock_.Advance(seconds(60));
+  std::vector<kubeclient::Duration> delays;
+  for (int i = 0; i < 50; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    lease.Try(key, Returning(kReleaseOutcome));
+    delays.push_back(*lease.NextDue() - clock_.Now());
+    lease.Remove(key);
+  }
+  kubeclient::Duration lo = delays[0], hi = delays[0];
+  for (auto d : delays) {
+    EXPECT_GE(d, milliseconds(500));
+    EXPECT_LT(d, milliseconds(1000));
+    lo = std::min(lo, d);
+    hi = std::max(hi, d);
+  }
+  EXPECT_GT(hi - lo, milliseconds(200));  // actually spread
+}
+
+TEST_F(FollowerDelayTest, NegativeMinimumIsInvalid) {
+  auto o = Options();
+  o.follower_min_delay = milliseconds(-1);
+  EXPECT_FALSE(ValidateWriteLeaseOptions(o).ok());
+}
+
+TEST_F(FollowerDelayTest, LeaderFollowsAnotherWritersExtend) {
+  auto o = Options();
+  o.leader_follows_foreign_extend = true;
+  BackoffWriteLease lease(clock_, o);
+  lease.Try("a", Returning(kExtendOutcome));
+  ASSERT_EQ(lease.RunDue(), 1);
+  ASSERT_EQ(lease.State(), LeaseState::kLeader);
+  lease.Extend("a");  // the watch echoes our own write of a: still Leader
+  EXPECT_EQ(lease.State(), LeaseState::kLeader);
+  lease.Extend("b");  // someone else of our router name wrote b
+  auto s = lease.Snapshot();
+  EXPECT_EQ(s.state, LeaseState::kFollower);
+  EXPECT_EQ(s.tick, 0);
+  EXPECT_EQ(s.foreign_extends, 1u);
+  EXPECT_EQ((s.transitions[{LeaseState::kLeader, LeaseState::kFollower}]), 1u);
+}
+
+TEST_F(FollowerDelayTest, SecondEchoOfOneWriteIsForeign) {
+  auto o = Options();
+  o.leader_follows_foreign_extend = true;
+  BackoffWriteLease lease(clock_, o);
+  lease.Try("a", Returning(kExtendOutcome));
+  ASSERT_EQ(lease.RunDue(), 1);
+  lease.Extend("a");
+  EXPECT_EQ(lease.State(), LeaseState::kLeader);
+  lease.Extend("a");  // a newer write of a that was not ours
+  EXPECT_EQ(lease.State(), LeaseState::kFollower);
+}
+
+TEST_F(FollowerDelayTest, LeaderKeepsLeadingByDefault) {
+  BackoffWriteLease lease(clock_, Options());
+  lease.Try("a", Returning(kExtendOutcome));
+  ASSERT_EQ(lease.RunDue(), 1);
+  lease.Extend("b");
+  EXPECT_EQ(lease.State(), LeaseState::kLeader);
+  EXPECT_EQ(lease.Snapshot().foreign_extends, 0u);
+}
+
+TEST_F(FollowerDelayTest, RemoveForgetsUnechoedWrites) {
+  auto o = Options();
+  o.leader_follows_foreign_extend = true;
+  BackoffWriteLease lease(clock_, o);
+  lease.Try("a", Returning(kExtendOutcome));
+  ASSERT_EQ(lease.RunDue(), 1);
+  lease.Remove("a");  // deleted before its echo
+  lease.Extend("a");  // a new route under the same key, written by a peer
+  EXPECT_EQ(lease.State(), LeaseState::kFollower);
+}
+
+}  // namespace
+}  // namespace routestatus::lease
