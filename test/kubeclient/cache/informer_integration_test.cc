@@ -143,6 +143,7 @@ class InformerIntegrationTest : public ::testing::Test {
   }
 
   RealClock real_clock_;
+  ::routestatus::testing::FakeClock fake_clock_;  // outlives informer_
   std::unique_ptr<apiserver::Server> server_;
   std::unique_ptr<KubeClient> client_;
   InformerOptions options_;
@@ -230,7 +231,7 @@ TEST_F(InformerIntegrationTest, ServerErrorsGiveBoundedRetriesThenRecovery) {
   down.resource = "routes";
   down.code = 500;
   server_->faults().Add(down);
-  ::routestatus::testing::FakeClock fake;
+  ::routestatus::testing::FakeClock& fake = fake_clock_;
   options_.backoff.initial = milliseconds(200);
   options_.backoff.max = seconds(5);
   StartInformer(fake);
