@@ -102,6 +102,33 @@ TEST_F(HttpEndpointTest, MetricsMoveWhenCountersMove) {
   EXPECT_EQ(Sample(second.body, "routestatus_test_writes_total{result=\"success\"}"), 3);
 }
 
+// A collectable read at scrape time (as the controller's MetricsCollector).
+class ScrapeTimeGauge final : public prometheus::Collectable {
+ public:
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    prometheus::MetricFamily f{"routestatus_test_depth", "Depth in the test.",
+                               prometheus::MetricType::Gauge, {}};
+    prometheus::ClientMetric m;
+    m.gauge.value = value.load();
+    f.metric.push_back(m);
+    return {f};
+  }
+  std::atomic<int> value{0};
+};
+
+TEST_F(HttpEndpointTest, ServesAddedCollectablesWhileTheyLive) {
+  auto gauge = std::make_shared<ScrapeTimeGauge>();
+  endpoint_->AddCollectable(gauge);
+  gauge->value = 7;
+  Response r = Request(endpoint_->port(), "GET", "/metrics");
+  EXPECT_EQ(Sample(r.body, "routestatus_test_depth"), 7);
+  EXPECT_EQ(Sample(r.body, "routestatus_test_writes_total{result=\"success\"}"), 0);
+  gauge.reset();  // gone: no longer served, and no crash
+  Response after = Request(endpoint_->port(), "GET", "/metrics");
+  EXPECT_EQ(after.code, 200);
+  EXPECT_EQ(Sample(after.body, "routestatus_test_depth"), -1);
+}
+
 TEST_F(HttpEndpointTest, HealthzIsAlwaysOk) {
   Response r = Request(endpoint_->port(), "GET", "/healthz");
   EXPECT_EQ(r.code, 200);
