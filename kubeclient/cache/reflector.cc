@@ -283,6 +283,18 @@ void Reflector::NoteDecodeError(const Status& s) {
   }
 }
 
+std::string Reflector::KeyFromMetadata(const nlohmann::json& object) const {
+  if (!object.is_object()) return "";
+  auto m = object.find("metadata");
+  if (m == object.end() || !m->is_object()) return "";
+  auto n = m->find("name");
+  if (n == m->end() || !n->is_string()) return "";
+  if (!resource_.namespaced) return n->get<std::string>();
+  auto ns = m->find("namespace");
+  if (ns == m->end() || !ns->is_string()) return "";
+  return ns->get<std::string>() + "/" + n->get<std::string>();
+}
+
 Status Reflector::HandleEvent(const WatchEvent& event) {
   const std::string rv = event.ResourceVersion();
   auto count = [this](uint64_t InformerStats::*field) {
@@ -307,6 +319,15 @@ Status Reflector::HandleEvent(const WatchEvent& event) {
   if (!decoded.ok()) {
     NoteDecodeError(decoded.status());
     SetResourceVersion(rv);  // Why: the server has sent it; resuming before it would replay it.
+    // Why: a delete must not be lost because the final state is malformed.
+    std::string key = KeyFromMetadata(event.object);
+    if (event.type == WatchEventType::kDeleted && !key.empty()) {
+      if (auto removed = store_.Remove(key)) {
+        count(&InformerStats::events_deleted);
+        tombstones_[key] = rv;
+        for (RawEventHandler* h : handlers_) h->OnDelete(*removed);
+      }
+    }
     return Status::Ok();
   }
   DecodedObject obj = std::move(decoded).value();

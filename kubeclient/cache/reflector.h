@@ -121,6 +121,8 @@ class Reflector {
  private:
   Status HandleEvent(const WatchEvent& event);
   void NoteDecodeError(const Status& s);
+  // "namespace/name" (or "name") from raw metadata; "" when absent.
+  std::string KeyFromMetadata(const nlohmann::json& object) const;
   void SetResourceVersion(const std::string& rv);
   std::chrono::seconds RandomWatchTimeout();
 

@@ -246,6 +246,23 @@ TEST_F(InformerTest, DecodeFailuresAreSkippedAndCounted) {
   EXPECT_EQ(client_.watch_calls().back().resource_version, "13");
 }
 
+TEST_F(InformerTest, UndecodableDeleteStillRemovesTheObject) {
+  AddServerRoute("ns", "a", 5);
+  client_.SetListResourceVersion(10);
+  nlohmann::json bad = MakeRouteJson("ns", "a", 11);
+  bad["spec"] = "garbage";
+  WatchScript w;
+  w.events = {Event(WatchEventType::kDeleted, bad)};
+  client_.AddWatch(w);
+  RouteInformer inf(client_, clock_, options_);
+  inf.AddEventHandler(&recorder_);
+  inf.reflector().Step();
+  inf.reflector().Step();
+  EXPECT_EQ(inf.Get("ns/a"), nullptr);
+  EXPECT_EQ(recorder_.log.back(), "delete ns/a 5");
+  EXPECT_EQ(inf.Stats().decode_errors, 1u);
+}
+
 TEST_F(InformerTest, BackoffIsBoundedWhileServerFails) {
   std::vector<Status> errors(100, Status(StatusCode::kUnavailable, "500 internal error"));
   client_.FailNextLists(errors);
