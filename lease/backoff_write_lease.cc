@@ -305,6 +305,11 @@ void BackoffWriteLease::ApplyLocked(WorkResult result, SteadyTime now, Fired* fi
         tick_ = 0;
       }
       expires_ = now + BackoffLocked(tick_);
+      if (options_.follower_min_delay > Duration::zero()) {
+        // Why: a lost write proves another writer is alive now; probing
+        // again before its write can reach our watch only loses again.
+        expires_ = std::max(expires_, now + FollowerDelayLocked());
+      }
       TransitionLocked(LeaseState::kFollower, "work:release", fired);
       return;
   }

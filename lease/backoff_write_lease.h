@@ -55,7 +55,8 @@ struct WriteLeaseOptions {
   // even when no leader is alive.
   bool election_follows_extend = false;
   // A Follower's Try is due no earlier than now + this, however long ago
-  // its lease expired. It should cover the skew between replicas' watches
+  // its lease expired; when set (> 0), a lost write (Release) also keeps
+  // the lease for at least this long. It should cover the skew between replicas' watches
   // plus a PUT's latency: a follower that runs before the leader's write of
   // the same change reaches its watch spends a conflicting PUT. Zero means
   // two base backoff steps (DESIGN.md section 3: 40 ms). The simulator

@@ -59,6 +59,31 @@ TEST_F(FollowerDelayTest, ExpiredFollowerWaitsTheMinimumDelay) {
   EXPECT_EQ(lease.RunDue(), 1);
 }
 
+TEST_F(FollowerDelayTest, LostWriteKeepsTheLeaseAtLeastTheMinimumDelay) {
+  auto o = Options();
+  o.follower_min_delay = milliseconds(500);
+  BackoffWriteLease lease(clock_, o);
+  lease.Try("a", Returning(kReleaseOutcome));  // Election: runs now, loses
+  ASSERT_EQ(lease.RunDue(), 1);
+  auto s = lease.Snapshot();
+  EXPECT_EQ(s.state, LeaseState::kFollower);
+  EXPECT_EQ(s.tick, 0);
+  EXPECT_EQ(s.expires, clock_.Now() + milliseconds(500));  // not 20 ms
+  lease.Try("b", Returning(kReleaseOutcome));  // Follower, tick 1 after this
+  clock_.Advance(milliseconds(500));
+  ASSERT_EQ(lease.RunDue(), 1);
+  s = lease.Snapshot();
+  EXPECT_EQ(s.tick, 1);
+  EXPECT_GE(s.expires, clock_.Now() + milliseconds(500));  // backoff(1) ~ 100 ms
+}
+
+TEST_F(FollowerDelayTest, LostWriteUsesTheBackoffWhenNoMinimumIsSet) {
+  BackoffWriteLease lease(clock_, Options());
+  lease.Try("a", Returning(kReleaseOutcome));
+  ASSERT_EQ(lease.RunDue(), 1);
+  EXPECT_EQ(lease.Snapshot().expires, clock_.Now() + milliseconds(20));
+}
+
 TEST_F(FollowerDelayTest, ZeroMeansTwoBaseSteps) {
   BackoffWriteLease lease(clock_, Options());
   Drive(lease, kReleaseOutcome);
