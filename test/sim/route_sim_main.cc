@@ -28,6 +28,7 @@ struct Summary {
   int64_t writes = 0;
   int64_t puts = 0;
   int64_t conflicts = 0;
+  int64_t by_state[3] = {0, 0, 0};
   int64_t startup_changes = 0;
   int64_t startup_puts = 0;
   int64_t crashes = 0;
@@ -43,7 +44,10 @@ struct Summary {
 void Usage() {
   std::cerr << "usage: route-sim [--seeds=N | --seed=N] [--first-seed=N] [--scenario=NAME|all]\n"
                "  [--replicas=N] [--routes=N] [--lease-interval-ms=N] [--lease-retry-ms=N]\n"
-               "  [--election-delay-ms=N] [--single-probe=0|1] [--contention-limit=N]\n"
+               "  [--election-delay-ms=N] [--single-probe=0|1] [--election-follows-extend=0|1]\n"
+               "  [--follower-min-delay-ms=N] [--leader-follows-foreign-extend=0|1]\n"
+               "  [--follower-delay-jitter=0|1]\n"
+               "   [--contention-limit=N]\n"
                "  [--contention-interval-ms=N] [--max-watch-delay-ms=N] [--trace]\n"
                "  [--max-failures=N]\n"
                "scenarios: steady chaos failover fight\n";
@@ -102,6 +106,14 @@ int main(int argc, char** argv) {
         base.election_delay = ms(v);
       } else if (Flag(arg, "single-probe", &v)) {
         base.single_probe = v != "0";
+      } else if (Flag(arg, "follower-min-delay-ms", &v)) {
+        base.follower_min_delay = ms(v);
+      } else if (Flag(arg, "follower-delay-jitter", &v)) {
+        base.follower_delay_jitter = v != "0";
+      } else if (Flag(arg, "leader-follows-foreign-extend", &v)) {
+        base.leader_follows_foreign_extend = v != "0";
+      } else if (Flag(arg, "election-follows-extend", &v)) {
+        base.election_follows_extend = v != "0";
       } else if (Flag(arg, "contention-limit", &v)) {
         base.contention_limit = std::stoi(v);
       } else if (Flag(arg, "contention-interval-ms", &v)) {
@@ -143,6 +155,7 @@ int main(int argc, char** argv) {
       s.writes += r.writes;
       s.puts += r.puts;
       s.conflicts += r.conflicts;
+      for (int k = 0; k < 3; ++k) s.by_state[k] += r.conflicts_by_state[k];
       s.crashes += r.crashes;
       s.failovers += r.failovers;
       s.max_gap_ms = std::max<int64_t>(
@@ -193,8 +206,8 @@ int main(int argc, char** argv) {
   std::cout << "\n"
             << std::left << std::setw(9) << "scenario" << std::right << std::setw(7) << "seeds"
             << std::setw(7) << "failed" << std::setw(9) << "changes" << std::setw(8) << "wr/chg"
-            << std::setw(9) << "PUT/chg" << std::setw(10) << "conflicts" << std::setw(10)
-            << "start-PUT" << std::setw(8) << "crashes" << std::setw(11) << "max-gap-ms"
+            << std::setw(9) << "PUT/chg" << std::setw(10) << "conflicts" << std::setw(14)
+            << "start-PUT/chg" << std::setw(8) << "crashes" << std::setw(11) << "max-gap-ms"
             << std::setw(12) << "fight-max/w" << std::setw(10) << "fight-last" << "\n";
   int failed = 0;
   for (const auto& [scenario, s] : summaries) {
@@ -204,22 +217,27 @@ int main(int argc, char** argv) {
               << std::right << std::setw(7) << s.seeds << std::setw(7) << s.failed
               << std::setw(9) << s.changes << std::setw(8) << std::fixed << std::setprecision(3)
               << s.writes / c << std::setw(9) << s.puts / c << std::setw(10) << s.conflicts
-              << std::setw(10)
+              << std::setw(14)
               << (s.startup_changes > 0
                       ? std::to_string(s.startup_puts) + "/" + std::to_string(s.startup_changes)
                       : "-")
               << std::setw(8) << s.crashes << std::setw(11)
-              << (s.failovers > 0 ? std::to_string(s.max_gap_ms) : "-") << std::setw(12)
+              << (s.failovers > 0 ? std::to_string(s.max_gap_ms) : "-") << std::setw(13)
               << (s.fight_bound_min > 0 ? std::to_string(s.fight_max_window) + "/" +
                                               std::to_string(s.fight_bound_min)
                                         : "-")
-              << std::setw(10)
-              << (s.fight_bound_min > 0 ? std::to_string(s.fight_last_window) : "-") << "\n";
+              << std::setw(11)
+              << (s.fight_bound_min > 0 ? std::to_string(s.fight_last_window) : "-")
+              << std::setw(17)
+              << (std::to_string(s.by_state[0]) + "/" + std::to_string(s.by_state[1]) + "/" +
+                  std::to_string(s.by_state[2]))
+              << "\n";
   }
   std::cout << "(wr/chg, PUT/chg: all status writes / PUTs over all required changes incl. "
-               "start-up; start-PUT: PUTs/required writes in the start-up phase; fight-max/w: "
+               "start-up; start-PUT/chg: PUTs/required writes in the start-up phase (20 s); fight-max/w: "
                "most writes in one contention window / smallest bound 2 x limit + M; fight-last: "
-               "most writes in the last window)\n";
+               "most writes in the last window; conflicts E/L/F: by the loser's lease state "
+               "Election/Leader/Follower; max-gap-ms: leader crash -> next change written)\n";
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(real.Now() - began);
   std::cout << "ran in " << took.count() << " ms; " << failed << " failing run(s)\n";
   return failed > 0 ? 1 : 0;

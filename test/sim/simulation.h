@@ -30,8 +30,17 @@ struct SimOptions {
   int routes = 0;    // 0: 5..40
   kubeclient::Duration lease_interval = std::chrono::seconds(15);
   kubeclient::Duration lease_retry = std::chrono::seconds(3);
-  kubeclient::Duration election_delay = kubeclient::Duration::zero();
+  // Lease settings: what cmd/ uses (election delay 1 s, Election follows
+  // Extend) plus the follower delay and second-leader options the
+  // simulator recommends (lease/backoff_write_lease.h); the DESIGN.md
+  // defaults are --follower-min-delay-ms=0 --follower-delay-jitter=0
+  // --leader-follows-foreign-extend=0.
+  kubeclient::Duration election_delay = std::chrono::seconds(1);
   bool single_probe = true;
+  bool election_follows_extend = true;
+  kubeclient::Duration follower_min_delay = std::chrono::milliseconds(500);
+  bool follower_delay_jitter = true;
+  bool leader_follows_foreign_extend = true;
   int contention_limit = 5;
   kubeclient::Duration contention_interval = std::chrono::minutes(3);
   int max_watch_delay_ms = 0;  // 0: 2..150 ms drawn per run
@@ -51,6 +60,9 @@ struct SimResult {
   int64_t writes = 0;     // successful
   int64_t puts = 0;       // attempts, including conflicts
   int64_t conflicts = 0;
+  // Conflicts by the loser's lease state when its PUT failed (Election,
+  // Leader, Follower).
+  int64_t conflicts_by_state[3] = {0, 0, 0};
   int64_t startup_writes = 0;  // before the change phase
   int64_t startup_puts = 0;
   int crashes = 0;
