@@ -1,0 +1,404 @@
+#include "e2e/harness/cluster.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include <glog/logging.h>
+
+#include "kubeclient/rest/kube_config.h"
+#include "kubeclient/rest/rest_kube_client.h"
+
+#ifndef E2E_DEFAULT_CONTROLLER_BINARY
+#define E2E_DEFAULT_CONTROLLER_BINARY "route-status-controller"
+#endif
+#ifndef E2E_DEFAULT_APISERVER_BINARY
+#define E2E_DEFAULT_APISERVER_BINARY "local-apiserver"
+#endif
+
+namespace routestatus::e2e {
+
+using kubeclient::Status;
+using kubeclient::StatusCode;
+using kubeclient::StatusOr;
+using nlohmann::json;
+
+namespace {
+
+std::string Env(const char* name, const std::string& fallback = "") {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
+}
+
+// One plain-HTTP request to 127.0.0.1:port; returns the HTTP code (0 on a
+// transport failure) and the body in *body.
+int HttpLocal(const std::string& method, int port, const std::string& path,
+              const std::string& request_body, std::string* body) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return 0;
+  }
+  std::string req = method + " " + path +
+                    " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                    "Content-Type: application/json\r\nContent-Length: " +
+                    std::to_string(request_body.size()) + "\r\n\r\n" + request_body;
+  if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
+    close(fd);
+    return 0;
+  }
+  std::string resp;
+  char buf[16384];
+  ssize_t n;
+  while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) resp.append(buf, static_cast<size_t>(n));
+  close(fd);
+  size_t header_end = resp.find("\r\n\r\n");
+  size_t sp = resp.find(' ');
+  if (header_end == std::string::npos || sp == std::string::npos) return 0;
+  if (body) *body = resp.substr(header_end + 4);
+  return std::atoi(resp.c_str() + sp + 1);
+}
+
+std::string RandomSuffix() {
+  std::random_device rd;
+  std::mt19937 rng(rd());
+  const char* alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
+  std::string s;
+  for (int i = 0; i < 5; ++i) s += alphabet[rng() % 36];
+  return s;
+}
+
+bool IsStatusPut(const PromSample& s) {
+  auto get = [&](const char* k) {
+    auto it = s.labels.find(k);
+    return it == s.labels.end() ? std::string() : it->second;
+  };
+  std::string verb = get("verb");
+  return s.name == "apiserver_request_total" && get("resource") == "routes" &&
+         get("subresource") == "status" && (verb == "PUT" || verb == "UPDATE");
+}
+
+}  // namespace
+
+E2eEnv E2eEnvFromProcess() {
+  E2eEnv env;
+  env.kubeconfig = Env("E2E_KUBECONFIG");
+  env.namespace_prefix = Env("E2E_NAMESPACE_PREFIX", "e2e-");
+  env.controller_binary = Env("E2E_CONTROLLER_BINARY", E2E_DEFAULT_CONTROLLER_BINARY);
+  env.apiserver_binary = Env("E2E_APISERVER_BINARY", E2E_DEFAULT_APISERVER_BINARY);
+  env.kubectl = Env("E2E_KUBECTL", "kubectl");
+  int quiet = std::atoi(Env("E2E_QUIET_SECONDS", "5").c_str());
+  env.quiet_seconds = quiet > 0 ? quiet : 5;
+  env.full = Env("E2E_FULL") == "1";
+  env.keep_logs = Env("E2E_KEEP_LOGS") == "1";
+  return env;
+}
+
+std::unique_ptr<TestCluster> TestCluster::Start(const E2eEnv& env, std::string* error) {
+  std::unique_ptr<TestCluster> c(new TestCluster());
+  c->env_ = env;
+  char dir[] = "/tmp/routestatus-e2e-XXXXXX";
+  if (mkdtemp(dir) == nullptr) {
+    *error = "mkdtemp failed";
+    return nullptr;
+  }
+  c->temp_dir_ = dir;
+  if (env.kubeconfig.empty()) {
+    c->kubeconfig_ = c->temp_dir_ + "/kubeconfig";
+    c->apiserver_ = std::make_unique<Subprocess>(
+        std::vector<std::string>{env.apiserver_binary, "--listen", "127.0.0.1:0",
+                                 "--kubeconfig-out", c->kubeconfig_},
+        c->temp_dir_ + "/apiserver.log");
+    const std::string marker = "http://127.0.0.1:";
+    if (!c->apiserver_->WaitForLog(marker, std::chrono::seconds(20))) {
+      *error = "local-apiserver (" + env.apiserver_binary +
+               ") did not print its URL; log:\n" + c->apiserver_->ReadLog();
+      return nullptr;
+    }
+    std::string log = c->apiserver_->ReadLog();
+    c->apiserver_port_ = std::atoi(log.c_str() + log.find(marker) + marker.size());
+  } else {
+    c->kubeconfig_ = env.kubeconfig;
+  }
+  auto config = kubeclient::rest::LoadKubeconfigFile(c->kubeconfig_);
+  if (!config.ok()) {
+    *error = config.status().ToString();
+    return nullptr;
+  }
+  kubeclient::rest::RestOptions options;
+  options.qps = 0;  // the test drives load itself
+  options.max_retries = 10;
+  options.user_agent = "routestatus-e2e";
+  auto client = kubeclient::rest::NewRestKubeClient(*config, c->clock_, options);
+  if (!client.ok()) {
+    *error = client.status().ToString();
+    return nullptr;
+  }
+  c->client_ = std::move(*client);
+  return c;
+}
+
+TestCluster::~TestCluster() {
+  if (!embedded()) {
+    for (const std::string& ns : namespaces_) {
+      Status s = client_->Delete(kubeclient::NamespacesResource(), "", ns);
+      if (!s.ok()) LOG(WARNING) << "delete namespace " << ns << ": " << s.ToString();
+    }
+  }
+  if (apiserver_) apiserver_->Stop(std::chrono::seconds(5));
+  if (!env_.keep_logs && !temp_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(temp_dir_, ec);
+  } else if (!temp_dir_.empty()) {
+    LOG(INFO) << "e2e logs kept in " << temp_dir_;
+  }
+}
+
+std::string TestCluster::CreateNamespace(const std::string& base,
+                                         const std::map<std::string, std::string>& labels) {
+  std::string name = embedded() ? base : env_.namespace_prefix + base + "-" + RandomSuffix();
+  auto r = client_->Create(kubeclient::NamespacesResource(), "", MakeNamespace(name, labels));
+  if (!r.ok()) {
+    LOG(ERROR) << "create namespace " << name << ": " << r.status().ToString();
+    return "";
+  }
+  namespaces_.push_back(name);
+  return name;
+}
+
+StatusOr<json> TestCluster::CreateRoute(const RouteShape& shape) {
+  return client_->Create(kubeclient::RoutesResource(), shape.ns, MakeRoute(shape));
+}
+
+namespace {
+
+StatusOr<json> ReadModifyWrite(kubeclient::KubeClient& client, const std::string& ns,
+                               const std::string& name, const std::function<void(json&)>& mutate,
+                               bool status) {
+  Status last(StatusCode::kInternal, "no attempt");
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    auto got = client.Get(kubeclient::RoutesResource(), ns, name);
+    if (!got.ok()) return got.status();
+    json obj = std::move(*got);
+    mutate(obj);
+    auto put = status ? client.UpdateStatus(kubeclient::RoutesResource(), obj)
+                      : client.Update(kubeclient::RoutesResource(), obj);
+    if (put.ok() || put.status().code() != StatusCode::kConflict) return put;
+    last = put.status();
+  }
+  return last;
+}
+
+}  // namespace
+
+StatusOr<json> TestCluster::UpdateRoute(const std::string& ns, const std::string& name,
+                                        const std::function<void(json&)>& mutate) {
+  return ReadModifyWrite(*client_, ns, name, mutate, false);
+}
+
+StatusOr<json> TestCluster::UpdateRouteStatus(const std::string& ns, const std::string& name,
+                                              const std::function<void(json&)>& mutate) {
+  return ReadModifyWrite(*client_, ns, name, mutate, true);
+}
+
+Status TestCluster::DeleteRoute(const std::string& ns, const std::string& name) {
+  return client_->Delete(kubeclient::RoutesResource(), ns, name);
+}
+
+StatusOr<std::vector<kubeclient::Route>> TestCluster::ListRoutes() {
+  std::vector<kubeclient::Route> routes;
+  for (const std::string& ns : namespaces_) {
+    auto page = client_->List(kubeclient::RoutesResource(), ns, {});
+    if (!page.ok()) return page.status();
+    for (const json& item : page->items) {
+      auto route = kubeclient::RouteFromJson(item);
+      if (!route.ok()) return route.status();
+      routes.push_back(std::move(*route));
+    }
+  }
+  return routes;
+}
+
+StatusOr<std::vector<PromSample>> TestCluster::ScrapeServerMetrics() {
+  std::string text;
+  if (embedded()) {
+    bool ok = false;
+    int code = 0;
+    text = HttpGetLocal(apiserver_port_, "/metrics", &ok, &code);
+    if (!ok || code != 200) {
+      return Status(StatusCode::kUnavailable, "GET /metrics of local-apiserver failed, code " +
+                                                  std::to_string(code));
+    }
+  } else {
+    std::string cmd = env_.kubectl + " --kubeconfig '" + kubeconfig_ + "' get --raw /metrics";
+    FILE* p = popen(cmd.c_str(), "r");
+    if (p == nullptr) return Status(StatusCode::kUnavailable, "popen " + cmd);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), p)) > 0) text.append(buf, n);
+    int rc = pclose(p);
+    if (rc != 0) return Status(StatusCode::kUnavailable, cmd + " exited " + std::to_string(rc));
+  }
+  return ParsePromText(text);
+}
+
+WriteCounts TestCluster::StatusWrites() {
+  StatusOr<std::vector<PromSample>> samples = Status(StatusCode::kInternal, "");
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    samples = ScrapeServerMetrics();
+    if (samples.ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  CHECK(samples.ok()) << samples.status().ToString();
+  WriteCounts counts;
+  for (const PromSample& s : *samples) {
+    if (!IsStatusPut(s)) continue;
+    const std::string& code = s.labels.at("code");
+    if (!code.empty() && code[0] == '2') {
+      counts.success += s.value;
+    } else if (code == "409") {
+      counts.conflict += s.value;
+    } else {
+      counts.other += s.value;
+    }
+  }
+  return counts;
+}
+
+double TestCluster::StatusWriteVerbs() {
+  auto samples = ScrapeServerMetrics();
+  CHECK(samples.ok()) << samples.status().ToString();
+  double total = 0;
+  for (const PromSample& s : *samples) {
+    if (s.name != "apiserver_request_total") continue;
+    auto res = s.labels.find("resource");
+    auto sub = s.labels.find("subresource");
+    auto verb = s.labels.find("verb");
+    if (res == s.labels.end() || res->second != "routes" || sub == s.labels.end() ||
+        sub->second != "status" || verb == s.labels.end())
+      continue;
+    const std::string& v = verb->second;
+    if (v == "PUT" || v == "UPDATE" || v == "PATCH" || v == "POST" || v == "CREATE" ||
+        v == "DELETE" || v == "APPLY")
+      total += s.value;
+  }
+  return total;
+}
+
+Status TestCluster::AdminPost(const std::string& path, const std::string& body,
+                              const std::string& method) {
+  if (!embedded()) {
+    return Status(StatusCode::kInvalid, "fault injection needs the embedded API server");
+  }
+  std::string reply;
+  int code = HttpLocal(method, apiserver_port_, path, body, &reply);
+  if (code != 200) {
+    return Status(StatusCode::kUnavailable,
+                  method + " " + path + " -> " + std::to_string(code) + " " + reply);
+  }
+  return Status::Ok();
+}
+
+Status TestCluster::AddFault(const json& rule) { return AdminPost("/admin/faults", rule.dump()); }
+Status TestCluster::ClearFaults() { return AdminPost("/admin/faults", "", "DELETE"); }
+Status TestCluster::CloseWatches() { return AdminPost("/admin/close-watches", ""); }
+Status TestCluster::Compact() { return AdminPost("/admin/compact", ""); }
+Status TestCluster::DropConnections() { return AdminPost("/admin/drop-connections", ""); }
+
+std::string TestCluster::ServerLog() const {
+  return apiserver_ ? apiserver_->ReadLog() : std::string("(not embedded: no server log)");
+}
+
+bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds timeout,
+             std::chrono::milliseconds poll) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    if (done()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(poll);
+  }
+}
+
+bool IsAdmittedBy(const kubeclient::Route& route, const std::string& router_name) {
+  const kubeclient::RouteIngress* entry = route.FindIngress(router_name);
+  if (entry == nullptr) return false;
+  for (const auto& c : entry->conditions) {
+    if (c.type == "Admitted") return c.status == "True";
+  }
+  return false;
+}
+
+bool WaitForRoutes(TestCluster& cluster, const std::function<bool(const kubeclient::Route&)>& check,
+                   std::chrono::milliseconds timeout, int expected_routes, std::string* why) {
+  std::string last_why;
+  bool ok = WaitFor(
+      [&] {
+        auto routes = cluster.ListRoutes();
+        if (!routes.ok()) {
+          last_why = "list: " + routes.status().ToString();
+          return false;
+        }
+        if (expected_routes >= 0 && static_cast<int>(routes->size()) != expected_routes) {
+          last_why = "have " + std::to_string(routes->size()) + " routes, want " +
+                     std::to_string(expected_routes);
+          return false;
+        }
+        std::ostringstream bad;
+        int failing = 0;
+        for (const auto& r : *routes) {
+          if (check(r)) continue;
+          if (++failing <= 3) {
+            size_t at = r.raw_json.find("\"status\"");
+            bad << "\n  " << r.Key() << ": "
+                << (at == std::string::npos ? std::string("no status") : r.raw_json.substr(at));
+          }
+        }
+        if (failing == 0) return true;
+        last_why = std::to_string(failing) + " route(s) not as expected, e.g." + bad.str();
+        return false;
+      },
+      timeout, std::chrono::milliseconds(250));
+  if (!ok && why != nullptr) *why = last_why;
+  return ok;
+}
+
+bool WaitForWritesToSettle(TestCluster& cluster, std::chrono::milliseconds settle,
+                           std::chrono::milliseconds timeout) {
+  double last = cluster.StatusWrites().total();
+  auto last_change = std::chrono::steady_clock::now();
+  return WaitFor(
+      [&] {
+        double now_total = cluster.StatusWrites().total();
+        auto now = std::chrono::steady_clock::now();
+        if (now_total != last) {
+          last = now_total;
+          last_change = now;
+        }
+        return now - last_change >= settle;
+      },
+      timeout, std::chrono::milliseconds(200));
+}
+
+double WritesDuring(TestCluster& cluster, std::chrono::milliseconds period) {
+  double before = cluster.StatusWriteVerbs();
+  std::this_thread::sleep_for(period);
+  return cluster.StatusWriteVerbs() - before;
+}
+
+}  // namespace routestatus::e2e

@@ -1,0 +1,149 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "e2e/harness/prom_text.h"
+#include "e2e/harness/route_factory.h"
+#include "e2e/harness/subprocess.h"
+#include "kubeclient/clock.h"
+#include "kubeclient/kube_client.h"
+#include "kubeclient/route.h"
+#include "kubeclient/status.h"
+
+namespace routestatus::e2e {
+
+// The knobs the suite reads from the environment. Value type.
+struct E2eEnv {
+  std::string kubeconfig;         // E2E_KUBECONFIG: "" = start local-apiserver
+  std::string namespace_prefix;   // E2E_NAMESPACE_PREFIX (default "e2e-")
+  std::string controller_binary;  // E2E_CONTROLLER_BINARY (default: the built one)
+  std::string apiserver_binary;   // E2E_APISERVER_BINARY (default: the built one)
+  std::string kubectl;            // E2E_KUBECTL (default "kubectl"), real clusters only
+  int quiet_seconds = 5;          // E2E_QUIET_SECONDS (the figure is 15)
+  bool full = false;              // E2E_FULL=1: full-size scale and stress runs
+  bool keep_logs = false;         // E2E_KEEP_LOGS=1: keep the temp dir
+};
+
+// Reads E2eEnv from the process environment (defaults as documented above).
+E2eEnv E2eEnvFromProcess();
+
+// Status writes (PUT routes/status) as the API server counts them in
+// apiserver_request_total, by result. Value type.
+struct WriteCounts {
+  double success = 0;   // 2xx
+  double conflict = 0;  // 409
+  double other = 0;     // every other code (faults included)
+  double total() const { return success + conflict + other; }
+  WriteCounts operator-(const WriteCounts& o) const {
+    return {success - o.success, conflict - o.conflict, other - o.other};
+  }
+};
+
+// An API server for one test: by default a fresh `local-apiserver` process on
+// 127.0.0.1 (port picked at run time), or with E2E_KUBECONFIG any cluster,
+// used unchanged (the test's objects live in namespaces it creates and deletes).
+// Gives a KubeClient, counts requests from the server's own
+// apiserver_request_total, and (embedded only) injects faults through the
+// server's admin endpoints. Not thread-safe except where noted.
+class TestCluster {
+ public:
+  // Starts (or connects to) the cluster. On failure returns nullptr and sets
+  // *error.
+  static std::unique_ptr<TestCluster> Start(const E2eEnv& env, std::string* error);
+  ~TestCluster();
+  TestCluster(const TestCluster&) = delete;
+  TestCluster& operator=(const TestCluster&) = delete;
+
+  bool embedded() const { return apiserver_ != nullptr; }
+  const E2eEnv& env() const { return env_; }
+  const std::string& kubeconfig() const { return kubeconfig_; }
+  // A temp dir for logs and files of this test (removed unless kept).
+  const std::string& temp_dir() const { return temp_dir_; }
+  // Keeps the temp dir (logs) after the test, e.g. when it failed.
+  void KeepTempDir() { env_.keep_logs = true; }
+  // Thread-safe (the client is).
+  kubeclient::KubeClient& client() { return *client_; }
+  const kubeclient::Clock& clock() const { return clock_; }
+
+  // Creates a namespace named prefix + `base` (+ a random suffix on a real
+  // cluster); returns its name, "" on failure (logged). Deleted at teardown
+  // on a real cluster.
+  std::string CreateNamespace(const std::string& base,
+                              const std::map<std::string, std::string>& labels = {});
+  // Route CRUD through the client. Thread-safe.
+  kubeclient::StatusOr<nlohmann::json> CreateRoute(const RouteShape& shape);
+  // Reads the route, applies `mutate` to its JSON and PUTs it; retries on 409.
+  kubeclient::StatusOr<nlohmann::json> UpdateRoute(const std::string& ns, const std::string& name,
+                                                   const std::function<void(nlohmann::json&)>& mutate);
+  // Same for the status subresource (as "another process" would).
+  kubeclient::StatusOr<nlohmann::json> UpdateRouteStatus(
+      const std::string& ns, const std::string& name,
+      const std::function<void(nlohmann::json&)>& mutate);
+  kubeclient::Status DeleteRoute(const std::string& ns, const std::string& name);
+  // Every route of the namespaces this cluster object created. Thread-safe.
+  kubeclient::StatusOr<std::vector<kubeclient::Route>> ListRoutes();
+  const std::vector<std::string>& namespaces() const { return namespaces_; }
+
+  // The server's /metrics (embedded: plain HTTP GET; real: kubectl get --raw).
+  kubeclient::StatusOr<std::vector<PromSample>> ScrapeServerMetrics();
+  // Status PUTs by result so far; CHECK-fails if the metrics cannot be read.
+  WriteCounts StatusWrites();
+  // Every write verb (create, update, patch, delete) on routes/status so far.
+  double StatusWriteVerbs();
+
+  // Embedded only (kInvalid on a real cluster): fault injection
+  // through the admin endpoints. `rule` is a FaultRule JSON object.
+  kubeclient::Status AddFault(const nlohmann::json& rule);
+  kubeclient::Status ClearFaults();
+  kubeclient::Status CloseWatches();
+  kubeclient::Status Compact();
+  kubeclient::Status DropConnections();
+
+  // The server's log (embedded), for failure reports.
+  std::string ServerLog() const;
+
+ private:
+  TestCluster() = default;
+  kubeclient::Status AdminPost(const std::string& path, const std::string& body,
+                               const std::string& method = "POST");
+
+  E2eEnv env_;
+  kubeclient::RealClock clock_;
+  std::string temp_dir_;
+  std::string kubeconfig_;
+  std::unique_ptr<Subprocess> apiserver_;
+  int apiserver_port_ = 0;
+  std::unique_ptr<kubeclient::KubeClient> client_;
+  std::vector<std::string> namespaces_;
+};
+
+// Polls `done` every `poll` until it returns true or `timeout` passes.
+// Returns whether it became true.
+bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds timeout,
+             std::chrono::milliseconds poll = std::chrono::milliseconds(100));
+
+// True for an entry of `router_name` whose Admitted condition is True.
+bool IsAdmittedBy(const kubeclient::Route& route, const std::string& router_name);
+
+// Waits until `check` holds for every route of the cluster's namespaces
+// (and there are `expected_routes` of them, unless -1). On timeout returns
+// false and describes the first few routes that fail in *why.
+bool WaitForRoutes(TestCluster& cluster, const std::function<bool(const kubeclient::Route&)>& check,
+                   std::chrono::milliseconds timeout, int expected_routes, std::string* why);
+
+// Waits until the server's status-PUT count stops moving for `settle`
+// (bounded by `timeout`). Returns whether it settled.
+bool WaitForWritesToSettle(TestCluster& cluster, std::chrono::milliseconds settle,
+                           std::chrono::milliseconds timeout);
+
+// Status PUTs (all results) during `period` of quiet.
+double WritesDuring(TestCluster& cluster, std::chrono::milliseconds period);
+
+}  // namespace routestatus::e2e

@@ -1,0 +1,181 @@
+#include "e2e/harness/replica.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+#include <glog/logging.h>
+
+namespace routestatus::e2e {
+
+using kubeclient::Status;
+using kubeclient::StatusCode;
+using kubeclient::StatusOr;
+
+namespace {
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+}  // namespace
+
+ReplicaOptions TestReplicaOptions(const std::string& router_name,
+                                  const std::map<std::string, std::string>& overrides) {
+  ReplicaOptions o;
+  o.router_name = router_name;
+  o.flags = {
+      {"lease-interval", "2s"},
+      {"lease-retry-interval", "500ms"},
+      {"contention-interval", "10s"},
+      {"lease-election-delay", "500ms"},
+      {"router-canonical-hostname", "router-" + router_name + ".apps.example.com"},
+      {"v", "2"},
+  };
+  for (const auto& [k, v] : overrides) o.flags[k] = v;
+  return o;
+}
+
+Replica::Replica(TestCluster& cluster, std::string id, ReplicaOptions options)
+    : cluster_(cluster),
+      id_(std::move(id)),
+      options_(std::move(options)),
+      log_path_(cluster.temp_dir() + "/" + id_ + ".log") {}
+
+Replica::~Replica() {
+  if (process_) process_->Stop(std::chrono::seconds(3));
+}
+
+void Replica::Start() {
+  if (process_ && process_->Running()) Kill();
+  metrics_port_ = PickFreePort();
+  std::vector<std::string> argv = {cluster_.env().controller_binary};
+  for (const std::string& a : options_.args) argv.push_back(a);
+  std::map<std::string, std::string> flags = options_.flags;
+  flags["kubeconfig"] = cluster_.kubeconfig();
+  flags["router-name"] = options_.router_name;
+  flags["metrics-address"] = "127.0.0.1:" + std::to_string(metrics_port_);
+  for (const auto& [k, v] : flags) argv.push_back("--" + k + "=" + v);
+  std::ostringstream line;
+  for (const auto& a : argv) line << a << ' ';
+  LOG(INFO) << "e2e: starting " << id_ << ": " << line.str();
+  process_ = std::make_unique<Subprocess>(argv, log_path_);
+}
+
+void Replica::Kill() {
+  if (!process_) return;
+  process_->Signal(SIGKILL);
+  process_->Wait(std::chrono::seconds(5));
+}
+
+int Replica::Stop() { return process_ ? process_->Stop(std::chrono::seconds(5)) : 0; }
+
+bool Replica::Running() { return process_ && process_->Running(); }
+
+std::string Replica::Log() const { return process_ ? process_->ReadLog() : std::string(); }
+
+StatusOr<std::vector<PromSample>> Replica::Scrape() {
+  bool ok = false;
+  int code = 0;
+  std::string body = HttpGetLocal(metrics_port_, "/metrics", &ok, &code);
+  if (!ok || code != 200) {
+    return Status(StatusCode::kUnavailable,
+                  id_ + ": GET /metrics failed (code " + std::to_string(code) + ")");
+  }
+  return ParsePromText(body);
+}
+
+bool Replica::Ready() {
+  bool ok = false;
+  int code = 0;
+  HttpGetLocal(metrics_port_, "/readyz", &ok, &code);
+  return ok && code == 200;
+}
+
+std::string Replica::LeaseState() {
+  auto samples = Scrape();
+  if (!samples.ok()) return "";
+  // Why: match any gauge named *lease_state* with a state-like label whose
+  // value is 1, so the harness does not hard-code the exporter's spelling.
+  for (const PromSample& s : *samples) {
+    if (s.name.find("lease_state") == std::string::npos || s.value != 1) continue;
+    for (const auto& [k, v] : s.labels) {
+      std::string lv = Lower(v);
+      if (lv == "leader" || lv == "follower" || lv == "election") return lv;
+    }
+  }
+  return "";
+}
+
+ReplicaSet::ReplicaSet(TestCluster& cluster, const std::string& prefix, int n,
+                       const ReplicaOptions& options)
+    : cluster_(cluster) {
+  for (int i = 0; i < n; ++i) Add(prefix + "-" + std::to_string(i), options);
+}
+
+Replica& ReplicaSet::Add(const std::string& id, const ReplicaOptions& options) {
+  replicas_.push_back(std::make_unique<Replica>(cluster_, id, options));
+  return *replicas_.back();
+}
+
+void ReplicaSet::StartAll() {
+  for (auto& r : replicas_) r->Start();
+}
+
+bool ReplicaSet::WaitReady(std::chrono::milliseconds timeout) {
+  return WaitFor(
+      [&] {
+        for (auto& r : replicas_) {
+          if (r->Running() && !r->Ready()) return false;
+        }
+        return true;
+      },
+      timeout, std::chrono::milliseconds(100));
+}
+
+int ReplicaSet::FindLeader() {
+  for (size_t i = 0; i < replicas_.size(); ++i) {
+    if (replicas_[i]->Running() && replicas_[i]->LeaseState() == "leader") {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+double ReplicaSet::SumMetric(const std::string& name, const std::map<std::string, std::string>& match) {
+  double total = 0;
+  for (auto& r : replicas_) {
+    if (!r->Running()) continue;
+    auto samples = r->Scrape();
+    if (samples.ok()) total += SumSamples(*samples, name, match);
+  }
+  return total;
+}
+
+std::string ReplicaSet::LogTails(size_t tail_bytes) const {
+  std::ostringstream out;
+  for (const auto& r : replicas_) {
+    std::string log = r->Log();
+    if (log.size() > tail_bytes) log = "..." + log.substr(log.size() - tail_bytes);
+    out << "==== " << r->id() << " (" << r->log_path() << ") ====\n" << log << "\n";
+  }
+  return out.str();
+}
+
+std::vector<std::string> ReplicaSet::GrepLogs(const std::string& needle) const {
+  std::vector<std::string> lines;
+  for (const auto& r : replicas_) {
+    std::istringstream in(r->Log());
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.find(needle) != std::string::npos) lines.push_back(r->id() + ": " + line);
+    }
+  }
+  return lines;
+}
+
+}  // namespace routestatus::e2e

@@ -1,0 +1,102 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "e2e/harness/cluster.h"
+#include "e2e/harness/prom_text.h"
+#include "e2e/harness/subprocess.h"
+#include "kubeclient/status.h"
+
+namespace routestatus::e2e {
+
+// How to run one route-status-controller process. `flags` maps a flag name
+// (without "--") to its value and overrides the test defaults:
+//   lease-interval=2s lease-retry-interval=500ms contention-interval=10s
+//   lease-election-delay=500ms v=2
+// Value type.
+struct ReplicaOptions {
+  std::string router_name = "default";
+  std::map<std::string, std::string> flags;
+  std::vector<std::string> args;  // extra positional args (e.g. "clear")
+};
+
+// The test defaults of ReplicaOptions::flags, with `router_name` set.
+ReplicaOptions TestReplicaOptions(const std::string& router_name,
+                                  const std::map<std::string, std::string>& overrides = {});
+
+// One route-status-controller process pointed at a TestCluster, with its
+// metrics on a port picked at start, its log in the cluster's temp dir.
+// Not thread-safe: one owner.
+class Replica {
+ public:
+  Replica(TestCluster& cluster, std::string id, ReplicaOptions options);
+  ~Replica();
+  Replica(const Replica&) = delete;
+  Replica& operator=(const Replica&) = delete;
+
+  // (Re)starts the process on a new metrics port; log appended to.
+  void Start();
+  // SIGKILL, and wait for the exit.
+  void Kill();
+  // SIGTERM; returns the exit code (-1 when it had to be killed).
+  int Stop();
+  void Restart() { Kill(); Start(); }
+  bool Running();
+
+  const std::string& id() const { return id_; }
+  int metrics_port() const { return metrics_port_; }
+  const ReplicaOptions& options() const { return options_; }
+  std::string Log() const;
+  const std::string& log_path() const { return log_path_; }
+
+  // GET /metrics of this replica.
+  kubeclient::StatusOr<std::vector<PromSample>> Scrape();
+  // True once /readyz answers 200.
+  bool Ready();
+  // The lease state this replica reports through its lease-state gauge
+  // ("leader", "follower", "election"), "" if the metric is missing.
+  std::string LeaseState();
+
+ private:
+  TestCluster& cluster_;
+  std::string id_;
+  ReplicaOptions options_;
+  std::string log_path_;
+  int metrics_port_ = 0;
+  std::unique_ptr<Subprocess> process_;
+};
+
+// N replicas of one configuration ("<prefix>-0" .. "<prefix>-N-1").
+// Not thread-safe.
+class ReplicaSet {
+ public:
+  ReplicaSet(TestCluster& cluster, const std::string& prefix, int n, const ReplicaOptions& options);
+  // Adds one replica with its own options (e.g. another hostname template).
+  Replica& Add(const std::string& id, const ReplicaOptions& options);
+
+  void StartAll();
+  // True once every running replica is ready (bounded).
+  bool WaitReady(std::chrono::milliseconds timeout);
+  int size() const { return static_cast<int>(replicas_.size()); }
+  Replica& at(int i) { return *replicas_.at(static_cast<size_t>(i)); }
+
+  // Index of the replica whose lease-state gauge says leader (the first
+  // one if several; -1 if none).
+  int FindLeader();
+  // Sum over running replicas of a metric (SumSamples semantics).
+  double SumMetric(const std::string& name, const std::map<std::string, std::string>& match = {});
+  // The last `tail_bytes` of every replica's log, headed by its id.
+  std::string LogTails(size_t tail_bytes = 6000) const;
+  // Lines of every log containing `needle`.
+  std::vector<std::string> GrepLogs(const std::string& needle) const;
+
+ private:
+  TestCluster& cluster_;
+  std::vector<std::unique_ptr<Replica>> replicas_;
+};
+
+}  // namespace routestatus::e2e
