@@ -11,11 +11,8 @@
 namespace routestatus::cmd {
 namespace {
 
+// The lease itself logs its transitions at -v=2.
 lease::WriteLeaseOptions LeaseOptions(lease::WriteLeaseOptions o) {
-  o.on_transition = [name = o.name](const lease::LeaseTransition& t) {
-    VLOG(2) << "lease " << name << ": " << lease::LeaseStateName(t.from) << " -> "
-            << lease::LeaseStateName(t.to) << " (" << t.cause << ", tick " << t.tick << ")";
-  };
   // Why: safe with this controller, which extends only for entry changes
   // seen through the watch (never the initial list or resyncs), and it
   // makes a replica that starts next to a live leader follow at once.
@@ -105,9 +102,13 @@ ControllerApp::ControllerApp(const Options& options, const ComponentOptions& com
   if (options.resync_interval.count() > 0) {
     resync_ = std::make_unique<kubeclient::cache::PeriodicResync>(
         clock_, options.resync_interval, [this] {
-          auto keys = routes_.Keys();
-          VLOG(1) << "resync: re-queueing " << keys.size() << " routes";
-          for (const auto& key : keys) queue_.Add(key);
+          try {
+            auto keys = routes_.Keys();
+            VLOG(1) << "resync: re-queueing " << keys.size() << " routes";
+            for (const auto& key : keys) queue_.Add(key);
+          } catch (const std::exception& e) {
+            LOG(FATAL) << "internal thread resync crashed: " << e.what();
+          }
         });
   }
   MetricsSources sources;

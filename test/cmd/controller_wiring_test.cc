@@ -344,6 +344,37 @@ TEST_F(ControllerWiringTest, ClearRemovesOnlyOurEntries) {
   EXPECT_THAT(again.ReadLog(), HasSubstr("0 cleared"));
 }
 
+// Two replicas share a router name but compute different entries (their
+// canonical hostnames differ): the one whose entries get overwritten sees
+// contention through the contention tracker, stops writing and logs one
+// warning per window; the fight does not go on.
+TEST_F(ControllerWiringTest, FightingReplicasStopAndWarn) {
+  CreateWorld();
+  Replica& a = StartReplica("fight-a", {"--router-canonical-hostname=a.example.com",
+                                        "--lease-election-delay=0", "--contention-interval=2s",
+                                        "--contention-limit=1"});
+  ASSERT_GT(a.port, 0) << a.process->ReadLog();
+  ASSERT_TRUE(Eventually([&] { return WorldConverged(); }, 20s)) << a.process->ReadLog();
+  double before = ServerStatusPuts();
+  EXPECT_EQ(before, kWorldRoutes);
+  Replica& b = StartReplica("fight-b", {"--router-canonical-hostname=b.example.com",
+                                        "--lease-election-delay=0", "--contention-interval=2s",
+                                        "--contention-limit=1"});
+  ASSERT_GT(b.port, 0) << b.process->ReadLog();
+  // a notices that its entries were changed by someone else...
+  ASSERT_TRUE(Eventually([&] { return a.Sum("routestatus_contention_warnings_total") >= 1; }, 15s))
+      << a.process->ReadLog();
+  EXPECT_THAT(a.process->ReadLog(), HasSubstr("status contention(s)"));
+  EXPECT_THAT(a.process->ReadLog(), HasSubstr("ours={host=h"));
+  // ...and the fight is bounded: each replica wrote each route at most once
+  // or twice, and nothing more is written once it settled.
+  double settled = ServerStatusPuts();
+  EXPECT_LE(settled, 4.0 * kWorldRoutes);
+  std::this_thread::sleep_for(2500ms);
+  EXPECT_EQ(ServerStatusPuts(), settled);
+  EXPECT_GE(a.Sum("routestatus_status_writes_skipped_total", {{"reason", "contended"}}), 1);
+}
+
 TEST(ControllerConfigErrorTest, BadKubeconfigExitsTwoNamingFileAndField) {
   std::string path = TempPath("bad-kubeconfig");
   {
