@@ -208,7 +208,8 @@ int main(int argc, char** argv) {
             << std::setw(7) << "failed" << std::setw(9) << "changes" << std::setw(8) << "wr/chg"
             << std::setw(9) << "PUT/chg" << std::setw(10) << "conflicts" << std::setw(14)
             << "start-PUT/chg" << std::setw(8) << "crashes" << std::setw(11) << "max-gap-ms"
-            << std::setw(12) << "fight-max/w" << std::setw(10) << "fight-last" << "\n";
+            << std::setw(13) << "fight-max/w" << std::setw(11) << "fight-last" << std::setw(17)
+            << "conflicts E/L/F" << "\n";
   int failed = 0;
   for (const auto& [scenario, s] : summaries) {
     failed += s.failed;

@@ -1,6 +1,7 @@
 #include "test/sim/simulation.h"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -215,7 +216,7 @@ class Engine {
   bool counting_changes_ = false;
   std::optional<Probe> probe_;
   std::optional<SteadyTime> fight_start_;
-  std::vector<SteadyTime> fight_write_times_;
+  std::vector<std::pair<SteadyTime, int>> fight_writes_;  // (time, config)
   SimResult result_;
 };
 
@@ -301,7 +302,7 @@ void Engine::OnWrite(int writer, const Route& written) {
   Slot& slot = slots_[writer];
   slot.last_write = clock_.Now();
   ++slot.writes;
-  if (fight_start_) fight_write_times_.push_back(clock_.Now());
+  if (fight_start_) fight_writes_.emplace_back(clock_.Now(), slot.spec.config);
   const auto* entry = written.FindIngress(kRouterName);
   Trace("write by replica " + std::to_string(writer) + ": " + written.Key() + " -> " +
         (entry ? entry->host : "(removed)") + " rv " + written.metadata.resource_version);
@@ -437,6 +438,17 @@ void Engine::ScheduleFailovers(Duration from, int rounds) {
   const Duration spacing = 2 * o_.lease_interval + o_.lease_retry + seconds(10);
   for (int k = 0; k < rounds; ++k) {
     const Duration crash_at = from + k * spacing;
+    // Why: a leader write just before the crash extends every follower's
+    // lease (up to the cap): the worst case for the failover gap.
+    if (Chance(0.5)) {
+      At(T(crash_at - UniformMs(50, 2000)), [this] {
+        const std::string key = PickRoute(true);
+        if (key.empty()) return;
+        const std::string host = NewHost();
+        Trace("owner (before the crash): host of " + key + " -> " + host);
+        Owner(key, [&] { api_.SetHost(key, host); });
+      });
+    }
     At(T(crash_at), [this, spacing] {
       const int leader = LeaderSlot();
       if (leader < 0) return;
@@ -660,9 +672,24 @@ void Engine::CheckFight() {
   if (!fight_start_) return;
   const Duration window = o_.contention_interval;
   std::map<int64_t, int64_t> per_window;
-  for (SteadyTime t : fight_write_times_) ++per_window[(t - *fight_start_) / window];
+  std::map<int64_t, std::array<int64_t, 2>> per_side;
+  for (const auto& [t, config] : fight_writes_) {
+    const int64_t k = (t - *fight_start_) / window;
+    ++per_window[k];
+    ++per_side[k][config];
+  }
+  // Within a window at most one configuration writes freely; the other
+  // stops once its tracker passed the contention limit.
+  for (const auto& [k, sides] : per_side) {
+    if (std::min(sides[0], sides[1]) > o_.contention_limit + 1) {
+      Fail("fight: both configurations kept writing in contention window " + std::to_string(k) +
+           " (" + std::to_string(sides[0]) + " and " + std::to_string(sides[1]) +
+           " writes; the loser must stop after limit + 1 = " +
+           std::to_string(o_.contention_limit + 1) + ")");
+    }
+  }
   const int64_t windows = 4;
-  result_.fight_writes = static_cast<int64_t>(fight_write_times_.size());
+  result_.fight_writes = static_cast<int64_t>(fight_writes_.size());
   result_.fight_bound = 2 * o_.contention_limit + result_.routes;
   for (const auto& [k, count] : per_window) {
     result_.fight_max_window_writes = std::max(result_.fight_max_window_writes, count);
