@@ -49,7 +49,7 @@ void Usage() {
                "  [--follower-delay-jitter=0|1]\n"
                "   [--contention-limit=N]\n"
                "  [--contention-interval-ms=N] [--max-watch-delay-ms=N] [--trace]\n"
-               "  [--max-failures=N]\n"
+               "  [--drop-event-probability=P] [--max-failures=N]\n"
                "scenarios: steady chaos failover fight\n";
 }
 
@@ -120,6 +120,8 @@ int main(int argc, char** argv) {
         base.contention_interval = ms(v);
       } else if (Flag(arg, "max-watch-delay-ms", &v)) {
         base.max_watch_delay_ms = std::stoi(v);
+      } else if (Flag(arg, "drop-event-probability", &v)) {
+        base.drop_event_probability = std::stod(v);
       } else if (Flag(arg, "max-failures", &v)) {
         max_failures = std::stoi(v);
       } else if (arg == "--trace") {

@@ -73,6 +73,9 @@ std::string ReproCommand(const SimOptions& o, const std::string& binary) {
   if (o.contention_interval != d.contention_interval) {
     out << " --contention-interval-ms=" << ms(o.contention_interval);
   }
+  if (o.drop_event_probability != d.drop_event_probability) {
+    out << " --drop-event-probability=" << o.drop_event_probability;
+  }
   if (o.max_watch_delay_ms != d.max_watch_delay_ms) {
     out << " --max-watch-delay-ms=" << o.max_watch_delay_ms;
   }
@@ -285,6 +288,7 @@ void Engine::OnModelEvent(const ModelEvent& event) {
   for (size_t i = 0; i < slots_.size(); ++i) {
     Slot& slot = slots_[i];
     if (!slot.live) continue;
+    if (o_.drop_event_probability > 0 && Chance(o_.drop_event_probability)) continue;
     SteadyTime at = clock_.Now() + UniformMs(1, max_watch_ms_) +
                     (Chance(0.1) ? slot.extra_lag : Duration::zero());
     // Why: one watch stream per replica delivers in order.

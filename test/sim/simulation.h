@@ -45,6 +45,9 @@ struct SimOptions {
   kubeclient::Duration contention_interval = std::chrono::minutes(3);
   int max_watch_delay_ms = 0;  // 0: 2..150 ms drawn per run
   bool trace = false;          // print every write, conflict, crash and change
+  // Fault injection, to show the checks can fail: each watch event is lost
+  // for a replica with this probability (a broken informer).
+  double drop_event_probability = 0;
 };
 
 // What one run measured and which assertions failed. Value type.

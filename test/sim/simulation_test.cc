@@ -61,6 +61,21 @@ TEST(SimulationTest, FightIsBoundedPerWindow) {
   EXPECT_LE(r.fight_max_window_writes, r.fight_bound);
 }
 
+// A replica that misses watch events (a broken informer) is caught: its
+// cache disagrees with the server, or routes end with the wrong entry.
+TEST(SimulationTest, LostWatchEventsAreCaught) {
+  int caught = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SimOptions o;
+    o.scenario = Scenario::kSteady;
+    o.seed = seed;
+    o.drop_event_probability = 0.05;
+    SimResult r = RunSimulation(o);
+    if (!r.ok()) ++caught;
+  }
+  EXPECT_GE(caught, 18);
+}
+
 // The same options give the same run.
 TEST(SimulationTest, Deterministic) {
   for (Scenario s : AllScenarios()) {
