@@ -53,6 +53,16 @@ int WaitForStopSignal(const sigset_t& signals) {
   return sig;
 }
 
+// "https://user:pw@host:6443" -> "https://<redacted>@host:6443".
+std::string WithoutUserInfo(const std::string& url) {
+  size_t scheme = url.find("://");
+  size_t start = scheme == std::string::npos ? 0 : scheme + 3;
+  size_t at = url.find('@', start);
+  size_t slash = url.find('/', start);
+  if (at == std::string::npos || (slash != std::string::npos && at > slash)) return url;
+  return url.substr(0, start) + "<redacted>" + url.substr(at);
+}
+
 // Prints a configuration error the way ParseConfig's errors are printed.
 int ConfigError(const std::string& message) {
   // Why not LOG: glog also writes to stderr; one clear line is enough.
@@ -82,12 +92,22 @@ int RunClear(const Options& options, kubeclient::KubeClient& client,
              const kubeclient::Clock& clock, const controller::ClearOptions& clear_options) {
   std::cout << "clearing the status.ingress entries of router " << clear_options.router_name
             << " from every route" << std::endl;
+  controller::ClearProgress last;
+  auto describe = [](const controller::ClearProgress& p) {
+    return std::to_string(p.scanned) + " routes scanned, " + std::to_string(p.cleared) +
+           " cleared, " + std::to_string(p.conflicts) + " conflicts, " +
+           std::to_string(p.failed) + " failed";
+  };
   auto result = controller::ClearRouterEntries(
-      client, clock, clear_options, [](const controller::ClearProgress& p) {
-        std::cout << (p.done ? "done: " : "progress: ") << p.scanned << " routes scanned, "
-                  << p.cleared << " cleared, " << p.conflicts << " conflicts, " << p.failed
-                  << " failed" << std::endl;
+      client, clock, clear_options, [&](const controller::ClearProgress& p) {
+        if (p.done) {
+          last = p;  // printed below, once we know whether it succeeded
+        } else {
+          std::cout << "progress: " << describe(p) << std::endl;
+        }
       });
+  std::cout << (result.ok() && result->failed == 0 ? "done: " : "stopped: ") << describe(last)
+            << std::endl;
   if (!result.ok()) {
     std::cerr << "route-status-controller: clear of router " << options.router_name
               << " failed: " << result.status().ToString()
@@ -141,7 +161,8 @@ int Main(int argc, char** argv) {
   if (!rest_config.ok()) {
     return ConfigError("API server configuration: " + rest_config.status().message());
   }
-  LOG(INFO) << "API server " << rest_config->server << " from " << rest_config->origin;
+  LOG(INFO) << "API server " << WithoutUserInfo(rest_config->server) << " from "
+            << rest_config->origin;
 
   kubeclient::RealClock clock;  // outlives the clients below
   kubeclient::rest::RestOptions rest = components->rest;

@@ -392,6 +392,15 @@ TEST(ControllerConfigErrorTest, BadKubeconfigExitsTwoNamingFileAndField) {
   EXPECT_THAT(p.ReadLog(), HasSubstr("certificate-authority-data"));
 }
 
+TEST(ControllerConfigErrorTest, ClearAgainstAnUnreachableServerFailsClearly) {
+  std::string log = TempPath("clearfail") + ".log";
+  ::unlink(log.c_str());
+  Subprocess p({kController, "clear", "--router-name=gone", "--server=http://127.0.0.1:1"}, log);
+  EXPECT_EQ(p.Wait(20s), 1);
+  EXPECT_THAT(p.ReadLog(), HasSubstr("clear of router gone failed: unavailable"));
+  EXPECT_THAT(p.ReadLog(), HasSubstr("stopped: 0 routes scanned"));
+}
+
 TEST(ControllerConfigErrorTest, MissingKubeconfigExitsTwoNamingTheFile) {
   std::string log = TempPath("nokc") + ".log";
   ::unlink(log.c_str());
