@@ -1,0 +1,187 @@
+// The wiring pieces of cmd/ without processes: the tracker gate adapter on a
+// fake clock, and ControllerApp's thread supervision (a crashing internal
+// thread is fatal and named; an idle app stops at once).
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <prometheus/registry.h>
+
+#include "cmd/route-status-controller/component_options.h"
+#include "cmd/route-status-controller/controller_app.h"
+#include "cmd/route-status-controller/tracker_gate.h"
+#include "conflict/contention_tracker.h"
+#include "test/testing/fake_clock.h"
+
+namespace routestatus::cmd {
+namespace {
+
+using kubeclient::Route;
+using kubeclient::RouteIngress;
+
+RouteIngress Entry(const std::string& host) {
+  RouteIngress e;
+  e.router_name = "r";
+  e.host = host;
+  e.wildcard_policy = "None";
+  e.conditions.push_back({"Admitted", "True", "", "", ""});
+  return e;
+}
+
+std::shared_ptr<const Route> RouteWith(const std::string& uid, const RouteIngress& entry) {
+  auto r = std::make_shared<Route>();
+  r->metadata.namespace_name = "ns";
+  r->metadata.name = "a";
+  r->metadata.uid = uid;
+  r->ingress.push_back(entry);
+  return r;
+}
+
+class TrackerGateTest : public ::testing::Test {
+ protected:
+  TrackerGateTest() : tracker_(clock_, Options()), gate_(tracker_, "r") {}
+  static conflict::ContentionTrackerOptions Options() {
+    conflict::ContentionTrackerOptions o;
+    o.router_name = "r";
+    o.interval = std::chrono::seconds(10);
+    o.limit = 5;
+    return o;
+  }
+  routestatus::testing::FakeClock clock_;
+  conflict::ContentionTracker tracker_;
+  TrackerGate gate_;
+};
+
+TEST_F(TrackerGateTest, ChangeAwayFromOurWriteIsContention) {
+  gate_.Clear("u1", Entry("ours.example.com"));  // our write
+  auto old_obj = RouteWith("u1", Entry("ours.example.com"));
+  auto new_obj = RouteWith("u1", Entry("theirs.example.com"));
+  gate_.OnUpdate(old_obj, new_obj);  // registered before the controller
+  gate_.Changed("u1", new_obj->ingress[0]);
+  EXPECT_TRUE(gate_.IsChangeContended("u1"));
+  EXPECT_EQ(tracker_.Snapshot().contended_routes, 1u);
+  // The window passes: writable again.
+  clock_.Advance(std::chrono::seconds(11));
+  EXPECT_FALSE(gate_.IsChangeContended("u1"));
+}
+
+TEST_F(TrackerGateTest, ChangeBackToOurValueIsNotContention) {
+  gate_.Clear("u1", Entry("ours.example.com"));
+  auto old_obj = RouteWith("u1", Entry("stale.example.com"));
+  auto new_obj = RouteWith("u1", Entry("ours.example.com"));
+  gate_.OnUpdate(old_obj, new_obj);
+  gate_.Changed("u1", new_obj->ingress[0]);
+  EXPECT_FALSE(gate_.IsChangeContended("u1"));
+}
+
+TEST_F(TrackerGateTest, DeleteForgetsAndUnannouncedChangesAreIgnored) {
+  gate_.Clear("u1", Entry("ours.example.com"));
+  auto old_obj = RouteWith("u1", Entry("ours.example.com"));
+  auto new_obj = RouteWith("u1", Entry("theirs.example.com"));
+  gate_.OnUpdate(old_obj, new_obj);
+  gate_.Changed("u1", new_obj->ingress[0]);
+  ASSERT_TRUE(gate_.IsChangeContended("u1"));
+  gate_.OnDelete(new_obj);
+  EXPECT_FALSE(gate_.IsChangeContended("u1"));
+  // A Changed() for another uid than the announced update: ignored.
+  gate_.Clear("u2", Entry("ours.example.com"));
+  gate_.OnUpdate(old_obj, new_obj);
+  gate_.Changed("u2", Entry("theirs.example.com"));
+  EXPECT_FALSE(gate_.IsChangeContended("u2"));
+}
+
+// A KubeClient whose every call throws, standing in for a bug in a library.
+class ThrowingClient final : public kubeclient::KubeClient {
+ public:
+  [[noreturn]] static void Boom() { throw std::runtime_error("boom from the client"); }
+  kubeclient::StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef&, const std::string&,
+                                           const std::string&) override { Boom(); }
+  kubeclient::StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef&,
+                                                  const std::string&,
+                                                  const kubeclient::ListOptions&) override {
+    Boom();
+  }
+  kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
+      const kubeclient::ResourceRef&, const std::string&, const kubeclient::WatchOptions&) override {
+    Boom();
+  }
+  kubeclient::StatusOr<nlohmann::json> Create(const kubeclient::ResourceRef&, const std::string&,
+                                              const nlohmann::json&) override { Boom(); }
+  kubeclient::StatusOr<nlohmann::json> Update(const kubeclient::ResourceRef&,
+                                              const nlohmann::json&) override { Boom(); }
+  kubeclient::StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef&,
+                                                    const nlohmann::json&) override { Boom(); }
+  kubeclient::Status Delete(const kubeclient::ResourceRef&, const std::string&,
+                            const std::string&) override { Boom(); }
+};
+
+// A KubeClient whose lists never succeed (the caches never sync).
+class UnavailableClient final : public kubeclient::KubeClient {
+ public:
+  static kubeclient::Status Down() {
+    return kubeclient::Status(kubeclient::StatusCode::kUnavailable, "down");
+  }
+  kubeclient::StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef&, const std::string&,
+                                           const std::string&) override { return Down(); }
+  kubeclient::StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef&,
+                                                  const std::string&,
+                                                  const kubeclient::ListOptions&) override {
+    return Down();
+  }
+  kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
+      const kubeclient::ResourceRef&, const std::string&, const kubeclient::WatchOptions&) override {
+    return Down();
+  }
+  kubeclient::StatusOr<nlohmann::json> Create(const kubeclient::ResourceRef&, const std::string&,
+                                              const nlohmann::json&) override { return Down(); }
+  kubeclient::StatusOr<nlohmann::json> Update(const kubeclient::ResourceRef&,
+                                              const nlohmann::json&) override { return Down(); }
+  kubeclient::StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef&,
+                                                    const nlohmann::json&) override {
+    return Down();
+  }
+  kubeclient::Status Delete(const kubeclient::ResourceRef&, const std::string&,
+                            const std::string&) override { return Down(); }
+};
+
+ComponentOptions Components(const Options& o) { return BuildComponentOptions(o, {}).value(); }
+
+TEST(ControllerAppTest, IdleAppIsNotReadyAndStopsPromptly) {
+  Options o;
+  o.workers = 2;
+  prometheus::Registry registry;
+  ControllerApp app(o, Components(o), std::make_unique<UnavailableClient>(), registry);
+  app.Start();
+  Readiness r = app.Ready();
+  EXPECT_FALSE(r.ready);
+  EXPECT_THAT(r.reason, ::testing::HasSubstr("routes"));
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(app.Stop(std::chrono::seconds(3)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_TRUE(app.Stop(std::chrono::seconds(1)));  // idempotent
+  // The collector still reads after Stop().
+  auto families = app.collector()->Collect();
+  bool found = false;
+  for (const auto& f : families) found = found || f.name == "routestatus_lease_state";
+  EXPECT_TRUE(found);
+}
+
+TEST(ControllerAppDeathTest, CrashOfAnInternalThreadIsFatalAndNamed) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+  EXPECT_DEATH(
+      {
+        Options o;
+        o.workers = 1;
+        prometheus::Registry registry;
+        ControllerApp app(o, Components(o), std::make_unique<ThrowingClient>(), registry);
+        app.Start();
+        std::this_thread::sleep_for(std::chrono::seconds(5));  // the crash comes first
+      },
+      "internal thread informer-(routes|namespaces) crashed: boom from the client");
+}
+
+}  // namespace
+}  // namespace routestatus::cmd
