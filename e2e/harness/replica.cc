@@ -74,6 +74,10 @@ void Replica::Kill() {
 
 int Replica::Stop() { return process_ ? process_->Stop(std::chrono::seconds(5)) : 0; }
 
+int Replica::WaitExit(std::chrono::milliseconds timeout) {
+  return process_ ? process_->Wait(timeout) : -1;
+}
+
 bool Replica::Running() { return process_ && process_->Running(); }
 
 std::string Replica::Log() const { return process_ ? process_->ReadLog() : std::string(); }

@@ -46,6 +46,9 @@ class Replica {
   int Stop();
   void Restart() { Kill(); Start(); }
   bool Running();
+  // Waits for the process to exit (one-shot commands such as `clear`);
+  // returns its exit code, -1 on timeout.
+  int WaitExit(std::chrono::milliseconds timeout);
 
   const std::string& id() const { return id_; }
   int metrics_port() const { return metrics_port_; }

@@ -1,0 +1,157 @@
+// Scenarios 3 and 7 of issue 8: routers that share a name but disagree
+// (bounded writes, then silence, a warning and a metric), and routes that
+// leave the shard (our entry removed once) plus the `clear` command.
+
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "e2e/suite/e2e_test_base.h"
+
+namespace routestatus::e2e {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+class ContentionTest : public E2eTest {};
+
+// 3 replicas of one router name with different hostname templates, 20
+// routes without spec.host. Timeline (window I = quiet + 10 s, first flush at
+// 2I): the fight is bounded (<= 30 successful writes) and settles; 0 writes
+// during the quiet period; another process clears route 9's status -> exactly
+// one write re-creates it; the contention metric is set during the window
+// and the warning is logged (once) at the flush.
+TEST_F(ContentionTest, FightingRoutersAreBoundedThenQuiet) {
+  std::string ns = Namespace("fight");
+  for (int i = 0; i < 20; ++i) {
+    RouteShape s;
+    s.ns = ns;
+    s.name = "r-" + std::to_string(i);
+    ASSERT_TRUE(cluster().CreateRoute(s).ok());
+  }
+  const int interval_s = env().quiet_seconds + 10;
+  WriteCounts before = cluster().StatusWrites();
+  ReplicaSet& set = Replicas("fight", 0, ReplicaOptions());
+  for (int i = 0; i < 3; ++i) {
+    set.Add("fight-" + std::to_string(i),
+            TestReplicaOptions("e2e-fight",
+                               {{"hostname-template",
+                                 "${name}-${namespace}.apps-" + std::to_string(i) + ".example.com"},
+                                {"contention-interval", std::to_string(interval_s) + "s"}}));
+  }
+  auto start = std::chrono::steady_clock::now();
+  set.StartAll();
+  // Every route gets some entry of ours (whichever replica's host).
+  std::string why;
+  ASSERT_TRUE(WaitForRoutes(
+      cluster(), [](const kubeclient::Route& r) { return IsAdmittedBy(r, "e2e-fight"); },
+      seconds(30), 20, &why))
+      << why;
+  ASSERT_TRUE(WaitForWritesToSettle(cluster(), seconds(2), seconds(interval_s)));
+  WriteCounts fight = cluster().StatusWrites() - before;
+  double settled_after =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  Figure("fight_writes_success", fight.success);
+  Figure("fight_writes_conflict", fight.conflict);
+  Figure("fight_settled_after_seconds", settled_after);
+  EXPECT_LE(fight.success, 30) << "writes in the first window of a fight";
+  EXPECT_LT(settled_after, 2 * interval_s - env().quiet_seconds - 4)
+      << "the fight did not settle early in the window; the rest of the timeline cannot run";
+
+  // The contention metric is set while the window lasts.
+  double contentions = set.SumMetric("routestatus_contentions_current_window");
+  double cutoff = set.SumMetric("routestatus_contention_cutoff_active");
+  Figure("contentions_current_window_sum", contentions);
+  Figure("cutoff_active_replicas", cutoff);
+  EXPECT_GT(contentions, 0);
+
+  double quiet = WritesDuring(cluster(), Quiet());
+  Figure("quiet_writes", quiet);
+  EXPECT_EQ(quiet, 0) << "writes during " << env().quiet_seconds << " s after the fight settled";
+
+  // Another process clears route 9's status: exactly one write re-creates
+  // our entry (creating is never blocked; changing it back is).
+  WriteCounts before_clear = cluster().StatusWrites();
+  ASSERT_TRUE(cluster()
+                  .UpdateRouteStatus(ns, "r-9",
+                                     [](nlohmann::json& r) { r["status"] = {{"ingress", nlohmann::json::array()}}; })
+                  .ok());
+  WriteCounts cleared_by_us = cluster().StatusWrites() - before_clear;
+  ASSERT_TRUE(WaitForRoutes(
+      cluster(), [](const kubeclient::Route& r) { return IsAdmittedBy(r, "e2e-fight"); },
+      seconds(10), 20, &why))
+      << why;
+  ASSERT_TRUE(WaitForWritesToSettle(cluster(), seconds(2), seconds(10)));
+  WriteCounts recreate = cluster().StatusWrites() - before_clear - cleared_by_us;
+  Figure("recreate_writes_success", recreate.success);
+  Figure("recreate_writes_conflict", recreate.conflict);
+  EXPECT_EQ(recreate.success, 1) << "writes re-creating route 9's entry";
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(elapsed, seconds(2 * interval_s)) << "the clear ran after the window's flush";
+
+  // The warning is logged at the window's flush (2 x interval after start).
+  bool warned = WaitFor(
+      [&] { return set.SumMetric("routestatus_contention_warnings_total") >= 1; },
+      seconds(2 * interval_s + 10));
+  EXPECT_TRUE(warned) << "routestatus_contention_warnings_total stayed 0";
+  std::vector<std::string> lines = set.GrepLogs("status contention(s) in the last");
+  Figure("warning_lines", static_cast<double>(lines.size()));
+  EXPECT_GE(lines.size(), 1u);
+  if (!lines.empty()) std::cout << "contention warning: " << lines.front().substr(0, 600) << "\n";
+}
+
+// A route whose labels move it out of the shard loses our entry with exactly
+// one write; `clear` then removes the router name everywhere and leaves
+// other routers' entries alone.
+TEST_F(ContentionTest, ShardExitAndClear) {
+  std::string ns = Namespace("shard");
+  CreateRoutes(ns, "r", 8, {{"shard", "in"}});
+  ReplicaSet& shard =
+      Replicas("shard", 2, TestReplicaOptions("e2e-shard", {{"route-labels", "shard=in"}}));
+  ReplicaSet& keep = Replicas("keep", 1, TestReplicaOptions("e2e-keep"));
+  shard.StartAll();
+  keep.StartAll();
+  ExpectAllAdmitted({"e2e-shard", "e2e-keep"}, 8);
+  ASSERT_TRUE(WaitForWritesToSettle(cluster(), seconds(2), seconds(20)));
+
+  RouteWatcher& watcher = *watchers_.emplace_back(std::make_unique<RouteWatcher>(cluster(), "e2e-shard"));
+  watcher.Start();
+  WriteCounts before = cluster().StatusWrites();
+  ASSERT_TRUE(cluster()
+                  .UpdateRoute(ns, "r-3",
+                               [](nlohmann::json& r) { r["metadata"]["labels"]["shard"] = "out"; })
+                  .ok());
+  auto removed = watcher.WaitForEntry(
+      ns + "/r-3", [](const auto& e) { return !e.has_value(); }, seconds(10));
+  EXPECT_TRUE(removed.has_value()) << "our entry stayed on a route that left the shard";
+  ASSERT_TRUE(WaitForWritesToSettle(cluster(), seconds(2), seconds(10)));
+  WriteCounts exit = cluster().StatusWrites() - before;
+  Figure("shard_exit_writes_success", exit.success);
+  Figure("shard_exit_writes_conflict", exit.conflict);
+  Figure("shard_exit_entry_changes", watcher.Changes(ns + "/r-3"));
+  EXPECT_EQ(exit.success, 1);
+  EXPECT_EQ(watcher.Changes(ns + "/r-3"), 1);
+
+  // Decommission e2e-shard: stop its replicas, then `clear`.
+  for (int i = 0; i < shard.size(); ++i) EXPECT_EQ(shard.at(i).Stop(), 0);
+  WriteCounts before_clear = cluster().StatusWrites();
+  ReplicaOptions clear_options = TestReplicaOptions("e2e-shard");
+  clear_options.args = {"clear"};
+  Replica& clear = shard.Add("clear", clear_options);
+  clear.Start();
+  EXPECT_EQ(clear.WaitExit(seconds(30)), 0) << clear.Log();
+  WriteCounts cleared = cluster().StatusWrites() - before_clear;
+  Figure("clear_writes_success", cleared.success);
+  EXPECT_EQ(cleared.success, 7) << "one write per route that had an e2e-shard entry";
+  auto routes = cluster().ListRoutes();
+  ASSERT_TRUE(routes.ok());
+  for (const auto& r : *routes) {
+    EXPECT_EQ(r.FindIngress("e2e-shard"), nullptr) << r.Key();
+    EXPECT_TRUE(IsAdmittedBy(r, "e2e-keep")) << r.Key();
+  }
+  EXPECT_EQ(WritesDuring(cluster(), seconds(2)), 0);
+}
+
+}  // namespace
+}  // namespace routestatus::e2e

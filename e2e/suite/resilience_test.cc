@@ -1,0 +1,163 @@
+// Scenarios 5 and 6 of issue 8: the leader dies while changes keep coming
+// (every change written, gap <= lease interval + 1 s), and the API server
+// misbehaves (watches dropped, history compacted, 500s and 429s on status
+// PUTs): everything converges, nothing is lost, nothing flaps.
+
+#include <atomic>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "e2e/harness/route_churn.h"
+#include "e2e/suite/e2e_test_base.h"
+
+namespace routestatus::e2e {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using SteadyClock = std::chrono::steady_clock;
+
+double Seconds(SteadyClock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+class ResilienceTest : public E2eTest {};
+
+// 3 replicas (lease interval 2 s); a route is created every 250 ms for 12 s;
+// 4 s in, the leader (found from routestatus_lease_state) is SIGKILLed.
+// Every route gets admitted and no route waits longer than interval + 1 s.
+TEST_F(ResilienceTest, LeaderKilledWhileChangesArrive) {
+  const std::string router = "e2e-failover";
+  const auto lease_interval = seconds(2);
+  std::string ns = Namespace("failover");
+  CreateRoutes(ns, "seed", 5);
+  ReplicaSet& set = Replicas("failover", 3, TestReplicaOptions(router, {{"lease-interval", "2s"}}));
+  set.StartAll();
+  ExpectAllAdmitted({router}, 5);
+  int leader = -1;
+  ASSERT_TRUE(WaitFor([&] { return (leader = set.FindLeader()) >= 0; }, seconds(10)))
+      << "no replica reports routestatus_lease_state{state=\"leader\"} 1";
+  RouteWatcher& watcher = *watchers_.emplace_back(std::make_unique<RouteWatcher>(cluster(), router));
+  watcher.Start();
+
+  std::vector<std::pair<std::string, SteadyClock::time_point>> created;
+  SteadyClock::time_point killed_at;
+  const int count = 48;
+  auto t0 = SteadyClock::now();
+  for (int i = 0; i < count; ++i) {
+    std::this_thread::sleep_until(t0 + milliseconds(250) * i);
+    if (i == 16) {
+      set.at(leader).Kill();
+      killed_at = SteadyClock::now();
+    }
+    RouteShape s;
+    s.ns = ns;
+    s.name = "r-" + std::to_string(i);
+    s.host = s.name + "." + ns + ".apps.example.com";
+    auto before = SteadyClock::now();
+    ASSERT_TRUE(cluster().CreateRoute(s).ok());
+    created.emplace_back(ns + "/" + s.name, before);
+  }
+  double max_latency = 0;
+  std::string worst;
+  for (const auto& [key, at] : created) {
+    auto seen = watcher.WaitForEntry(
+        key, [](const auto& e) { return e.has_value(); }, seconds(15));
+    ASSERT_TRUE(seen.has_value()) << key << " was never written";
+    double latency = Seconds(*seen - at);
+    if (latency > max_latency) {
+      max_latency = latency;
+      worst = key;
+    }
+  }
+  ExpectAllAdmitted({router}, 5 + count);
+  int new_leader = set.FindLeader();
+  Figure("killed_leader", leader);
+  Figure("new_leader", new_leader);
+  Figure("max_create_to_written_seconds", max_latency);
+  std::cout << "slowest route: " << worst << " (" << max_latency << " s; leader killed "
+            << Seconds(killed_at - t0) << " s into the run)\n";
+  EXPECT_LE(max_latency, Seconds(lease_interval) + 1.0);
+  EXPECT_GE(new_leader, 0);
+  EXPECT_NE(new_leader, leader);
+}
+
+// 3 replicas; status PUTs fail 10% with 500 and 5% with 429 (Retry-After
+// 1 s); every 2 s all watches are closed, every 5 s the history is
+// compacted (resumes get 410). 30 routes are created and then each gets a
+// host change, paced. Everything converges, and our own watch sees each
+// route's entry change at most once per real change (create, host change).
+TEST_F(ResilienceTest, FaultsConvergeWithoutLossOrFlapping) {
+  if (!cluster().embedded()) GTEST_SKIP() << "fault injection needs the embedded API server";
+  const std::string router = "e2e-faults";
+  std::string ns = Namespace("faults");
+  ASSERT_TRUE(cluster()
+                  .AddFault({{"verb", "UPDATE"}, {"resource", "routes"}, {"subresource", "status"},
+                             {"fraction", 0.10}, {"code", 500}})
+                  .ok());
+  ASSERT_TRUE(cluster()
+                  .AddFault({{"verb", "UPDATE"}, {"resource", "routes"}, {"subresource", "status"},
+                             {"fraction", 0.05}, {"code", 429}, {"retryAfterSeconds", 1}})
+                  .ok());
+  RouteWatcher& watcher = *watchers_.emplace_back(std::make_unique<RouteWatcher>(cluster(), router));
+  watcher.Start();
+  ReplicaSet& set = Replicas("faults", 3, TestReplicaOptions(router));
+  set.StartAll();
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> closes{0}, compactions{0};
+  std::thread chaos([&] {
+    auto t0 = SteadyClock::now();
+    for (int tick = 1; !stop.load(); ++tick) {
+      std::this_thread::sleep_until(t0 + milliseconds(500) * tick);
+      if (tick % 4 == 0 && cluster().CloseWatches().ok()) closes++;
+      if (tick % 10 == 0 && cluster().Compact().ok()) compactions++;
+    }
+  });
+  const int count = 30;
+  std::vector<RouteChange> changes;
+  for (int i = 0; i < count; ++i) {
+    RouteChange c;
+    c.ns = ns;
+    c.name = "r-" + std::to_string(i);
+    c.host = c.name + "." + ns + ".apps.example.com";
+    changes.push_back(c);
+  }
+  for (int i = 0; i < count; ++i) {
+    RouteChange c = changes[static_cast<size_t>(i)];
+    c.kind = ChangeKind::kHostChange;
+    c.host = c.name + "-v2." + ns + ".apps.example.com";
+    changes.push_back(c);
+  }
+  auto applied = ApplyChanges(cluster(), changes, 5);
+  for (const auto& a : applied) ASSERT_TRUE(a.status.ok()) << a.change.name << a.status.ToString();
+  std::string why;
+  bool converged = WaitForRoutes(
+      cluster(),
+      [&](const kubeclient::Route& r) {
+        return IsAdmittedBy(r, router) && r.FindIngress(router)->host == r.spec.host;
+      },
+      seconds(60), count, &why);
+  stop = true;
+  chaos.join();
+  ASSERT_TRUE(converged) << why;
+  ASSERT_TRUE(cluster().ClearFaults().ok());
+  ASSERT_TRUE(WaitForWritesToSettle(cluster(), seconds(3), seconds(30)));
+  WriteCounts w = cluster().StatusWrites();
+  Figure("watch_closes", closes.load());
+  Figure("compactions", compactions.load());
+  Figure("writes_success", w.success);
+  Figure("writes_conflict", w.conflict);
+  Figure("writes_failed_injected", w.other);
+  Figure("own_watch_relists", watcher.relists());
+  int max_changes = 0;
+  for (const auto& [key, h] : watcher.Snapshot()) {
+    max_changes = std::max(max_changes, h.changes);
+    EXPECT_LE(h.changes, 2) << key << ": entry changed " << h.changes
+                            << " times for 2 real changes (flapping)";
+  }
+  Figure("max_entry_changes_per_route", max_changes);
+  EXPECT_LE(w.success, 2 * count * 1.1) << "successful writes for " << 2 * count << " changes";
+}
+
+}  // namespace
+}  // namespace routestatus::e2e
