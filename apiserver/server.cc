@@ -1,5 +1,8 @@
 #include "apiserver/server.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -113,7 +116,25 @@ void Server::StopListener() {
   if (ctx_ == nullptr) return;
   stopping_.store(true);
   store_->CloseAllWatches();
+  // Why: civetweb's accept loop polls with a 2 s timeout before it notices
+  // mg_stop; a connection to the listener wakes it at once.
+  std::atomic<bool> stopped{false};
+  int port = backend_port_;
+  std::thread poker([&stopped, port] {
+    while (!stopped.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      int fd = socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_port = htons(static_cast<uint16_t>(port));
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+      close(fd);
+    }
+  });
   mg_stop(ctx_);
+  stopped.store(true);
+  poker.join();
   ctx_ = nullptr;
 }
 
