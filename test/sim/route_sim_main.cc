@@ -236,11 +236,12 @@ int main(int argc, char** argv) {
                   std::to_string(s.by_state[2]))
               << "\n";
   }
-  std::cout << "(wr/chg, PUT/chg: all status writes / PUTs over all required changes incl. "
-               "start-up; start-PUT/chg: PUTs/required writes in the start-up phase (20 s); fight-max/w: "
-               "most writes in one contention window / smallest bound 2 x limit + M; fight-last: "
-               "most writes in the last window; conflicts E/L/F: by the loser's lease state "
-               "Election/Leader/Follower; max-gap-ms: leader crash -> next change written)\n";
+  std::cout << "(wr/chg, PUT/chg: all status writes / PUTs over all required changes,\n"
+               " incl. start-up; start-PUT/chg: PUTs / required writes in the 20 s start-up;\n"
+               " max-gap-ms: leader crash -> next change written;\n"
+               " fight-max/w: most writes in one contention window / smallest 2 x limit + M;\n"
+               " fight-last: most writes in the last window;\n"
+               " conflicts E/L/F: by the loser's lease state Election/Leader/Follower)\n";
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(real.Now() - began);
   std::cout << "ran in " << took.count() << " ms; " << failed << " failing run(s)\n";
   return failed > 0 ? 1 : 0;
