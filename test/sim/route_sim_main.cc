@@ -37,6 +37,7 @@ struct Summary {
   int64_t fight_max_window = 0;
   int64_t fight_bound_min = 0;
   int64_t fight_last_window = 0;
+  double fight_worst_ratio = 0;  // max over seeds of max window writes / bound
   double worst_write_ratio = 0;
   uint64_t worst_write_seed = 0;
 };
@@ -165,6 +166,10 @@ int main(int argc, char** argv) {
           std::chrono::duration_cast<std::chrono::milliseconds>(r.max_failover_gap).count());
       s.fight_max_window = std::max(s.fight_max_window, r.fight_max_window_writes);
       s.fight_last_window = std::max(s.fight_last_window, r.fight_last_window_writes);
+      if (r.fight_bound > 0) {
+        s.fight_worst_ratio = std::max(
+            s.fight_worst_ratio, static_cast<double>(r.fight_max_window_writes) / r.fight_bound);
+      }
       if (r.fight_bound > 0 && (s.fight_bound_min == 0 || r.fight_bound < s.fight_bound_min)) {
         s.fight_bound_min = r.fight_bound;
       }
@@ -210,8 +215,8 @@ int main(int argc, char** argv) {
             << std::setw(7) << "failed" << std::setw(9) << "changes" << std::setw(8) << "wr/chg"
             << std::setw(9) << "PUT/chg" << std::setw(10) << "conflicts" << std::setw(14)
             << "start-PUT/chg" << std::setw(8) << "crashes" << std::setw(11) << "max-gap-ms"
-            << std::setw(13) << "fight-max/w" << std::setw(11) << "fight-last" << std::setw(17)
-            << "conflicts E/L/F" << "\n";
+            << std::setw(13) << "fight-max/w" << std::setw(11) << "fight/bnd" << std::setw(11)
+            << "fight-last" << std::setw(17) << "conflicts E/L/F" << "\n";
   int failed = 0;
   for (const auto& [scenario, s] : summaries) {
     failed += s.failed;
@@ -229,7 +234,13 @@ int main(int argc, char** argv) {
               << (s.fight_bound_min > 0 ? std::to_string(s.fight_max_window) + "/" +
                                               std::to_string(s.fight_bound_min)
                                         : "-")
-              << std::setw(11)
+              << std::setw(11);
+    if (s.fight_bound_min > 0) {
+      std::cout << std::setprecision(2) << s.fight_worst_ratio << std::setprecision(3);
+    } else {
+      std::cout << "-";
+    }
+    std::cout << std::setw(11)
               << (s.fight_bound_min > 0 ? std::to_string(s.fight_last_window) : "-")
               << std::setw(17)
               << (std::to_string(s.by_state[0]) + "/" + std::to_string(s.by_state[1]) + "/" +
@@ -240,6 +251,7 @@ int main(int argc, char** argv) {
                " incl. start-up; start-PUT/chg: PUTs / required writes in the 20 s start-up;\n"
                " max-gap-ms: leader crash -> next change written;\n"
                " fight-max/w: most writes in one contention window / smallest 2 x limit + M;\n"
+               " fight/bnd: worst seed's most writes in one window / its own bound;\n"
                " fight-last: most writes in the last window;\n"
                " conflicts E/L/F: by the loser's lease state Election/Leader/Follower)\n";
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(real.Now() - began);
