@@ -1,0 +1,77 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "apiserver/server.h"
+#include "e2e/bench/fleet.h"
+#include "kubeclient/clock.h"
+#include "kubeclient/kube_client.h"
+
+namespace routestatus::e2e::bench {
+
+// The benchmarks' world: the embedded API server in this process (so
+// 100,000 routes can be seeded without HTTP), a REST client for the
+// changes the benchmarks make, and N controller replicas as child
+// processes. Writes are counted by the server (apiserver_request_total).
+// Not thread-safe except client(), which is.
+class BenchCluster {
+ public:
+  // Starts the server and writes a kubeconfig into a fresh temp folder.
+  // Dies (CHECK) if the server cannot start.
+  explicit BenchCluster(const std::string& name);
+  ~BenchCluster();
+
+  kubeclient::KubeClient& client() { return *client_; }
+  apiserver::Server& server() { return *server_; }
+  const std::string& dir() const { return dir_; }
+  const std::string& kubeconfig() const { return kubeconfig_; }
+  ServerWrites Writes() const;
+
+  // Creates namespaces (no labels) through the store.
+  void SeedNamespaces(const std::vector<std::string>& names);
+  // Creates a route through the store, keeping any .status (no HTTP).
+  void SeedRoute(const nlohmann::json& route);
+  // Every route as stored (parsed JSON).
+  std::vector<nlohmann::json> ListRoutes() const;
+  // Routes whose stored JSON carries an entry of `router_name` (cheap: no
+  // JSON parsing).
+  size_t CountRoutesWithEntry(const std::string& router_name) const;
+  size_t RouteCount() const;
+
+  // Starts `n` replicas with `flags` (indexes continue across calls).
+  void StartReplicas(int n, const ControllerFlags& flags);
+  std::vector<std::unique_ptr<Replica>>& replicas() { return replicas_; }
+  // Waits until every replica answers /readyz 200; false on timeout or if
+  // one exited.
+  bool WaitReady(std::chrono::milliseconds timeout);
+  // Stops every replica (SIGTERM) and forgets them.
+  void StopReplicas();
+  // Sum of the replicas' CPU seconds.
+  double ReplicaCpuSeconds() const;
+
+ private:
+  std::string dir_;
+  std::string kubeconfig_;
+  kubeclient::RealClock clock_;
+  std::unique_ptr<apiserver::Server> server_;
+  std::unique_ptr<kubeclient::KubeClient> client_;
+  std::vector<std::unique_ptr<Replica>> replicas_;
+  int next_index_ = 1;
+};
+
+// The route the benchmarks create: namespace `ns`, name, host (valid and
+// unique per name), optional labels.
+nlohmann::json BenchRoute(const std::string& ns, const std::string& name, const std::string& host,
+                          const std::map<std::string, std::string>& labels = {});
+
+// Get, change with `edit`, Update; retries on 409 up to 10 times. False if
+// the route is gone or it kept failing.
+bool EditRoute(kubeclient::KubeClient& client, const std::string& ns, const std::string& name,
+               const std::function<void(nlohmann::json&)>& edit);
+
+}  // namespace routestatus::e2e::bench

@@ -1,0 +1,104 @@
+// routestatus-bench (`make bench`): figures, not pass/fail. Runs the
+// embedded API server in-process and route-status-controller replicas as
+// child processes; counts writes on the server. Prints Markdown tables and
+// writes an SVG plot and the tables into --results (default e2e/bench/results).
+//
+//   routestatus-bench [--quick] [--only=writes,latency,idle,scale]
+//                     [--results=DIR] [--naive-flags=--flag=v,--flag2=v]
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <glog/logging.h>
+
+#include "e2e/bench/scenarios.h"
+
+namespace {
+
+std::vector<std::string> Split(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+void Usage() {
+  std::cerr << "usage: routestatus-bench [--quick] [--only=writes,latency,idle,scale]\n"
+               "                         [--results=DIR] [--naive-flags=F1,F2] [--seed=N]\n"
+               "                         [--replicas=1,3,10,20]\n"
+               "  writes   (a) writes and PUTs per change vs N=1,3,10,20 (+ (e) CPU per change)\n"
+               "  latency  (b) create -> Admitted-visible latency, N=3, 100 creates/s\n"
+               "  idle     (c) write verbs while idle (60 s)\n"
+               "  scale    (d) 100,000 routes: cold start and restart\n"
+               "  --quick  smaller sizes (N=1,3,10; 60 changes; 3 s; 15 s; 10,000 routes)\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  google::InitGoogleLogging(argv[0]);
+  FLAGS_logtostderr = true;
+  FLAGS_minloglevel = google::GLOG_WARNING;
+  signal(SIGPIPE, SIG_IGN);
+  routestatus::e2e::bench::BenchOptions options;
+  options.results_dir = ROUTESTATUS_BENCH_RESULTS_DIR;
+  std::set<std::string> only;
+  std::vector<int> replicas_override;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&a](const std::string& name) -> std::string {
+      return a.rfind(name + "=", 0) == 0 ? a.substr(name.size() + 1) : std::string("\x01");
+    };
+    if (a == "--quick") {
+      options.quick = true;
+    } else if (std::string v = value("--only"); v != "\x01") {
+      for (const auto& s : Split(v)) only.insert(s);
+    } else if (std::string v = value("--results"); v != "\x01") {
+      options.results_dir = v;
+    } else if (std::string v = value("--naive-flags"); v != "\x01") {
+      options.naive_flags = Split(v);
+    } else if (std::string v = value("--replicas"); v != "\x01") {
+      replicas_override.clear();
+      for (const auto& s : Split(v)) replicas_override.push_back(std::atoi(s.c_str()));
+    } else if (std::string v = value("--seed"); v != "\x01") {
+      options.seed = static_cast<unsigned>(std::strtoul(v.c_str(), nullptr, 10));
+    } else {
+      Usage();
+      return a == "--help" || a == "-h" ? 0 : 2;
+    }
+  }
+  for (const auto& s : only) {
+    if (s != "writes" && s != "latency" && s != "idle" && s != "scale") {
+      std::cerr << "routestatus-bench: unknown benchmark " << s << "\n";
+      Usage();
+      return 2;
+    }
+  }
+  if (options.quick) {
+    options.replica_counts = {1, 3, 10};
+    options.initial_routes = 20;
+    options.changes = 60;
+    options.latency_seconds = 3;
+    options.idle_routes = 100;
+    options.idle_seconds = 15;
+    options.scale_routes = 10000;
+  }
+  if (!replicas_override.empty()) options.replica_counts = replicas_override;
+  mkdir(options.results_dir.c_str(), 0755);
+  auto want = [&only](const char* name) { return only.empty() || only.count(name) > 0; };
+  std::cout << "# routestatus benchmarks" << (options.quick ? " (--quick)" : "") << "\n";
+  if (want("writes")) routestatus::e2e::bench::RunWritesPerChange(options);
+  if (want("latency")) routestatus::e2e::bench::RunLatency(options);
+  if (want("idle")) routestatus::e2e::bench::RunIdle(options);
+  if (want("scale")) routestatus::e2e::bench::RunScale(options);
+  std::cout << "\nresults: " << options.results_dir << "\n";
+  return 0;
+}

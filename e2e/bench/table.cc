@@ -1,0 +1,45 @@
+#include "e2e/bench/table.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace routestatus::e2e::bench {
+
+std::string Table::Render() const {
+  std::vector<size_t> widths(header_.size(), 3);
+  for (size_t i = 0; i < header_.size(); ++i) widths[i] = std::max(widths[i], header_[i].size());
+  for (const auto& row : rows_) {
+    for (size_t i = 0; i < row.size() && i < widths.size(); ++i) {
+      widths[i] = std::max(widths[i], row[i].size());
+    }
+  }
+  auto line = [&](const std::vector<std::string>& cells, bool left_first) {
+    std::string out = "|";
+    for (size_t i = 0; i < widths.size(); ++i) {
+      std::string c = i < cells.size() ? cells[i] : "";
+      std::string pad(widths[i] - c.size(), ' ');
+      out += " " + ((i == 0 && left_first) ? c + pad : pad + c) + " |";
+    }
+    return out + "\n";
+  };
+  std::string out = line(header_, true);
+  out += "|";
+  for (size_t i = 0; i < widths.size(); ++i) {
+    out += i == 0 ? " " + std::string(widths[i], '-') + " |"
+                  : " " + std::string(widths[i] - 1, '-') + ": |";
+  }
+  out += "\n";
+  for (const auto& row : rows_) out += line(row, true);
+  return out;
+}
+
+std::string Fmt(const char* fmt, ...) {
+  char buf[1024];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(buf, sizeof(buf), fmt, args);
+  va_end(args);
+  return buf;
+}
+
+}  // namespace routestatus::e2e::bench

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <cstdarg>
+#include <string>
+#include <vector>
+
+namespace routestatus::e2e::bench {
+
+// A Markdown table (GitHub flavour) with right-aligned numeric columns,
+// padded so it also reads well in a terminal. Value type.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+  void AddRow(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string Render() const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// printf into a std::string.
+std::string Fmt(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+}  // namespace routestatus::e2e::bench

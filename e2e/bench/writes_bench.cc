@@ -1,0 +1,278 @@
+// (a) writes and PUT attempts per change vs N, and (e) CPU per 1,000
+// changes per replica.
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <glog/logging.h>
+
+#include "e2e/bench/bench_cluster.h"
+#include "e2e/bench/scenarios.h"
+#include "e2e/bench/svg_plot.h"
+#include "e2e/bench/table.h"
+
+namespace routestatus::e2e::bench {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+constexpr const char* kNamespaces[] = {"bench-a", "bench-b", "bench-c", "bench-d"};
+
+// What the benchmark expects of one live route.
+struct ModelRoute {
+  std::string ns;
+  std::string name;
+  std::string host;
+  bool in_shard = true;
+};
+
+std::string Key(const std::string& ns, const std::string& name) { return ns + "/" + name; }
+
+// True if every live route shows what the model expects: in shard ->
+// our entry Admitted with the model's host; out of shard -> no entry.
+bool Converged(const BenchCluster& cluster, const std::map<std::string, ModelRoute>& model,
+               const std::string& router_name, std::string* why = nullptr) {
+  std::string ignored;
+  if (why == nullptr) why = &ignored;
+  std::vector<nlohmann::json> routes = cluster.ListRoutes();
+  if (routes.size() != model.size()) {
+    *why = "route count " + std::to_string(routes.size()) + " != " + std::to_string(model.size());
+    return false;
+  }
+  for (const auto& route : routes) {
+    const auto& meta = route["metadata"];
+    auto it = model.find(Key(meta.value("namespace", ""), meta.value("name", "")));
+    if (it == model.end()) {
+      *why = "unexpected route " + meta.dump();
+      return false;
+    }
+    EntryView entry = FindEntry(route, router_name);
+    if (it->second.in_shard) {
+      if (!entry.present || entry.host != it->second.host || entry.admitted != "True") {
+        *why = it->first + " expected host " + it->second.host + ", status " +
+               route.value("status", nlohmann::json::object()).dump();
+        return false;
+      }
+    } else if (entry.present) {
+      *why = it->first + " left the shard but has " + route["status"].dump();
+      return false;
+    }
+  }
+  return true;
+}
+
+// Waits until Converged and the server saw no status PUT for `quiet`.
+// Returns the seconds it took, or -1 on timeout.
+double WaitConverged(BenchCluster& cluster, const std::map<std::string, ModelRoute>& model,
+                     std::chrono::seconds timeout, std::chrono::milliseconds quiet) {
+  auto start = SteadyClock::now();
+  double last = -1;
+  auto last_change = start;
+  double converged_at = -1;
+  while (SteadyClock::now() - start < timeout) {
+    double attempts = cluster.Writes().status_attempts();
+    if (attempts != last) {
+      last = attempts;
+      last_change = SteadyClock::now();
+    }
+    bool ok = Converged(cluster, model, "default");
+    if (ok && converged_at < 0) {
+      converged_at = std::chrono::duration<double>(SteadyClock::now() - start).count();
+    }
+    if (!ok) converged_at = -1;
+    if (ok && SteadyClock::now() - last_change >= quiet) return converged_at;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  std::string why;
+  Converged(cluster, model, "default", &why);
+  LOG(WARNING) << "not converged: " << why;
+  return -1;
+}
+
+struct WritesResult {
+  int n = 0;
+  bool naive = false;
+  int changes = 0;
+  int write_changes = 0;  // changes that need a status write
+  double startup_ok = 0, startup_attempts = 0;
+  double ok = 0, conflicts = 0, attempts = 0;
+  double cpu_per_replica_per_1k = 0;
+  double converge_s = -1;
+};
+
+WritesResult MeasureOne(const BenchOptions& options, int n, bool naive) {
+  WritesResult result;
+  result.n = n;
+  result.naive = naive;
+  BenchCluster cluster("writes-n" + std::to_string(n));
+  std::vector<std::string> namespaces(std::begin(kNamespaces), std::end(kNamespaces));
+  cluster.SeedNamespaces(namespaces);
+  std::mt19937_64 rng(options.seed * 1000 + static_cast<unsigned>(n));
+  std::map<std::string, ModelRoute> model;
+  int next_id = 0;
+  auto new_route = [&]() {
+    ModelRoute r;
+    r.ns = namespaces[static_cast<size_t>(next_id) % namespaces.size()];
+    r.name = "r-" + std::to_string(next_id++);
+    r.host = r.name + "." + r.ns + ".bench.example.com";
+    return r;
+  };
+  for (int i = 0; i < options.initial_routes; ++i) {
+    ModelRoute r = new_route();
+    auto created = cluster.client().Create(kubeclient::RoutesResource(), r.ns,
+                                           BenchRoute(r.ns, r.name, r.host));
+    CHECK(created.ok()) << created.status().ToString();
+    model[Key(r.ns, r.name)] = r;
+  }
+
+  ControllerFlags flags;
+  if (naive) flags.extra = options.naive_flags;
+  cluster.StartReplicas(n, flags);
+  if (!cluster.WaitReady(std::chrono::seconds(60))) {
+    LOG(ERROR) << "N=" << n << ": replicas not ready";
+    return result;
+  }
+  if (WaitConverged(cluster, model, std::chrono::seconds(90), std::chrono::seconds(2)) < 0) {
+    LOG(ERROR) << "N=" << n << ": start-up did not converge";
+    return result;
+  }
+  ServerWrites before = cluster.Writes();
+  result.startup_ok = before.status_ok;
+  result.startup_attempts = before.status_attempts();
+  double cpu_before = cluster.ReplicaCpuSeconds();
+
+  // The changes: create 40%, host change 25%, leave the shard 15%, delete 20%.
+  auto start = SteadyClock::now();
+  auto period = std::chrono::duration<double>(1.0 / options.change_rate);
+  for (int i = 0; i < options.changes; ++i) {
+    std::this_thread::sleep_until(
+        start + std::chrono::duration_cast<SteadyClock::duration>(period * i));
+    std::vector<std::string> in_shard, all;
+    for (const auto& [key, r] : model) {
+      all.push_back(key);
+      if (r.in_shard) in_shard.push_back(key);
+    }
+    int dice = static_cast<int>(rng() % 100);
+    if (dice >= 40 && dice < 80 && in_shard.empty()) dice = 0;
+    if (dice >= 80 && all.empty()) dice = 0;
+    if (dice < 40) {
+      ModelRoute r = new_route();
+      auto created = cluster.client().Create(kubeclient::RoutesResource(), r.ns,
+                                             BenchRoute(r.ns, r.name, r.host));
+      CHECK(created.ok()) << created.status().ToString();
+      model[Key(r.ns, r.name)] = r;
+      ++result.write_changes;
+    } else if (dice < 80) {
+      ModelRoute& r = model[in_shard[rng() % in_shard.size()]];
+      if (dice < 65) {
+        r.host = "v" + std::to_string(i) + "-" + r.name + "." + r.ns + ".bench.example.com";
+        std::string host = r.host;
+        CHECK(EditRoute(cluster.client(), r.ns, r.name,
+                        [&host](nlohmann::json& o) { o["spec"]["host"] = host; }));
+      } else {
+        r.in_shard = false;
+        CHECK(EditRoute(cluster.client(), r.ns, r.name, [](nlohmann::json& o) {
+          o["metadata"]["labels"]["router"] = "internal";
+        }));
+      }
+      ++result.write_changes;
+    } else {
+      std::string key = all[rng() % all.size()];
+      ModelRoute r = model[key];
+      CHECK(cluster.client().Delete(kubeclient::RoutesResource(), r.ns, r.name).ok());
+      model.erase(key);
+    }
+    ++result.changes;
+  }
+  result.converge_s =
+      WaitConverged(cluster, model, std::chrono::seconds(120), std::chrono::seconds(3));
+  if (result.converge_s < 0) LOG(ERROR) << "N=" << n << ": changes did not converge";
+  ServerWrites after = cluster.Writes();
+  result.ok = after.status_ok - before.status_ok;
+  result.conflicts = after.status_conflict - before.status_conflict;
+  result.attempts = after.status_attempts() - before.status_attempts();
+  double cpu = cluster.ReplicaCpuSeconds() - cpu_before;
+  result.cpu_per_replica_per_1k = cpu / n / result.changes * 1000;
+  return result;
+}
+
+}  // namespace
+
+void RunWritesPerChange(const BenchOptions& options) {
+  std::cout << "\n## (a) Status writes per change vs replicas (N)\n\n" << std::flush;
+  const bool naive_measured = !options.naive_flags.empty();
+  std::vector<WritesResult> results, naive_results;
+  for (int n : options.replica_counts) {
+    std::cerr << "  measuring N=" << n << " ..." << std::endl;
+    results.push_back(MeasureOne(options, n, false));
+    if (naive_measured) naive_results.push_back(MeasureOne(options, n, true));
+  }
+  Table table({"N", "changes (need a write)", "successful writes", "409s", "PUTs",
+               "writes/change", "PUTs/change", "naive PUTs/change", "start-up PUTs (routes)",
+               "converged after (s)"});
+  for (size_t i = 0; i < results.size(); ++i) {
+    const WritesResult& r = results[i];
+    double w = r.write_changes > 0 ? r.write_changes : 1;
+    std::string naive = naive_measured
+                            ? Fmt("%.2f", naive_results[i].attempts /
+                                              std::max(1, naive_results[i].write_changes))
+                            : Fmt("%d (computed)", r.n);
+    table.AddRow({std::to_string(r.n), Fmt("%d (%d)", r.changes, r.write_changes),
+                  Fmt("%.0f", r.ok), Fmt("%.0f", r.conflicts), Fmt("%.0f", r.attempts),
+                  Fmt("%.3f", r.ok / w), Fmt("%.3f", r.attempts / w), naive,
+                  Fmt("%.0f (%d)", r.startup_attempts, options.initial_routes),
+                  Fmt("%.1f", r.converge_s)});
+  }
+  std::string md = table.Render();
+  std::cout << md << "\n";
+  std::cout << "Changes: " << options.changes << " at " << options.change_rate
+            << "/s after start-up convergence on " << options.initial_routes
+            << " routes; mix 40% create, 25% host change, 15% leave the shard (label), 20% "
+               "delete. Per-change figures divide by the changes that need a status write "
+               "(deletes need none). Writes are counted by the API server.\n";
+  if (!naive_measured) {
+    std::cout << "Naive baseline: computed as N PUTs per change (every replica writes, N-1 "
+                 "get 409); the controller has no flag that makes every replica write.\n";
+  }
+
+  std::cout << "\n## (e) CPU seconds per 1,000 changes per replica\n\n";
+  Table cpu({"N", "CPU s / 1,000 changes / replica", "CPU s / 1,000 changes, all replicas"});
+  for (const WritesResult& r : results) {
+    cpu.AddRow({std::to_string(r.n), Fmt("%.2f", r.cpu_per_replica_per_1k),
+                Fmt("%.2f", r.cpu_per_replica_per_1k * r.n)});
+  }
+  std::string cpu_md = cpu.Render();
+  std::cout << cpu_md << "\n";
+
+  // The plot.
+  std::vector<double> xs;
+  PlotSeries writes{"successful writes", "#1f77b4", false, {}};
+  PlotSeries puts{"PUT attempts", "#2ca02c", false, {}};
+  PlotSeries naive{naive_measured ? "naive PUTs (measured)" : "naive PUTs (N x changes)",
+                   "#d62728", true, {}};
+  for (size_t i = 0; i < results.size(); ++i) {
+    const WritesResult& r = results[i];
+    double w = std::max(1, r.write_changes);
+    xs.push_back(r.n);
+    writes.points.push_back({static_cast<double>(r.n), r.ok / w});
+    puts.points.push_back({static_cast<double>(r.n), r.attempts / w});
+    naive.points.push_back(
+        {static_cast<double>(r.n),
+         naive_measured ? naive_results[i].attempts / std::max(1, naive_results[i].write_changes)
+                        : static_cast<double>(r.n)});
+  }
+  std::string svg = RenderLinePlot("Status PUTs per route change", "replicas (N)",
+                                   "per change", xs, {naive, puts, writes});
+  std::string path = options.results_dir + "/writes_per_change.svg";
+  if (WriteTextFile(path, svg)) {
+    std::cout << "plot: " << path << "\n";
+  } else {
+    std::cout << "could not write " << path << "\n";
+  }
+  WriteTextFile(options.results_dir + "/writes_per_change.md", md + "\n" + cpu_md);
+}
+
+}  // namespace routestatus::e2e::bench
