@@ -14,6 +14,7 @@
 #include "e2e/harness/subprocess.h"
 #include "kubeclient/clock.h"
 #include "kubeclient/kube_client.h"
+#include "kubeclient/rest/kube_config.h"
 #include "kubeclient/route.h"
 #include "kubeclient/status.h"
 
@@ -73,8 +74,10 @@ class TestCluster {
   const kubeclient::Clock& clock() const { return clock_; }
 
   // Creates a namespace named prefix + `base` (+ a random suffix on a real
-  // cluster); returns its name, "" on failure (logged). Deleted at teardown
-  // on a real cluster.
+  // cluster), labelled routestatus-e2e=true (so a controller deployed on the
+  // same cluster can exclude it with --namespace-labels='!routestatus-e2e');
+  // returns its name, "" on failure (logged). Deleted at teardown on a real
+  // cluster.
   std::string CreateNamespace(const std::string& base,
                               const std::map<std::string, std::string>& labels = {});
   // Route CRUD through the client. Thread-safe.
@@ -91,7 +94,8 @@ class TestCluster {
   kubeclient::StatusOr<std::vector<kubeclient::Route>> ListRoutes();
   const std::vector<std::string>& namespaces() const { return namespaces_; }
 
-  // The server's /metrics (embedded: plain HTTP GET; real: kubectl get --raw).
+  // The server's /metrics (embedded: plain HTTP GET; real: a GET with the
+  // kubeconfig's credentials, else `kubectl get --raw /metrics`).
   kubeclient::StatusOr<std::vector<PromSample>> ScrapeServerMetrics();
   // Status PUTs by result so far; CHECK-fails if the metrics cannot be read.
   WriteCounts StatusWrites();
@@ -118,6 +122,7 @@ class TestCluster {
   kubeclient::RealClock clock_;
   std::string temp_dir_;
   std::string kubeconfig_;
+  kubeclient::rest::RestConfig rest_config_;
   std::unique_ptr<Subprocess> apiserver_;
   int apiserver_port_ = 0;
   std::unique_ptr<kubeclient::KubeClient> client_;

@@ -59,6 +59,13 @@ void Replica::Start() {
   flags["kubeconfig"] = cluster_.kubeconfig();
   flags["router-name"] = options_.router_name;
   flags["metrics-address"] = "127.0.0.1:" + std::to_string(metrics_port_);
+  if (!cluster_.embedded() && !flags.count("namespaces") && !cluster_.namespaces().empty()) {
+    // Why: on a shared cluster, stay out of everybody else's routes
+    // (including earlier tests' namespaces still terminating).
+    std::string list;
+    for (const auto& ns : cluster_.namespaces()) list += (list.empty() ? "" : ",") + ns;
+    flags["namespaces"] = list;
+  }
   for (const auto& [k, v] : flags) argv.push_back("--" + k + "=" + v);
   std::ostringstream line;
   for (const auto& a : argv) line << a << ' ';

@@ -29,7 +29,9 @@ ReplicaOptions TestReplicaOptions(const std::string& router_name,
                                   const std::map<std::string, std::string>& overrides = {});
 
 // One route-status-controller process pointed at a TestCluster, with its
-// metrics on a port picked at start, its log in the cluster's temp dir.
+// metrics on a port picked at start, its log in the cluster's temp dir. On a
+// real cluster it is limited to the cluster's namespaces (--namespaces)
+// unless the options say otherwise; create namespaces before Start().
 // Not thread-safe: one owner.
 class Replica {
  public:
