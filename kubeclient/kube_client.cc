@@ -1,5 +1,7 @@
 #include "kubeclient/kube_client.h"
 
+#include "kubeclient/route.h"
+
 namespace routestatus::kubeclient {
 
 using nlohmann::json;
@@ -72,6 +74,81 @@ StatusOr<WatchEvent> DecodeWatchEvent(std::string_view line) {
   }
   event.object = std::move(*o);
   return event;
+}
+
+StatusOr<RawListPage> KubeClient::ListRaw(const ResourceRef& res, const std::string& ns,
+                                          const ListOptions& options) {
+  auto page = List(res, ns, options);
+  if (!page.ok()) return page.status();
+  RawListPage raw;
+  raw.resource_version = std::move(page->resource_version);
+  raw.continue_token = std::move(page->continue_token);
+  raw.items.reserve(page->items.size());
+  for (auto& item : page->items) {
+    size_t at = raw.body.size();
+    // Why: dump() throws on invalid UTF-8 unless told to replace it.
+    raw.body += item.dump(-1, ' ', false, json::error_handler_t::replace);
+    raw.items.emplace_back(at, raw.body.size() - at);
+    item = json();
+  }
+  return raw;
+}
+
+StatusOr<RawListPage> RawListPageFromText(std::string body) {
+  RawListPage page;
+  const Status invalid(StatusCode::kInvalid, "list response is not a JSON object");
+  {
+    JsonReader r(body);
+    r.SkipBom();
+    if (!r.BeginObject()) return invalid;
+    bool items_bad = false;
+    std::string_view key;
+    for (int more; (more = r.NextMember(&key)) != 0;) {
+      if (more < 0) return invalid;
+      bool ok = true;
+      if (key == "items") {
+        page.items.clear();
+        char c = r.Peek();
+        items_bad = c != '[' && c != 'n';
+        if (c == '[') {
+          r.BeginArray();
+          for (int e; ok && (e = r.NextElement()) != 0;) {
+            if (e < 0) return invalid;
+            r.Peek();
+            size_t at = r.pos() - body.data();
+            ok = r.SkipValue();
+            page.items.emplace_back(at, r.pos() - body.data() - at);
+          }
+        } else {
+          ok = r.SkipValue();
+        }
+      } else if (key == "metadata" && r.Peek() == '{') {
+        page.resource_version.clear();
+        page.continue_token.clear();
+        r.BeginObject();
+        for (int m; ok && (m = r.NextMember(&key)) != 0;) {
+          if (m < 0) return invalid;
+          std::string* field = key == "resourceVersion" ? &page.resource_version
+                               : key == "continue"      ? &page.continue_token
+                                                        : nullptr;
+          if (field != nullptr && r.Peek() == '"') {
+            ok = r.String(field);
+          } else {
+            if (field != nullptr) field->clear();
+            ok = r.SkipValue();
+          }
+        }
+      } else {
+        if (key == "metadata") page.resource_version.clear(), page.continue_token.clear();
+        ok = r.SkipValue();
+      }
+      if (!ok) return invalid;
+    }
+    if (!r.AtEnd()) return invalid;
+    if (items_bad) return Status(StatusCode::kInvalid, "list response: items is not an array");
+  }
+  page.body = std::move(body);
+  return page;
 }
 
 namespace {

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -39,6 +41,27 @@ struct ListPage {
   std::string resource_version;  // the list's metadata.resourceVersion
   std::string continue_token;    // "" on the last page
 };
+
+// One page of a list as text: the response body and where each element of
+// "items" is in it (its exact JSON text), plus the list metadata. Lets
+// decoders skip the per-page JSON tree. Value type.
+struct RawListPage {
+  std::string body;
+  std::vector<std::pair<size_t, size_t>> items;  // offset and length in body
+  std::string resource_version;  // the list's metadata.resourceVersion
+  std::string continue_token;    // "" on the last page
+
+  size_t size() const { return items.size(); }
+  // The exact text of item i. REQUIRES: i < size().
+  std::string_view Item(size_t i) const {
+    return std::string_view(body).substr(items[i].first, items[i].second);
+  }
+};
+
+// Splits a list response body ({"metadata":{..},"items":[..]}) without
+// building a tree. kInvalid when the body is not a valid JSON object or
+// "items" is neither null nor an array; other list fields are ignored.
+StatusOr<RawListPage> RawListPageFromText(std::string body);
 
 // Options of a watch request.
 struct WatchOptions {
@@ -98,6 +121,11 @@ class KubeClient {
                                        const std::string& name) = 0;
   virtual StatusOr<ListPage> List(const ResourceRef& res, const std::string& ns,
                                   const ListOptions& options) = 0;
+  // List() with each item as its exact JSON text (RawListPage). The default
+  // implementation calls List() and dumps the items; clients that read a
+  // response body override it to skip the tree.
+  virtual StatusOr<RawListPage> ListRaw(const ResourceRef& res, const std::string& ns,
+                                        const ListOptions& options);
   virtual StatusOr<std::unique_ptr<WatchStream>> Watch(const ResourceRef& res,
                                                        const std::string& ns,
                                                        const WatchOptions& options) = 0;

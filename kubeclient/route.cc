@@ -1,6 +1,7 @@
 #include "kubeclient/route.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
 #include <tuple>
@@ -219,10 +220,645 @@ StatusOr<Route> RouteFromJson(const json& object) {
   return route;
 }
 
+// ---- JsonReader ----
+
+namespace {
+
+// Byte classes inside a JSON string.
+enum : uint8_t { kPlain = 0, kQuote, kBackslash, kControl, kHigh };
+
+struct StringTable {
+  uint8_t cls[256];
+  constexpr StringTable() : cls() {
+    for (int c = 0; c < 256; ++c) {
+      cls[c] = c < 0x20 ? kControl : c == '"' ? kQuote : c == '\\' ? kBackslash
+             : c >= 0x80 ? kHigh : kPlain;
+    }
+  }
+};
+constexpr StringTable kStringTable;
+
+bool IsWs(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// Length of the well-formed UTF-8 sequence at p (RFC 3629), 0 if malformed.
+size_t Utf8Length(const char* p, const char* end) {
+  auto b = [&](size_t i) { return static_cast<unsigned char>(p[i]); };
+  auto cont = [&](size_t i, unsigned lo, unsigned hi) {
+    return p + i < end && b(i) >= lo && b(i) <= hi;
+  };
+  unsigned c = b(0);
+  if (c >= 0xC2 && c <= 0xDF) return cont(1, 0x80, 0xBF) ? 2 : 0;
+  if (c == 0xE0) return cont(1, 0xA0, 0xBF) && cont(2, 0x80, 0xBF) ? 3 : 0;
+  if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
+    return cont(1, 0x80, 0xBF) && cont(2, 0x80, 0xBF) ? 3 : 0;
+  }
+  if (c == 0xED) return cont(1, 0x80, 0x9F) && cont(2, 0x80, 0xBF) ? 3 : 0;
+  if (c == 0xF0) return cont(1, 0x90, 0xBF) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
+  if (c >= 0xF1 && c <= 0xF3) {
+    return cont(1, 0x80, 0xBF) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
+  }
+  if (c == 0xF4) return cont(1, 0x80, 0x8F) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
+  return 0;
+}
+
+void AppendUtf8(std::string* out, unsigned cp) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+}  // namespace
+
+void JsonReader::SkipBom() {
+  if (end_ - p_ >= 3 && std::string_view(p_, 3) == "\xEF\xBB\xBF") p_ += 3;
+}
+
+char JsonReader::Peek() {
+  while (p_ < end_ && IsWs(*p_)) ++p_;
+  return p_ < end_ ? *p_ : '\0';
+}
+
+bool JsonReader::BeginObject() {
+  if (Peek() != '{') return false;
+  ++p_;
+  first_ = true;
+  return true;
+}
+
+bool JsonReader::BeginArray() {
+  if (Peek() != '[') return false;
+  ++p_;
+  first_ = true;
+  return true;
+}
+
+int JsonReader::NextMember(std::string_view* key) {
+  bool first = first_;
+  first_ = false;
+  char c = Peek();
+  if (c == '}') {
+    ++p_;
+    return 0;
+  }
+  if (!first) {
+    if (c != ',') return -1;
+    ++p_;
+  }
+  if (Peek() != '"' || !Key(key)) return -1;
+  if (Peek() != ':') return -1;
+  ++p_;
+  return 1;
+}
+
+int JsonReader::NextElement() {
+  bool first = first_;
+  first_ = false;
+  char c = Peek();
+  if (c == ']') {
+    ++p_;
+    return 0;
+  }
+  if (!first) {
+    if (c != ',') return -1;
+    ++p_;
+  }
+  return 1;
+}
+
+bool JsonReader::Key(std::string_view* key) {
+  const char* start = p_ + 1;
+  const char* q = start;
+  while (q < end_ && kStringTable.cls[static_cast<unsigned char>(*q)] == kPlain) ++q;
+  if (q < end_ && *q == '"') {
+    *key = std::string_view(start, q - start);
+    p_ = q + 1;
+    return true;
+  }
+  if (!String(&scratch_)) return false;
+  *key = scratch_;
+  return true;
+}
+
+bool JsonReader::Hex4(unsigned* out) {
+  if (end_ - p_ < 4) return false;
+  unsigned v = 0;
+  for (int i = 0; i < 4; ++i) {
+    char c = *p_++;
+    v <<= 4;
+    if (c >= '0' && c <= '9') v |= c - '0';
+    else if (c >= 'a' && c <= 'f') v |= c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F') v |= c - 'A' + 10;
+    else return false;
+  }
+  *out = v;
+  return true;
+}
+
+// p_ is just after a backslash.
+bool JsonReader::Escape(std::string* out) {
+  if (p_ >= end_) return false;
+  char e = *p_++;
+  char c;
+  switch (e) {
+    case '"': c = '"'; break;
+    case '\\': c = '\\'; break;
+    case '/': c = '/'; break;
+    case 'b': c = '\b'; break;
+    case 'f': c = '\f'; break;
+    case 'n': c = '\n'; break;
+    case 'r': c = '\r'; break;
+    case 't': c = '\t'; break;
+    case 'u': {
+      unsigned cp;
+      if (!Hex4(&cp)) return false;
+      if (cp >= 0xD800 && cp <= 0xDBFF) {
+        unsigned lo;
+        if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return false;
+        p_ += 2;
+        if (!Hex4(&lo) || lo < 0xDC00 || lo > 0xDFFF) return false;
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+      } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+        return false;
+      }
+      if (out) AppendUtf8(out, cp);
+      return true;
+    }
+    default:
+      return false;
+  }
+  if (out) out->push_back(c);
+  return true;
+}
+
+bool JsonReader::String(std::string* out) {
+  if (Peek() != '"') return false;
+  ++p_;
+  if (out) out->clear();
+  const char* run = p_;
+  for (;;) {
+    while (p_ < end_ && kStringTable.cls[static_cast<unsigned char>(*p_)] == kPlain) ++p_;
+    if (p_ >= end_) return false;
+    switch (kStringTable.cls[static_cast<unsigned char>(*p_)]) {
+      case kQuote:
+        if (out) out->append(run, p_ - run);
+        ++p_;
+        return true;
+      case kHigh: {
+        size_t n = Utf8Length(p_, end_);
+        if (n == 0) return false;
+        p_ += n;
+        break;
+      }
+      case kBackslash:
+        if (out) out->append(run, p_ - run);
+        ++p_;
+        if (!Escape(out)) return false;
+        run = p_;
+        break;
+      default:  // a control character
+        return false;
+    }
+  }
+}
+
+bool JsonReader::Number(bool* is_integer, int64_t* value) {
+  Peek();
+  bool neg = false;
+  if (p_ < end_ && *p_ == '-') {
+    neg = true;
+    ++p_;
+  }
+  if (p_ >= end_ || !IsDigit(*p_)) return false;
+  uint64_t acc = 0;
+  bool overflow = false;
+  if (*p_ == '0') {
+    ++p_;
+  } else {
+    for (; p_ < end_ && IsDigit(*p_); ++p_) {
+      unsigned d = *p_ - '0';
+      if (acc > (UINT64_MAX - d) / 10) overflow = true;
+      else acc = acc * 10 + d;
+    }
+  }
+  bool integer = !overflow;
+  if (p_ < end_ && *p_ == '.') {
+    ++p_;
+    if (p_ >= end_ || !IsDigit(*p_)) return false;
+    while (p_ < end_ && IsDigit(*p_)) ++p_;
+    integer = false;
+  }
+  if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
+    ++p_;
+    if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+    if (p_ >= end_ || !IsDigit(*p_)) return false;
+    while (p_ < end_ && IsDigit(*p_)) ++p_;
+    integer = false;
+  }
+  // Why: nlohmann keeps a negative integer only when it fits int64.
+  if (neg && acc > static_cast<uint64_t>(INT64_MAX) + 1) integer = false;
+  if (is_integer) *is_integer = integer;
+  if (value && integer) *value = neg ? static_cast<int64_t>(0 - acc) : static_cast<int64_t>(acc);
+  return true;
+}
+
+bool JsonReader::Literal(std::string_view word) {
+  if (static_cast<size_t>(end_ - p_) < word.size() || std::string_view(p_, word.size()) != word) {
+    return false;
+  }
+  p_ += word.size();
+  return true;
+}
+
+bool JsonReader::SkipValue() {
+  const size_t base = stack_.size();
+  for (;;) {
+    // A value is expected here.
+    bool closed = false;  // the value just read was a whole value
+    switch (Peek()) {
+      case '{':
+        ++p_;
+        if (Peek() == '}') {
+          ++p_;
+          closed = true;
+        } else {
+          std::string_view key;
+          if (Peek() != '"' || !Key(&key) || Peek() != ':') return false;
+          ++p_;
+          stack_.push_back('{');
+        }
+        break;
+      case '[':
+        ++p_;
+        if (Peek() == ']') {
+          ++p_;
+          closed = true;
+        } else {
+          stack_.push_back('[');
+        }
+        break;
+      case '"':
+        if (!String(nullptr)) return false;
+        closed = true;
+        break;
+      case 't':
+        if (!Literal("true")) return false;
+        closed = true;
+        break;
+      case 'f':
+        if (!Literal("false")) return false;
+        closed = true;
+        break;
+      case 'n':
+        if (!Literal("null")) return false;
+        closed = true;
+        break;
+      default:
+        if (!Number(nullptr, nullptr)) return false;
+        closed = true;
+        break;
+    }
+    if (!closed) continue;
+    // After a whole value: close containers or move to the next value.
+    for (;;) {
+      if (stack_.size() == base) return true;
+      char c = Peek();
+      char top = stack_.back();
+      if ((top == '{' && c == '}') || (top == '[' && c == ']')) {
+        ++p_;
+        stack_.pop_back();
+        continue;
+      }
+      if (c != ',') return false;
+      ++p_;
+      if (top == '{') {
+        std::string_view key;
+        if (Peek() != '"' || !Key(&key) || Peek() != ':') return false;
+        ++p_;
+      }
+      break;
+    }
+  }
+}
+
+// ---- RouteFromText: one pass over the text, no DOM ----
+
+namespace {
+
+// A field read with GetString semantics: null/absent -> "", string -> its
+// value, any other type -> bad. Duplicate keys: the last one wins.
+struct StrField {
+  std::string value;
+  bool bad = false;
+};
+
+bool ReadStr(JsonReader& r, StrField* f) {
+  f->bad = false;
+  char c = r.Peek();
+  if (c == '"') return r.String(&f->value);
+  f->value.clear();
+  if (c != 'n') f->bad = true;
+  return r.SkipValue();
+}
+
+// StringOr semantics: a string's value, else "".
+bool ReadStrOr(JsonReader& r, std::string* out) {
+  if (r.Peek() == '"') return r.String(out);
+  out->clear();
+  return r.SkipValue();
+}
+
+struct MetaState {
+  StrField name, ns, uid, rv, created;
+  bool generation_bad = false;
+  int64_t generation = 0;
+  bool labels_bad = false;  // labels is neither null nor an object
+  std::map<std::string, std::string> labels;
+  std::vector<std::string> bad_labels;  // keys whose (last) value is not a string
+};
+
+bool ReadLabels(JsonReader& r, MetaState* m) {
+  m->labels.clear();
+  m->bad_labels.clear();
+  m->labels_bad = false;
+  char c = r.Peek();
+  if (c != '{') {
+    if (c != 'n') m->labels_bad = true;
+    return r.SkipValue();
+  }
+  r.BeginObject();
+  std::string_view key;
+  for (int more; (more = r.NextMember(&key)) != 0;) {
+    if (more < 0) return false;
+    std::string k(key);
+    if (r.Peek() == '"') {
+      std::string v;
+      if (!r.String(&v)) return false;
+      m->labels.insert_or_assign(k, std::move(v));
+      if (!m->bad_labels.empty()) {
+        m->bad_labels.erase(std::remove(m->bad_labels.begin(), m->bad_labels.end(), k),
+                            m->bad_labels.end());
+      }
+    } else {
+      if (!r.SkipValue()) return false;
+      m->labels.erase(k);
+      m->bad_labels.push_back(std::move(k));
+    }
+  }
+  return true;
+}
+
+bool ReadMeta(JsonReader& r, MetaState* m) {
+  r.BeginObject();
+  std::string_view key;
+  for (int more; (more = r.NextMember(&key)) != 0;) {
+    if (more < 0) return false;
+    bool ok;
+    if (key == "name") ok = ReadStr(r, &m->name);
+    else if (key == "namespace") ok = ReadStr(r, &m->ns);
+    else if (key == "uid") ok = ReadStr(r, &m->uid);
+    else if (key == "resourceVersion") ok = ReadStr(r, &m->rv);
+    else if (key == "creationTimestamp") ok = ReadStr(r, &m->created);
+    else if (key == "labels") ok = ReadLabels(r, m);
+    else if (key == "generation") {
+      m->generation = 0;
+      m->generation_bad = false;
+      char c = r.Peek();
+      if (c == '-' || IsDigit(c)) {
+        bool integer = false;
+        ok = r.Number(&integer, &m->generation);
+        if (!integer) {
+          m->generation = 0;
+          m->generation_bad = true;
+        }
+      } else {
+        m->generation_bad = c != 'n';
+        ok = r.SkipValue();
+      }
+    } else {
+      ok = r.SkipValue();
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
+struct SpecState {
+  StrField host, subdomain, path, wildcard;
+  std::string to_kind, to_name, tls_termination;
+};
+
+// Reads an object calling fn(key) for each member (fn consumes the value);
+// any other type resets nothing and is skipped. Returns false on bad JSON.
+template <typename F>
+bool ForMembers(JsonReader& r, F&& fn) {
+  r.BeginObject();
+  std::string_view key;
+  for (int more; (more = r.NextMember(&key)) != 0;) {
+    if (more < 0 || !fn(key)) return false;
+  }
+  return true;
+}
+
+bool ReadSpec(JsonReader& r, SpecState* s) {
+  return ForMembers(r, [&](std::string_view key) {
+    if (key == "host") return ReadStr(r, &s->host);
+    if (key == "subdomain") return ReadStr(r, &s->subdomain);
+    if (key == "path") return ReadStr(r, &s->path);
+    if (key == "wildcardPolicy") return ReadStr(r, &s->wildcard);
+    if (key == "to") {
+      s->to_kind.clear();
+      s->to_name.clear();
+      if (r.Peek() != '{') return r.SkipValue();
+      return ForMembers(r, [&](std::string_view k) {
+        if (k == "kind") return ReadStrOr(r, &s->to_kind);
+        if (k == "name") return ReadStrOr(r, &s->to_name);
+        return r.SkipValue();
+      });
+    }
+    if (key == "tls") {
+      s->tls_termination.clear();
+      if (r.Peek() != '{') return r.SkipValue();
+      return ForMembers(r, [&](std::string_view k) {
+        if (k == "termination") return ReadStrOr(r, &s->tls_termination);
+        return r.SkipValue();
+      });
+    }
+    return r.SkipValue();
+  });
+}
+
+bool ReadCondition(JsonReader& r, RouteCondition* c) {
+  return ForMembers(r, [&](std::string_view k) {
+    if (k == "type") return ReadStrOr(r, &c->type);
+    if (k == "status") return ReadStrOr(r, &c->status);
+    if (k == "reason") return ReadStrOr(r, &c->reason);
+    if (k == "message") return ReadStrOr(r, &c->message);
+    if (k == "lastTransitionTime") return ReadStrOr(r, &c->last_transition_time);
+    return r.SkipValue();
+  });
+}
+
+bool ReadIngressEntry(JsonReader& r, RouteIngress* in) {
+  if (r.Peek() != '{') return r.SkipValue();  // IngressFromJson: an empty entry
+  return ForMembers(r, [&](std::string_view k) {
+    if (k == "routerName") return ReadStrOr(r, &in->router_name);
+    if (k == "host") return ReadStrOr(r, &in->host);
+    if (k == "routerCanonicalHostname") return ReadStrOr(r, &in->router_canonical_hostname);
+    if (k == "wildcardPolicy") return ReadStrOr(r, &in->wildcard_policy);
+    if (k == "conditions") {
+      in->conditions.clear();
+      if (r.Peek() != '[') return r.SkipValue();
+      r.BeginArray();
+      for (int more; (more = r.NextElement()) != 0;) {
+        if (more < 0) return false;
+        if (r.Peek() != '{') {
+          if (!r.SkipValue()) return false;
+          continue;
+        }
+        RouteCondition c;
+        if (!ReadCondition(r, &c)) return false;
+        in->conditions.push_back(std::move(c));
+      }
+      return true;
+    }
+    return r.SkipValue();
+  });
+}
+
+struct StatusState {
+  bool ingress_bad = false;
+  std::vector<RouteIngress> ingress;
+};
+
+bool ReadStatus(JsonReader& r, StatusState* st) {
+  return ForMembers(r, [&](std::string_view key) {
+    if (key != "ingress") return r.SkipValue();
+    st->ingress.clear();
+    st->ingress_bad = false;
+    char c = r.Peek();
+    if (c != '[') {
+      st->ingress_bad = c != 'n';
+      return r.SkipValue();
+    }
+    r.BeginArray();
+    for (int more; (more = r.NextElement()) != 0;) {
+      if (more < 0) return false;
+      RouteIngress in;
+      if (!ReadIngressEntry(r, &in)) return false;
+      st->ingress.push_back(std::move(in));
+    }
+    return true;
+  });
+}
+
+// Everything RouteFromText learns in its pass; Finish() applies
+// RouteFromJson's checks in RouteFromJson's order.
+struct RouteState {
+  bool meta_present = false;
+  MetaState meta;
+  bool spec_bad = false;
+  SpecState spec;
+  StatusState status;
+
+  bool Read(JsonReader& r) {
+    return ForMembers(r, [&](std::string_view key) {
+      if (key == "metadata") {
+        meta = MetaState();
+        meta_present = r.Peek() == '{';
+        return meta_present ? ReadMeta(r, &meta) : r.SkipValue();
+      }
+      if (key == "spec") {
+        spec = SpecState();
+        char c = r.Peek();
+        spec_bad = c != '{' && c != 'n';
+        return c == '{' ? ReadSpec(r, &spec) : r.SkipValue();
+      }
+      if (key == "status") {
+        status = StatusState();
+        return r.Peek() == '{' ? ReadStatus(r, &status) : r.SkipValue();
+      }
+      return r.SkipValue();
+    });
+  }
+
+  StatusOr<Route> Finish(std::string_view raw) {
+    if (!meta_present) return Invalid("metadata is missing");
+    MetaState& m = meta;
+    if (m.name.bad || m.name.value.empty()) return Invalid("metadata.name is missing or not a string");
+    if (m.ns.bad) return Invalid("metadata.namespace is not a string");
+    if (m.uid.bad) return Invalid("metadata.uid is not a string");
+    if (m.rv.bad) return Invalid("metadata.resourceVersion is not a string");
+    if (m.created.bad) return Invalid("metadata.creationTimestamp is not a string");
+    Route route;
+    ObjectMeta& om = route.metadata;
+    if (!m.created.value.empty()) {
+      auto t = ParseRfc3339(m.created.value);
+      if (!t) return Invalid("metadata.creationTimestamp is not RFC 3339: " + m.created.value);
+      om.creation_unix = *t;
+    }
+    if (m.generation_bad) return Invalid("metadata.generation is not an integer");
+    if (m.labels_bad) return Invalid("metadata.labels is not an object");
+    if (!m.bad_labels.empty()) {
+      return Invalid("metadata.labels." +
+                     *std::min_element(m.bad_labels.begin(), m.bad_labels.end()) +
+                     " is not a string");
+    }
+    if (spec_bad) return Invalid("spec is not an object");
+    if (spec.host.bad) return Invalid("spec.host is not a string");
+    if (spec.subdomain.bad) return Invalid("spec.subdomain is not a string");
+    if (spec.path.bad) return Invalid("spec.path is not a string");
+    if (spec.wildcard.bad) return Invalid("spec.wildcardPolicy is not a string");
+    if (status.ingress_bad) return Invalid("status.ingress is not an array");
+    om.name = std::move(m.name.value);
+    om.namespace_name = std::move(m.ns.value);
+    om.uid = std::move(m.uid.value);
+    om.resource_version = std::move(m.rv.value);
+    om.creation_timestamp = std::move(m.created.value);
+    om.generation = m.generation;
+    om.labels = std::move(m.labels);
+    RouteSpec& s = route.spec;
+    s.host = std::move(spec.host.value);
+    s.subdomain = std::move(spec.subdomain.value);
+    s.path = std::move(spec.path.value);
+    s.wildcard_policy = std::move(spec.wildcard.value);
+    s.to_kind = std::move(spec.to_kind);
+    s.to_name = std::move(spec.to_name);
+    s.tls_termination = std::move(spec.tls_termination);
+    route.ingress = std::move(status.ingress);
+    route.raw_json.assign(raw.data(), raw.size());
+    return route;
+  }
+};
+
+}  // namespace
+
 StatusOr<Route> RouteFromText(std::string_view text) {
-  json object = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (object.is_discarded()) return Invalid("route is not valid JSON");
-  return RouteFromJson(object);
+  JsonReader r(text);
+  r.SkipBom();
+  char c = r.Peek();
+  const char* start = r.pos();
+  if (c != '{') {
+    if (!r.SkipValue() || !r.AtEnd()) return Invalid("route is not valid JSON");
+    return Invalid("object is not a JSON object");
+  }
+  RouteState state;
+  if (!state.Read(r)) return Invalid("route is not valid JSON");
+  const char* stop = r.pos();
+  if (!r.AtEnd()) return Invalid("route is not valid JSON");
+  return state.Finish(std::string_view(start, stop - start));
 }
 
 StatusOr<Namespace> NamespaceFromJson(const json& object) {

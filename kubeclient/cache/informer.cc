@@ -13,22 +13,28 @@ template <>
 struct Kind<Route> {
   static const ResourceRef& Resource() { return RoutesResource(); }
   static StatusOr<Route> Decode(const nlohmann::json& o) { return RouteFromJson(o); }
+  static constexpr bool kHasText = true;
+  static StatusOr<Route> DecodeText(std::string_view t) { return RouteFromText(t); }
 };
 
 template <>
 struct Kind<Namespace> {
   static const ResourceRef& Resource() { return NamespacesResource(); }
   static StatusOr<Namespace> Decode(const nlohmann::json& o) { return NamespaceFromJson(o); }
+  static constexpr bool kHasText = false;
+  static StatusOr<Namespace> DecodeText(std::string_view) {
+    return Status(StatusCode::kInternal, "no text decoder for namespaces");
+  }
 };
 
 // Why: RouteFromJson builds raw_json by appending, leaving up to 2x its
-// size in capacity; the cache keeps it for the object's life.
+// size in capacity; the cache keeps it for the object's life. (RouteFromText
+// allocates it exactly: then this is a no-op.)
 void Compact(Route* r) { r->raw_json.shrink_to_fit(); }
 void Compact(Namespace*) {}
 
 template <typename T>
-StatusOr<DecodedObject> DecodeAs(const nlohmann::json& object) {
-  auto typed = Kind<T>::Decode(object);
+StatusOr<DecodedObject> Wrap(StatusOr<T> typed) {
   if (!typed.ok()) return typed.status();
   Compact(&typed.value());
   DecodedObject out;
@@ -36,6 +42,25 @@ StatusOr<DecodedObject> DecodeAs(const nlohmann::json& object) {
   out.resource_version = typed->metadata.resource_version;
   out.object = std::make_shared<const T>(std::move(typed).value());
   return out;
+}
+
+template <typename T>
+StatusOr<DecodedObject> DecodeAs(const nlohmann::json& object) {
+  return Wrap<T>(Kind<T>::Decode(object));
+}
+
+template <typename T>
+StatusOr<DecodedObject> DecodeTextAs(std::string_view text) {
+  return Wrap<T>(Kind<T>::DecodeText(text));
+}
+
+template <typename T>
+TextDecodeFunc TextDecoder() {
+  if constexpr (Kind<T>::kHasText) {
+    return &DecodeTextAs<T>;
+  } else {
+    return nullptr;
+  }
 }
 
 template <typename T>
@@ -72,7 +97,7 @@ class Informer<T>::HandlerAdapter final : public RawEventHandler {
 template <typename T>
 Informer<T>::Informer(KubeClient& client, const Clock& clock, InformerOptions options)
     : reflector_(std::make_unique<Reflector>(client, Kind<T>::Resource(), clock, &DecodeAs<T>,
-                                             std::move(options))) {}
+                                             std::move(options), TextDecoder<T>())) {}
 
 template <typename T>
 Informer<T>::~Informer() {

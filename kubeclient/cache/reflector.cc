@@ -30,11 +30,12 @@ bool ResourceVersionNewer(const std::string& a, const std::string& b) {
 }
 
 Reflector::Reflector(KubeClient& client, const ResourceRef& resource, const Clock& clock,
-                     DecodeFunc decode, InformerOptions options)
+                     DecodeFunc decode, InformerOptions options, TextDecodeFunc decode_text)
     : client_(client),
       resource_(resource),
       clock_(clock),
       decode_(std::move(decode)),
+      decode_text_(std::move(decode_text)),
       options_(std::move(options)),
       backoff_(options_.backoff, options_.seed),
       rng_(options_.seed ^ 0x9e3779b97f4a7c15ULL) {}
@@ -165,25 +166,15 @@ Status Reflector::ListAndReplace() {
       std::lock_guard<std::mutex> l(mu_);
       if (stopping_) return Status(StatusCode::kCancelled, "informer stopped");
     }
-    auto page = client_.List(resource_, options_.namespace_name, lo);
-    if (!page.ok()) {
+    std::string next;
+    Status s = ListPageInto(lo, &buffer, &list_rv, &next);
+    if (!s.ok()) {
       std::lock_guard<std::mutex> l(mu_);
       ++stats_.list_failures;
-      return page.status();
+      return s;
     }
-    list_rv = page->resource_version;
-    for (auto& item : page->items) {
-      auto decoded = decode_(item);
-      if (!decoded.ok()) {
-        NoteDecodeError(decoded.status());
-        continue;
-      }
-      std::string key = decoded->key;
-      buffer.insert_or_assign(std::move(key), std::move(decoded).value());
-      item = nlohmann::json();  // Why: free each page's tree as we go.
-    }
-    if (page->continue_token.empty()) break;
-    lo.continue_token = page->continue_token;
+    if (next.empty()) break;
+    lo.continue_token = std::move(next);
   }
   ReplaceResult result = store_.Replace(std::move(buffer));
   bool first = !synced_.load();
@@ -212,6 +203,36 @@ Status Reflector::ListAndReplace() {
     std::lock_guard<std::mutex> l(mu_);
     synced_.store(true);
     cv_.notify_all();
+  }
+  return Status::Ok();
+}
+
+Status Reflector::ListPageInto(const ListOptions& lo,
+                                std::unordered_map<std::string, DecodedObject>* buffer,
+                                std::string* list_rv, std::string* next) {
+  auto add = [&](StatusOr<DecodedObject> decoded) {
+    if (!decoded.ok()) {
+      NoteDecodeError(decoded.status());
+      return;
+    }
+    std::string key = decoded->key;
+    buffer->insert_or_assign(std::move(key), std::move(decoded).value());
+  };
+  if (decode_text_) {
+    auto page = client_.ListRaw(resource_, options_.namespace_name, lo);
+    if (!page.ok()) return page.status();
+    *list_rv = std::move(page->resource_version);
+    *next = std::move(page->continue_token);
+    for (size_t i = 0; i < page->size(); ++i) add(decode_text_(page->Item(i)));
+    return Status::Ok();
+  }
+  auto page = client_.List(resource_, options_.namespace_name, lo);
+  if (!page.ok()) return page.status();
+  *list_rv = std::move(page->resource_version);
+  *next = std::move(page->continue_token);
+  for (auto& item : page->items) {
+    add(decode_(item));
+    item = nlohmann::json();  // Why: free each page's tree as we go.
   }
   return Status::Ok();
 }

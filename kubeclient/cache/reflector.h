@@ -10,6 +10,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -26,6 +27,11 @@ namespace routestatus::kubeclient::cache {
 
 // Turns one JSON object into a DecodedObject (kInvalid for bad objects).
 using DecodeFunc = std::function<StatusOr<DecodedObject>(const nlohmann::json& object)>;
+
+// Turns one object's exact JSON text into a DecodedObject (kInvalid for bad
+// text). Optional: when set, lists use KubeClient::ListRaw and decode each
+// item's text without a per-page tree.
+using TextDecodeFunc = std::function<StatusOr<DecodedObject>(std::string_view text)>;
 
 // Receives type-erased cache changes (see EventHandler<T> in store.h).
 class RawEventHandler {
@@ -82,7 +88,7 @@ bool ResourceVersionNewer(const std::string& a, const std::string& b);
 class Reflector {
  public:
   Reflector(KubeClient& client, const ResourceRef& resource, const Clock& clock,
-            DecodeFunc decode, InformerOptions options);
+            DecodeFunc decode, InformerOptions options, TextDecodeFunc decode_text = nullptr);
   ~Reflector();
 
   // Before Run/Start only.
@@ -120,6 +126,9 @@ class Reflector {
 
  private:
   Status HandleEvent(const WatchEvent& event);
+  // One page of the list into `buffer`; sets *list_rv and *next (continue).
+  Status ListPageInto(const ListOptions& lo, std::unordered_map<std::string, DecodedObject>* buffer,
+                      std::string* list_rv, std::string* next);
   void NoteDecodeError(const Status& s);
   // "namespace/name" (or "name") from raw metadata; "" when absent.
   std::string KeyFromMetadata(const nlohmann::json& object) const;
@@ -130,6 +139,7 @@ class Reflector {
   const ResourceRef resource_;
   const Clock& clock_;
   const DecodeFunc decode_;
+  const TextDecodeFunc decode_text_;
   const InformerOptions options_;
   IndexedStore store_;
   std::vector<RawEventHandler*> handlers_;

@@ -318,6 +318,21 @@ class RestKubeClient final : public KubeClient {
     return page;
   }
 
+  StatusOr<RawListPage> ListRaw(const ResourceRef& res, const std::string& ns,
+                                const ListOptions& options) override {
+    const std::string path = ResourcePath(res, ns) + ListQuery(options);
+    auto text = DoText(http::methods::GET, path, nullptr);
+    if (!text.ok()) return text.status();
+    size_t size = text->size();
+    auto page = RawListPageFromText(std::move(text).value());
+    if (!page.ok()) {
+      LOG(WARNING) << "GET " << path << ": " << page.status().message() << " (" << size
+                   << " bytes)";
+      return Invalid("GET " + path + ": " + page.status().message());
+    }
+    return page;
+  }
+
   StatusOr<std::unique_ptr<WatchStream>> Watch(const ResourceRef& res, const std::string& ns,
                                                const WatchOptions& options) override {
     std::string path = ResourcePath(res, ns) + WatchQuery(options);
@@ -385,16 +400,23 @@ class RestKubeClient final : public KubeClient {
     return ResourcePath(res, ns, name, sub);
   }
 
-  // One request, decoded as JSON.
-  StatusOr<json> DoJson(const http::method& method, const std::string& path, const json* body) {
+  // One request; the 2xx response body as text.
+  StatusOr<std::string> DoText(const http::method& method, const std::string& path,
+                               const json* body) {
     StatusOr<http::http_response> resp = Send(*http_, method, path, body, nullptr);
     if (!resp.ok()) return resp.status();
-    std::string text;
     try {
-      text = resp.value().extract_utf8string(true).get();
+      return resp.value().extract_utf8string(true).get();
     } catch (...) {
       return TransportError(method + " " + path, std::current_exception());
     }
+  }
+
+  // One request, decoded as JSON.
+  StatusOr<json> DoJson(const http::method& method, const std::string& path, const json* body) {
+    auto got = DoText(method, path, body);
+    if (!got.ok()) return got.status();
+    const std::string& text = got.value();
     json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded() || !doc.is_object()) {
       LOG(WARNING) << method << " " << path << ": response is not a JSON object ("

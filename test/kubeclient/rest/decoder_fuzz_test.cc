@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "kubeclient/kube_client.h"
 #include "kubeclient/rest/kube_config.h"
@@ -30,6 +31,18 @@ const std::vector<std::string>& Corpus() {
       R"({"kind":"Status","status":"Failure","reason":"TooManyRequests","code":429,)"
       R"("details":{"retryAfterSeconds":2}})",
       "<html><body>502 Bad Gateway</body></html>",
+      // A bare route and a list page (RouteFromText, RawListPageFromText).
+      R"({"kind":"Route","metadata":{"name":"r","namespace":"n","uid":"u","resourceVersion":"5",)"
+      R"("generation":2,"labels":{"a":"b","c":"d"},"creationTimestamp":"2026-11-29T14:00:00Z"},)"
+      R"("spec":{"host":"h\u00e9.example.com","path":"/p","wildcardPolicy":"None",)"
+      R"("to":{"kind":"Service","name":"s"},"tls":{"termination":"edge"}},)"
+      R"("status":{"ingress":[{"routerName":"default","host":"h","wildcardPolicy":"None",)"
+      R"("routerCanonicalHostname":"c","conditions":[{"type":"Admitted","status":"False",)"
+      R"("reason":"R","message":"m \"q\" \ud83d\ude00","lastTransitionTime":"2026-11-29T14:00:00Z"}]},)"
+      R"("x",{"routerName":"other","conditions":[1,{"type":"T"}]}]}})",
+      R"({"kind":"RouteList","metadata":{"resourceVersion":"9","continue":"c1"},"items":[)"
+      R"({"metadata":{"name":"a","namespace":"n","resourceVersion":"1"}},)"
+      R"({"metadata":{"name":"b","namespace":"n","resourceVersion":"2"},"spec":{"host":"x"}}]})",
       // Fields of unexpected types (json::value() would throw on these).
       R"({"kind":5,"reason":{},"type":"ADDED","object":{"metadata":{"name":1,"labels":[]},)"
       R"("status":{"ingress":[{"routerName":2,"conditions":{}}]}}})",
@@ -73,6 +86,74 @@ std::string RandomBytes(std::mt19937_64& rng) {
   std::string s(rng() % 256, '\0');
   for (char& c : s) c = static_cast<char>(rng());
   return s;
+}
+
+// RouteFromText (one pass, no tree) must agree with RouteFromJson on a
+// parsed tree: same success, same typed fields, and raw_json is the input
+// text itself.
+// Returns whether the input decoded.
+bool ExpectSameAsTree(const std::string& input) {
+  auto fast = RouteFromText(input);
+  nlohmann::json tree = nlohmann::json::parse(input, nullptr, /*allow_exceptions=*/false);
+  StatusOr<Route> slow = tree.is_discarded()
+                             ? StatusOr<Route>(Status(StatusCode::kInvalid, "not JSON"))
+                             : RouteFromJson(tree);
+  EXPECT_EQ(fast.ok(), slow.ok()) << input << "\nfast: " << fast.status().ToString()
+                                  << "\nslow: " << slow.status().ToString();
+  if (!fast.ok() || !slow.ok()) {
+    EXPECT_EQ(fast.status().code(), fast.ok() ? StatusCode::kOk : StatusCode::kInvalid);
+    return false;
+  }
+  const Route& a = fast.value();
+  const Route& b = slow.value();
+  EXPECT_EQ(a.metadata.name, b.metadata.name);
+  EXPECT_EQ(a.metadata.namespace_name, b.metadata.namespace_name);
+  EXPECT_EQ(a.metadata.uid, b.metadata.uid);
+  EXPECT_EQ(a.metadata.resource_version, b.metadata.resource_version);
+  EXPECT_EQ(a.metadata.generation, b.metadata.generation);
+  EXPECT_EQ(a.metadata.labels, b.metadata.labels);
+  EXPECT_EQ(a.metadata.creation_timestamp, b.metadata.creation_timestamp);
+  EXPECT_EQ(a.metadata.creation_unix, b.metadata.creation_unix);
+  EXPECT_EQ(a.spec.host, b.spec.host);
+  EXPECT_EQ(a.spec.subdomain, b.spec.subdomain);
+  EXPECT_EQ(a.spec.path, b.spec.path);
+  EXPECT_EQ(a.spec.wildcard_policy, b.spec.wildcard_policy);
+  EXPECT_EQ(a.spec.to_kind, b.spec.to_kind);
+  EXPECT_EQ(a.spec.to_name, b.spec.to_name);
+  EXPECT_EQ(a.spec.tls_termination, b.spec.tls_termination);
+  EXPECT_EQ(a.ingress.size(), b.ingress.size());
+  for (size_t i = 0; i < a.ingress.size() && i < b.ingress.size(); ++i) {
+    EXPECT_TRUE(IngressEqual(a.ingress[i], b.ingress[i])) << i;
+    EXPECT_EQ(a.ingress[i].conditions.size(), b.ingress[i].conditions.size());
+    for (size_t j = 0; j < a.ingress[i].conditions.size() && j < b.ingress[i].conditions.size();
+         ++j) {
+      EXPECT_EQ(a.ingress[i].conditions[j].last_transition_time,
+                b.ingress[i].conditions[j].last_transition_time);
+    }
+  }
+  EXPECT_EQ(nlohmann::json::parse(a.raw_json), tree);
+  return true;
+}
+
+TEST(DecoderFuzzTest, TextDecoderAgreesWithTreeDecoder) {
+  std::mt19937_64 rng(4242);
+  int decoded = 0, items = 0;
+  for (int i = 0; i < 40000; ++i) {
+    std::string input = (i % 8 == 0) ? RandomBytes(rng)
+                                     : Mutate(Corpus()[rng() % Corpus().size()], rng);
+    SCOPED_TRACE("case " + std::to_string(i));
+    decoded += ExpectSameAsTree(input);
+    // Items of a mutated list page, when it still splits.
+    auto page = RawListPageFromText(input);
+    if (page.ok()) {
+      for (size_t k = 0; k < page->size(); ++k) items += ExpectSameAsTree(std::string(page->Item(k)));
+    } else {
+      EXPECT_EQ(page.status().code(), StatusCode::kInvalid);
+    }
+  }
+  // Enough inputs must survive mutation for the comparison to mean much.
+  EXPECT_GT(decoded, 150);
+  EXPECT_GT(items, 150);
 }
 
 TEST(DecoderFuzzTest, NoCrashOnRandomAndMutatedInput) {
