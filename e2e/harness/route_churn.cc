@@ -79,6 +79,33 @@ std::vector<RouteChange> RandomChanges(const std::string& ns, const std::string&
   return out;
 }
 
+namespace {
+
+kubeclient::Status ApplyOne(TestCluster& cluster, const RouteChange& c) {
+  switch (c.kind) {
+    case ChangeKind::kCreate: {
+      RouteShape s;
+      s.ns = c.ns;
+      s.name = c.name;
+      s.host = c.host;
+      s.labels = c.labels;
+      return cluster.CreateRoute(s).status();
+    }
+    case ChangeKind::kHostChange:
+      return cluster.UpdateRoute(c.ns, c.name, [&](nlohmann::json& r) { r["spec"]["host"] = c.host; })
+          .status();
+    case ChangeKind::kLabelChange:
+      return cluster
+          .UpdateRoute(c.ns, c.name, [&](nlohmann::json& r) { r["metadata"]["labels"] = c.labels; })
+          .status();
+    case ChangeKind::kDelete:
+      return cluster.DeleteRoute(c.ns, c.name);
+  }
+  return kubeclient::Status(kubeclient::StatusCode::kInternal, "unknown change kind");
+}
+
+}  // namespace
+
 std::vector<AppliedChange> ApplyChanges(TestCluster& cluster, const std::vector<RouteChange>& changes,
                                         double per_second) {
   std::vector<AppliedChange> applied;
@@ -91,29 +118,22 @@ std::vector<AppliedChange> ApplyChanges(TestCluster& cluster, const std::vector<
     }
     const RouteChange& c = changes[i];
     kubeclient::Status status;
-    switch (c.kind) {
-      case ChangeKind::kCreate: {
-        RouteShape s;
-        s.ns = c.ns;
-        s.name = c.name;
-        s.host = c.host;
-        s.labels = c.labels;
-        status = cluster.CreateRoute(s).status();
+    // Why: retry transport failures and 429/5xx (fault-injection scenarios
+    // drop connections); a retried create/delete that had already been
+    // applied reads as AlreadyExists/NotFound, which counts as done.
+    for (int attempt = 0; attempt < 50; ++attempt) {
+      status = ApplyOne(cluster, c);
+      if (attempt > 0 && ((c.kind == ChangeKind::kCreate &&
+                           status.code() == kubeclient::StatusCode::kAlreadyExists) ||
+                          (c.kind == ChangeKind::kDelete &&
+                           status.code() == kubeclient::StatusCode::kNotFound))) {
+        status = kubeclient::Status::Ok();
+      }
+      if (status.ok() || !status.IsRetryable() ||
+          status.code() == kubeclient::StatusCode::kConflict) {
         break;
       }
-      case ChangeKind::kHostChange:
-        status = cluster.UpdateRoute(c.ns, c.name, [&](nlohmann::json& r) { r["spec"]["host"] = c.host; })
-                     .status();
-        break;
-      case ChangeKind::kLabelChange:
-        status = cluster
-                     .UpdateRoute(c.ns, c.name,
-                                  [&](nlohmann::json& r) { r["metadata"]["labels"] = c.labels; })
-                     .status();
-        break;
-      case ChangeKind::kDelete:
-        status = cluster.DeleteRoute(c.ns, c.name);
-        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     if (!status.ok()) {
       LOG(WARNING) << "e2e: " << ChangeKindName(c.kind) << " " << c.ns << "/" << c.name << ": "

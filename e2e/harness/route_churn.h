@@ -53,6 +53,7 @@ struct AppliedChange {
 
 // Applies `changes` in order, paced at `per_second` (0 = as fast as
 // possible), from the calling thread. Blocks until all are applied.
+// Transient failures (transport, 429, 5xx) are retried for ~5 s.
 std::vector<AppliedChange> ApplyChanges(TestCluster& cluster, const std::vector<RouteChange>& changes,
                                         double per_second);
 

@@ -83,7 +83,7 @@ TEST_F(ResilienceTest, LeaderKilledWhileChangesArrive) {
 
 // 3 replicas; status PUTs fail 10% with 500 and 5% with 429 (Retry-After
 // 1 s); every 2 s all watches are closed, every 5 s the history is
-// compacted (resumes get 410). 30 routes are created and then each gets a
+// compacted right after (resumes get 410), once every connection is dropped. 30 routes are created and then each gets a
 // host change, paced. Everything converges, and our own watch sees each
 // route's entry change at most once per real change (create, host change).
 TEST_F(ResilienceTest, FaultsConvergeWithoutLossOrFlapping) {
@@ -104,15 +104,32 @@ TEST_F(ResilienceTest, FaultsConvergeWithoutLossOrFlapping) {
   set.StartAll();
 
   std::atomic<bool> stop{false};
-  std::atomic<int> closes{0}, compactions{0};
+  std::atomic<int> closes{0}, compactions{0}, drops{0};
   std::thread chaos([&] {
     auto t0 = SteadyClock::now();
     for (int tick = 1; !stop.load(); ++tick) {
       std::this_thread::sleep_until(t0 + milliseconds(500) * tick);
-      if (tick % 4 == 0 && cluster().CloseWatches().ok()) closes++;
-      if (tick % 10 == 0 && cluster().Compact().ok()) compactions++;
+      if (tick % 10 == 0) {
+        // Why: close, let a few events pass, then compact, so that resumes
+        // from the last seen version get 410 and the informers relist.
+        if (cluster().CloseWatches().ok()) closes++;
+        std::this_thread::sleep_for(milliseconds(30));
+        if (cluster().Compact().ok()) compactions++;
+      } else if (tick % 4 == 0 && cluster().CloseWatches().ok()) {
+        closes++;
+      }
+      if (tick == 15 && cluster().DropConnections().ok()) drops++;
     }
   });
+  // Why: an ASSERT below returns early; the chaos thread must still stop.
+  struct Joiner {
+    std::atomic<bool>& stop;
+    std::thread& t;
+    ~Joiner() {
+      stop = true;
+      if (t.joinable()) t.join();
+    }
+  } joiner{stop, chaos};
   const int count = 30;
   std::vector<RouteChange> changes;
   for (int i = 0; i < count; ++i) {
@@ -138,13 +155,16 @@ TEST_F(ResilienceTest, FaultsConvergeWithoutLossOrFlapping) {
       },
       seconds(60), count, &why);
   stop = true;
-  chaos.join();
+  if (chaos.joinable()) chaos.join();
   ASSERT_TRUE(converged) << why;
   ASSERT_TRUE(cluster().ClearFaults().ok());
   ASSERT_TRUE(WaitForWritesToSettle(cluster(), seconds(3), seconds(30)));
   WriteCounts w = cluster().StatusWrites();
   Figure("watch_closes", closes.load());
   Figure("compactions", compactions.load());
+  Figure("connection_drops", drops.load());
+  Figure("controller_relists", set.SumMetric("routestatus_informer_relists_total"));
+  Figure("controller_watch_restarts", set.SumMetric("routestatus_informer_watch_restarts_total"));
   Figure("writes_success", w.success);
   Figure("writes_conflict", w.conflict);
   Figure("writes_failed_injected", w.other);
