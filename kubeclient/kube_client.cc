@@ -151,6 +151,49 @@ StatusOr<RawListPage> RawListPageFromText(std::string body) {
   return page;
 }
 
+StatusOr<WatchEvent> DecodeWatchEventText(std::string_view line) {
+  const Status not_object(StatusCode::kInvalid, "watch event is not a JSON object");
+  JsonReader r(line);
+  r.SkipBom();
+  if (r.Peek() != '{') return not_object;
+  r.BeginObject();
+  bool has_type = false, type_is_string = false;
+  std::string type;
+  std::string_view object;  // the last "object" member's text
+  bool object_is_object = false;
+  std::string_view key;
+  for (int more; (more = r.NextMember(&key)) != 0;) {
+    if (more < 0) return not_object;
+    bool ok;
+    if (key == "type") {
+      has_type = true;
+      type_is_string = r.Peek() == '"';
+      ok = type_is_string ? r.String(&type) : r.SkipValue();
+    } else if (key == "object") {
+      object_is_object = r.Peek() == '{';
+      const char* start = r.pos();
+      ok = r.SkipValue();
+      object = std::string_view(start, r.pos() - start);
+    } else {
+      ok = r.SkipValue();
+    }
+    if (!ok) return not_object;
+  }
+  if (!r.AtEnd()) return not_object;
+  if (!has_type || !type_is_string) return Status(StatusCode::kInvalid, "watch event has no type");
+  WatchEvent event;
+  if (!ParseWatchEventType(type, &event.type)) {
+    return Status(StatusCode::kInvalid, "unknown watch event type " + type);
+  }
+  if (!object_is_object) return Status(StatusCode::kInvalid, "watch event has no object");
+  if (event.type == WatchEventType::kBookmark || event.type == WatchEventType::kError) {
+    event.object = json::parse(object.begin(), object.end(), nullptr, /*allow_exceptions=*/false);
+  } else {
+    event.object_text.assign(object.data(), object.size());
+  }
+  return event;
+}
+
 namespace {
 
 StatusCode CodeFromReason(const std::string& reason) {

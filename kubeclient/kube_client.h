@@ -87,10 +87,17 @@ struct WatchEvent {
   Status ErrorStatus() const;
   // object.metadata.resourceVersion, or "" when absent.
   std::string ResourceVersion() const;
+  // Set only by DecodeWatchEventText (WatchStream::NextRaw) for kAdded,
+  // kModified and kDeleted: the object's exact JSON text, and then `object`
+  // is left null (ResourceVersion() is ""): decode the text instead.
+  std::string object_text;
 };
 
 // Decodes one line of a watch stream ({"type":..,"object":..}); never throws.
 StatusOr<WatchEvent> DecodeWatchEvent(std::string_view line);
+// The same checks and errors, but without a tree for kAdded/kModified/
+// kDeleted: their object stays text (WatchEvent::object_text).
+StatusOr<WatchEvent> DecodeWatchEventText(std::string_view line);
 // Decodes a Kubernetes Status object (or an error response body with its
 // HTTP code) into a Status; unknown bodies (HTML, empty) still give a code
 // from the HTTP status.
@@ -105,6 +112,10 @@ class WatchStream {
   // The next event. kClosed when the server ended the stream normally;
   // other codes for transport or decoding failures.
   virtual StatusOr<WatchEvent> Next() = 0;
+  // Next(), but an implementation may return kAdded/kModified/kDeleted
+  // events as text (WatchEvent::object_text, object null), saving the tree.
+  // The default calls Next().
+  virtual StatusOr<WatchEvent> NextRaw() { return Next(); }
   // Thread-safe; idempotent.
   virtual void Cancel() = 0;
 };

@@ -1,5 +1,7 @@
 #include "kubeclient/cache/indexed_store.h"
 
+#include <algorithm>
+
 #include <glog/logging.h>
 
 namespace routestatus::kubeclient::cache {
@@ -11,21 +13,35 @@ void IndexedStore::AddIndex(const std::string& name, RawIndexFunc fn) {
   Postings& postings = indexes_[name];
   postings.clear();
   for (const auto& [key, obj] : items_) {
-    for (auto& v : index_funcs_[name](obj.object.get())) postings[v].insert(key);
+    for (auto& v : Values(index_funcs_[name], obj)) postings[std::move(v)].push_back(key);
   }
+}
+
+std::vector<std::string> IndexedStore::Values(const RawIndexFunc& fn, const DecodedObject& obj) {
+  std::vector<std::string> values = fn(obj.object.get());
+  if (values.size() > 1) {
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+  }
+  return values;
 }
 
 void IndexedStore::IndexLocked(const DecodedObject& obj, bool add) {
   for (const auto& [name, fn] : index_funcs_) {
     Postings& postings = indexes_[name];
-    for (auto& v : fn(obj.object.get())) {
+    for (auto& v : Values(fn, obj)) {
       if (add) {
-        postings[v].insert(obj.key);
+        postings[std::move(v)].push_back(obj.key);
       } else {
         auto it = postings.find(v);
         if (it == postings.end()) continue;
-        it->second.erase(obj.key);
-        if (it->second.empty()) postings.erase(it);
+        auto& keys = it->second;
+        auto k = std::find(keys.begin(), keys.end(), obj.key);
+        if (k != keys.end()) {
+          if (k + 1 != keys.end()) *k = std::move(keys.back());
+          keys.pop_back();
+        }
+        if (keys.empty()) postings.erase(it);
       }
     }
   }

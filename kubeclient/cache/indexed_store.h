@@ -57,9 +57,15 @@ class IndexedStore {
   ReplaceResult Replace(std::unordered_map<std::string, DecodedObject> items);
 
  private:
-  using Postings = std::unordered_map<std::string, std::unordered_set<std::string>>;
+  // Value -> keys of the objects that produced it (no duplicates: each
+  // object's values are deduplicated before indexing). Why a vector, not a
+  // set: nearly every value (a host) has one or two objects, and a set costs
+  // ~250 more bytes per entry (100k routes: 25 MB).
+  using Postings = std::unordered_map<std::string, std::vector<std::string>>;
   // REQUIRES: mu_ is held.
   void IndexLocked(const DecodedObject& obj, bool add);
+  // fn's values for obj, deduplicated.
+  static std::vector<std::string> Values(const RawIndexFunc& fn, const DecodedObject& obj);
 
   mutable std::mutex mu_;
   std::unordered_map<std::string, DecodedObject> items_;  // GUARDED_BY(mu_)

@@ -21,6 +21,17 @@ bool ParseRv(const std::string& s, uint64_t* out) {
 // without bound. Past it we keep only the newest-version rule per key.
 constexpr size_t kMaxTombstones = 200000;
 
+// object.metadata.resourceVersion when it is a string, else "" (as
+// WatchEvent::ResourceVersion()).
+std::string ResourceVersionOf(const nlohmann::json& object) {
+  if (!object.is_object()) return "";
+  auto m = object.find("metadata");
+  if (m == object.end() || !m->is_object()) return "";
+  auto rv = m->find("resourceVersion");
+  if (rv == m->end() || !rv->is_string()) return "";
+  return rv->get<std::string>();
+}
+
 }  // namespace
 
 bool ResourceVersionNewer(const std::string& a, const std::string& b) {
@@ -261,7 +272,7 @@ Status Reflector::WatchOnce() {
   }
   Status result;
   for (;;) {
-    auto event = stream->Next();
+    auto event = decode_text_ ? stream->NextRaw() : stream->Next();
     if (!event.ok()) {
       result = event.status();
       break;
@@ -317,7 +328,26 @@ std::string Reflector::KeyFromMetadata(const nlohmann::json& object) const {
 }
 
 Status Reflector::HandleEvent(const WatchEvent& event) {
-  const std::string rv = event.ResourceVersion();
+  // Why: a text event (NextRaw) is decoded once, from its text; its tree is
+  // built only when the object does not decode (for its key and version).
+  const bool text = !event.object_text.empty() && decode_text_ &&
+                    event.type != WatchEventType::kBookmark && event.type != WatchEventType::kError;
+  std::optional<StatusOr<DecodedObject>> text_decoded;
+  nlohmann::json text_tree;
+  const nlohmann::json* object = &event.object;
+  std::string rv;
+  if (text) {
+    text_decoded = decode_text_(event.object_text);
+    if (text_decoded->ok()) {
+      rv = (*text_decoded)->resource_version;
+    } else {
+      text_tree = nlohmann::json::parse(event.object_text, nullptr, /*allow_exceptions=*/false);
+      object = &text_tree;
+      rv = ResourceVersionOf(*object);
+    }
+  } else {
+    rv = event.ResourceVersion();
+  }
   auto count = [this](uint64_t InformerStats::*field) {
     std::lock_guard<std::mutex> l(mu_);
     ++(stats_.*field);
@@ -336,12 +366,12 @@ Status Reflector::HandleEvent(const WatchEvent& event) {
     default:
       break;
   }
-  auto decoded = decode_(event.object);
+  StatusOr<DecodedObject> decoded = text ? std::move(*text_decoded) : decode_(event.object);
   if (!decoded.ok()) {
     NoteDecodeError(decoded.status());
     SetResourceVersion(rv);  // Why: the server has sent it; resuming before it would replay it.
     // Why: a delete must not be lost because the final state is malformed.
-    std::string key = KeyFromMetadata(event.object);
+    std::string key = KeyFromMetadata(*object);
     if (event.type == WatchEventType::kDeleted && !key.empty()) {
       if (auto removed = store_.Remove(key)) {
         count(&InformerStats::events_deleted);

@@ -145,14 +145,18 @@ class RestWatchStream final : public WatchStream {
 
   ~RestWatchStream() override { Cancel(); }
 
-  StatusOr<WatchEvent> Next() override {
+  StatusOr<WatchEvent> Next() override { return NextEvent(/*raw=*/false); }
+  StatusOr<WatchEvent> NextRaw() override { return NextEvent(/*raw=*/true); }
+
+ private:
+  StatusOr<WatchEvent> NextEvent(bool raw) {
     if (!final_.ok()) return final_;
     for (;;) {
       std::string_view line;
       switch (splitter_.Next(&line)) {
         case LineSplitter::Result::kLine: {
           if (line.empty()) continue;
-          auto ev = DecodeWatchEvent(line);
+          auto ev = raw ? DecodeWatchEventText(line) : DecodeWatchEvent(line);
           if (!ev.ok()) {
             LOG(WARNING) << what_ << ": undecodable watch event (" << ev.status().message()
                          << "), " << line.size() << " bytes";
@@ -170,6 +174,8 @@ class RestWatchStream final : public WatchStream {
     }
   }
 
+
+ public:
   void Cancel() override {
     {
       std::lock_guard<std::mutex> l(state_->mu);

@@ -141,13 +141,18 @@ class PageClient final : public KubeClient {
   int routes_;
 };
 
-// Replays watch lines through DecodeWatchEvent, as the REST stream does.
+// Replays watch lines through DecodeWatchEvent(Text), as the REST stream does.
 class LineStream final : public WatchStream {
  public:
   explicit LineStream(const std::vector<std::string>* lines) : lines_(lines) {}
   StatusOr<WatchEvent> Next() override {
     if (next_ >= lines_->size()) return Status(StatusCode::kClosed, "done");
     return DecodeWatchEvent((*lines_)[next_++]);
+  }
+  // As the REST stream: objects of ADDED/MODIFIED/DELETED stay text.
+  StatusOr<WatchEvent> NextRaw() override {
+    if (next_ >= lines_->size()) return Status(StatusCode::kClosed, "done");
+    return DecodeWatchEventText((*lines_)[next_++]);
   }
   void Cancel() override {}
 

@@ -263,6 +263,46 @@ TEST_F(InformerTest, UndecodableDeleteStillRemovesTheObject) {
   EXPECT_EQ(inf.Stats().decode_errors, 1u);
 }
 
+// Events as the REST stream's NextRaw() gives them: the object as text.
+WatchEvent TextEvent(WatchEventType type, const nlohmann::json& object) {
+  WatchEvent e;
+  e.type = type;
+  e.object_text = object.dump();
+  return e;
+}
+
+TEST_F(InformerTest, TextEventsAreDecodedFromTheirText) {
+  AddServerRoute("ns", "a", 5);
+  AddServerRoute("ns", "b", 6);
+  client_.SetListResourceVersion(10);
+  nlohmann::json bad = MakeRouteJson("ns", "c", 12);
+  bad["status"]["ingress"] = "oops";
+  nlohmann::json bad_delete = MakeRouteJson("ns", "b", 15);
+  bad_delete["spec"] = "garbage";
+  nlohmann::json a = MakeRouteJson("ns", "a", 14, "a.example.com");
+  a["futureField"] = {{"kept", true}};
+  WatchScript w;
+  w.events = {TextEvent(WatchEventType::kAdded, bad),
+              TextEvent(WatchEventType::kAdded, MakeRouteJson("ns", "d", 13)),
+              TextEvent(WatchEventType::kModified, a),
+              TextEvent(WatchEventType::kModified, MakeRouteJson("ns", "a", 9)),  // stale
+              TextEvent(WatchEventType::kDeleted, bad_delete)};
+  client_.AddWatch(w);
+  client_.AddWatch(WatchScript{});
+  RouteInformer inf(client_, clock_, options_);
+  inf.AddEventHandler(&recorder_);
+  inf.reflector().Step();
+  inf.reflector().Step();
+  inf.reflector().Step();
+  EXPECT_EQ(CacheContent(inf), (std::vector<std::string>{"ns/a@14", "ns/d@13"}));
+  EXPECT_EQ(inf.Get("ns/a")->raw_json, a.dump());
+  EXPECT_EQ(inf.Get("ns/a")->spec.host, "a.example.com");
+  EXPECT_EQ(inf.Stats().decode_errors, 2u);
+  EXPECT_EQ(inf.Stats().stale_events_ignored, 1u);
+  EXPECT_EQ(recorder_.log.back(), "delete ns/b 6");
+  EXPECT_EQ(client_.watch_calls().back().resource_version, "15");
+}
+
 TEST_F(InformerTest, BackoffIsBoundedWhileServerFails) {
   std::vector<Status> errors(100, Status(StatusCode::kUnavailable, "500 internal error"));
   client_.FailNextLists(errors);

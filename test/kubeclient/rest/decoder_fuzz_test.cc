@@ -172,6 +172,22 @@ TEST(DecoderFuzzTest, NoCrashOnRandomAndMutatedInput) {
       EXPECT_EQ(route.status().code(), StatusCode::kInvalid);
     }
     auto ev = DecodeWatchEvent(input);
+    auto tev = DecodeWatchEventText(input);
+    EXPECT_EQ(ev.ok(), tev.ok()) << input;
+    if (ev.ok() && tev.ok()) {
+      EXPECT_EQ(ev->type, tev->type);
+      if (tev->object_text.empty()) {
+        EXPECT_EQ(ev->object, tev->object);
+      } else {
+        EXPECT_TRUE(tev->object.is_null());
+        EXPECT_EQ(nlohmann::json::parse(tev->object_text), ev->object);
+      }
+    } else if (!tev.ok()) {
+      EXPECT_EQ(tev.status().code(), StatusCode::kInvalid);
+      if (!ev.ok()) {
+        EXPECT_EQ(tev.status().message(), ev.status().message()) << input;
+      }
+    }
     if (ev.ok()) {
       ++decoded;
       (void)ev->ResourceVersion();
