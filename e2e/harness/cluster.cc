@@ -97,6 +97,14 @@ bool IsStatusPut(const PromSample& s) {
 
 }  // namespace
 
+std::vector<std::string> DieWithParent(std::vector<std::string> argv) {
+  static const bool has_setpriv = access("/usr/bin/setpriv", X_OK) == 0;
+  if (!has_setpriv) return argv;
+  std::vector<std::string> wrapped = {"/usr/bin/setpriv", "--pdeathsig", "KILL", "--"};
+  wrapped.insert(wrapped.end(), argv.begin(), argv.end());
+  return wrapped;
+}
+
 E2eEnv E2eEnvFromProcess() {
   E2eEnv env;
   env.kubeconfig = Env("E2E_KUBECONFIG");
@@ -123,8 +131,8 @@ std::unique_ptr<TestCluster> TestCluster::Start(const E2eEnv& env, std::string* 
   if (env.kubeconfig.empty()) {
     c->kubeconfig_ = c->temp_dir_ + "/kubeconfig";
     c->apiserver_ = std::make_unique<Subprocess>(
-        std::vector<std::string>{env.apiserver_binary, "--listen", "127.0.0.1:0",
-                                 "--kubeconfig-out", c->kubeconfig_},
+        DieWithParent({env.apiserver_binary, "--listen", "127.0.0.1:0", "--kubeconfig-out",
+                       c->kubeconfig_}),
         c->temp_dir_ + "/apiserver.log");
     const std::string marker = "http://127.0.0.1:";
     if (!c->apiserver_->WaitForLog(marker, std::chrono::seconds(20))) {

@@ -35,6 +35,11 @@ struct E2eEnv {
 // Reads E2eEnv from the process environment (defaults as documented above).
 E2eEnv E2eEnvFromProcess();
 
+// `argv` prefixed with `setpriv --pdeathsig KILL --` when setpriv exists, so
+// that children die with the test process even when it is killed (e.g. by a
+// ctest timeout) instead of leaking servers and controllers.
+std::vector<std::string> DieWithParent(std::vector<std::string> argv);
+
 // Status writes (PUT routes/status) as the API server counts them in
 // apiserver_request_total, by result. Value type.
 struct WriteCounts {

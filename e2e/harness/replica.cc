@@ -70,7 +70,7 @@ void Replica::Start() {
   std::ostringstream line;
   for (const auto& a : argv) line << a << ' ';
   LOG(INFO) << "e2e: starting " << id_ << ": " << line.str();
-  process_ = std::make_unique<Subprocess>(argv, log_path_);
+  process_ = std::make_unique<Subprocess>(DieWithParent(argv), log_path_);
 }
 
 void Replica::Kill() {
