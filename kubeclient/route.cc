@@ -413,7 +413,12 @@ bool JsonReader::String(std::string* out) {
     if (p_ >= end_) return false;
     switch (kStringTable.cls[static_cast<unsigned char>(*p_)]) {
       case kQuote:
-        if (out) out->append(run, p_ - run);
+        if (out) {
+          // Why: a fresh string gets exactly its size (append would round
+          // 16..29 bytes up to 30); routes live long in the cache.
+          if (out->empty()) *out = std::string(run, p_ - run);
+          else out->append(run, p_ - run);
+        }
         ++p_;
         return true;
       case kHigh: {
