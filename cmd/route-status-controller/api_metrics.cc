@@ -69,6 +69,14 @@ kubeclient::StatusOr<kubeclient::ListPage> InstrumentedKubeClient::List(
   return r;
 }
 
+kubeclient::StatusOr<kubeclient::RawListPage> InstrumentedKubeClient::ListRaw(
+    const ResourceRef& res, const std::string& ns, const kubeclient::ListOptions& options) {
+  Timer t(*this, "list", res);
+  auto r = inner_->ListRaw(res, ns, options);
+  t.Finish(r.status());
+  return r;
+}
+
 kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> InstrumentedKubeClient::Watch(
     const ResourceRef& res, const std::string& ns, const kubeclient::WatchOptions& options) {
   Timer t(*this, "watch", res);

@@ -31,6 +31,12 @@ class InstrumentedKubeClient final : public kubeclient::KubeClient {
   kubeclient::StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef& res,
                                                   const std::string& ns,
                                                   const kubeclient::ListOptions& options) override;
+  // Forwarded (not the base class's List()-based default) so the wrapped
+  // client's tree-free list decoding is kept. Counted as verb "list".
+  kubeclient::StatusOr<kubeclient::RawListPage> ListRaw(
+      const kubeclient::ResourceRef& res, const std::string& ns,
+      const kubeclient::ListOptions& options) override;
+  // The stream is the wrapped client's own (its NextRaw() included).
   kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
       const kubeclient::ResourceRef& res, const std::string& ns,
       const kubeclient::WatchOptions& options) override;
