@@ -1,11 +1,12 @@
 // Benchmark of the route informer (not run by ctest):
-//  1. initial paginated list of N routes (pages of 500, ~1.4 KB each)
-//     decoded into the cache: seconds and peak RSS (VmHWM);
-//  2. watch decoding: events/s on one thread (DecodeWatchEvent + decode +
-//     cache update + handler).
+//  1. initial paginated list of N routes (pages of 500, ~1.5 KB each)
+//     decoded into the cache: wall and CPU seconds, peak RSS (VmHWM);
+//  2. watch decoding: events/s on one thread (DecodeWatchEventText + text
+//     decode + cache update + handler, as with the REST client's NextRaw).
 // Pages are generated on the fly by an in-memory fake client as JSON text
-// and parsed with nlohmann (what the REST client does per page), so the
-// figures include that parse. Usage: informer_bench [routes] [watch_events]
+// and split with RawListPageFromText (what the REST client's ListRaw does),
+// or with "dom" parsed into trees by List() (what fakes without ListRaw
+// give). Usage: informer_bench [routes] [watch_events] [dom]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
