@@ -47,8 +47,9 @@ void PrintReport(const DemoFacts& facts, std::ostream& out) {
   out << "\n";
   out << Format("routestatus demo: %d replicas of router \"%s\" on the embedded API server\n", n,
                 facts.router_name.c_str());
-  out << Format("  %s after %.1f s\n\n",
+  out << Format("  %s %.1f s after the replicas started\n",
                 facts.converged ? "converged" : "NOT converged", facts.converge_seconds);
+  out << "  route-status-controller " << facts.controller_flags << "\n\n";
   out << Format("Routes: %zu in %d namespaces; %d in shard \"%s\", %d in shard \"internal\" "
                 "(excluded by --route-labels/--namespace-labels)\n\n",
                 facts.routes.size(), facts.namespaces, in_shard, facts.router_name.c_str(),

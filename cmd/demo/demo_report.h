@@ -26,6 +26,7 @@ struct DemoFacts {
   bool converged = false;
   double converge_seconds = 0;  // replicas started -> every entry in place
   std::string router_name;
+  std::string controller_flags;  // DescribeFlags() of the replicas
   std::string server_url;
   pid_t server_pid = 0;
   std::string kubeconfig;

@@ -189,6 +189,7 @@ int Run(const Flags& flags, StopSignal& stop) {
     if (stop.WaitFor(std::chrono::milliseconds(250))) return 130;
     if (Clock::now() > deadline) break;
     for (auto& r : replicas) {
+      if (!r->Running() && r->RestartIfPortTaken()) continue;
       if (!r->Running()) {
         std::cerr << "routestatus-demo: replica " << r->index() << " exited; see "
                   << r->log_path() << "\n";
@@ -221,6 +222,7 @@ int Run(const Flags& flags, StopSignal& stop) {
   facts.converged = converged;
   facts.converge_seconds = converged_after;
   facts.router_name = controller_flags.router_name;
+  facts.controller_flags = bench::DescribeFlags(controller_flags);
   facts.server_url = server.url();
   facts.server_pid = server.pid();
   facts.kubeconfig = server.kubeconfig();

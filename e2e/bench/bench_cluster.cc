@@ -87,6 +87,10 @@ bool BenchCluster::WaitReady(std::chrono::milliseconds timeout) {
   while (std::chrono::steady_clock::now() < deadline) {
     bool all = true;
     for (auto& r : replicas_) {
+      if (!r->Running() && r->RestartIfPortTaken()) {
+        all = false;
+        continue;
+      }
       if (!r->Running()) {
         LOG(ERROR) << "replica " << r->index() << " exited; see " << r->log_path();
         return false;

@@ -50,12 +50,39 @@ ProcStats ReadProcStats(pid_t pid) {
   return stats;
 }
 
+std::string DescribeFlags(const ControllerFlags& flags) {
+  std::string out = "--router-name=" + flags.router_name;
+  auto add = [&out](const std::string& name, const std::string& value) {
+    if (!value.empty()) out += " --" + name + "='" + value + "'";
+  };
+  add("router-canonical-hostname", flags.router_canonical_hostname);
+  add("hostname-template", flags.hostname_template);
+  add("router-domain", flags.router_domain);
+  add("route-labels", flags.route_labels);
+  add("namespace-labels", flags.namespace_labels);
+  for (const std::string& e : flags.extra) out += " " + e;
+  return out;
+}
+
 Replica::Replica(int index, const std::string& kubeconfig, const ControllerFlags& flags,
                  const std::string& log_dir)
-    : index_(index), metrics_port_(PickFreePort()) {
+    : index_(index), metrics_port_(0), kubeconfig_(kubeconfig), flags_(flags), log_dir_(log_dir) {
+  Start();
+}
+
+bool Replica::RestartIfPortTaken() {
+  if (process_->Running()) return false;
+  if (process_->ReadLog().find("Address already in use") == std::string::npos) return false;
+  Start();
+  return true;
+}
+
+void Replica::Start() {
+  metrics_port_ = PickFreePort();
+  const ControllerFlags& flags = flags_;
   std::vector<std::string> argv = {
       ControllerBinary(),
-      "--kubeconfig=" + kubeconfig,
+      "--kubeconfig=" + kubeconfig_,
       "--router-name=" + flags.router_name,
       "--metrics-address=127.0.0.1:" + std::to_string(metrics_port_),
       "--qps=" + std::to_string(flags.qps),
@@ -70,8 +97,10 @@ Replica::Replica(int index, const std::string& kubeconfig, const ControllerFlags
   add("route-labels", flags.route_labels);
   add("namespace-labels", flags.namespace_labels);
   for (const std::string& e : flags.extra) argv.push_back(e);
-  process_ = std::make_unique<Subprocess>(
-      argv, log_dir + "/replica-" + std::to_string(index) + ".log");
+  // Why: a fresh log per attempt, so a retry is not mistaken for the old failure.
+  std::string log = log_dir_ + "/replica-" + std::to_string(index_) + ".log";
+  if (process_ != nullptr) log += ".retry-" + std::to_string(metrics_port_);
+  process_ = std::make_unique<Subprocess>(argv, log);
 }
 
 std::string Replica::MetricsUrl() const {

@@ -48,6 +48,10 @@ struct ControllerFlags {
   std::vector<std::string> extra;  // more --flag=value arguments
 };
 
+// The shard and host flags of `flags` as a command line fragment (for
+// reports), e.g. "--router-name=default --route-labels='router!=internal'".
+std::string DescribeFlags(const ControllerFlags& flags);
+
 // Status write counters of one controller replica, read from its /metrics.
 struct ReplicaWrites {
   double success = 0;
@@ -79,14 +83,23 @@ class Replica {
   // "leader", "follower", "election" or "?" from the lease state gauge.
   std::string LeaseState() const;
   ProcStats Stats() const { return ReadProcStats(process_->pid()); }
+  // If the process exited because its metrics port was taken meanwhile
+  // (PickFreePort races with other sockets), starts it again on a new port
+  // and returns true.
+  bool RestartIfPortTaken();
   // SIGTERM, then SIGKILL after `grace`; the exit code.
   int Stop(std::chrono::milliseconds grace = std::chrono::seconds(5)) {
     return process_->Stop(grace);
   }
 
  private:
+  void Start();
+
   int index_;
   int metrics_port_;
+  std::string kubeconfig_;
+  ControllerFlags flags_;
+  std::string log_dir_;
   std::unique_ptr<Subprocess> process_;
 };
 

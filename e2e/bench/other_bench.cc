@@ -247,6 +247,7 @@ void RunScale(const BenchOptions& options) {
   while (Since(restart) < 600) {
     bool all = true;
     for (size_t i = 0; i < cluster.replicas().size(); ++i) {
+      cluster.replicas()[i]->RestartIfPortTaken();
       if (ready_at[i] < 0 && cluster.replicas()[i]->Ready()) ready_at[i] = Since(restart);
       all = all && ready_at[i] >= 0;
     }

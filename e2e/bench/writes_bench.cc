@@ -110,7 +110,8 @@ WritesResult MeasureOne(const BenchOptions& options, int n, bool naive) {
   BenchCluster cluster("writes-n" + std::to_string(n));
   std::vector<std::string> namespaces(std::begin(kNamespaces), std::end(kNamespaces));
   cluster.SeedNamespaces(namespaces);
-  std::mt19937_64 rng(options.seed * 1000 + static_cast<unsigned>(n));
+  // Why: one seed for every N, so each N sees the same sequence of changes.
+  std::mt19937_64 rng(options.seed);
   std::map<std::string, ModelRoute> model;
   int next_id = 0;
   auto new_route = [&]() {
@@ -212,9 +213,13 @@ void RunWritesPerChange(const BenchOptions& options) {
   }
   Table table({"N", "changes (need a write)", "successful writes", "409s", "PUTs",
                "writes/change", "PUTs/change", "naive PUTs/change", "start-up PUTs (routes)",
-               "converged after (s)"});
+               "converged after last change (s)"});
   for (size_t i = 0; i < results.size(); ++i) {
     const WritesResult& r = results[i];
+    if (r.changes == 0) {
+      table.AddRow({std::to_string(r.n), "failed: replicas not ready or not converged (see log)"});
+      continue;
+    }
     double w = r.write_changes > 0 ? r.write_changes : 1;
     std::string naive = naive_measured
                             ? Fmt("%.2f", naive_results[i].attempts /
@@ -241,6 +246,7 @@ void RunWritesPerChange(const BenchOptions& options) {
   std::cout << "\n## (e) CPU seconds per 1,000 changes per replica\n\n";
   Table cpu({"N", "CPU s / 1,000 changes / replica", "CPU s / 1,000 changes, all replicas"});
   for (const WritesResult& r : results) {
+    if (r.changes == 0) continue;
     cpu.AddRow({std::to_string(r.n), Fmt("%.2f", r.cpu_per_replica_per_1k),
                 Fmt("%.2f", r.cpu_per_replica_per_1k * r.n)});
   }
@@ -255,6 +261,7 @@ void RunWritesPerChange(const BenchOptions& options) {
                    "#d62728", true, {}};
   for (size_t i = 0; i < results.size(); ++i) {
     const WritesResult& r = results[i];
+    if (r.changes == 0) continue;
     double w = std::max(1, r.write_changes);
     xs.push_back(r.n);
     writes.points.push_back({static_cast<double>(r.n), r.ok / w});
