@@ -135,6 +135,30 @@ Replica& ReplicaSet::Add(const std::string& id, const ReplicaOptions& options) {
 
 void ReplicaSet::StartAll() {
   for (auto& r : replicas_) r->Start();
+  // Why: PickFreePort races with other processes; a replica whose metrics
+  // port was taken meanwhile exits at once. Start it again on a new port.
+  for (int round = 0; round < 3; ++round) {
+    bool restarted = false;
+    WaitFor(
+        [&] {
+          for (auto& r : replicas_) {
+            bool ok = false;
+            int code = 0;
+            HttpGetLocal(r->metrics_port(), "/healthz", &ok, &code);
+            if (!(ok && code == 200) && r->Running()) return false;
+          }
+          return true;
+        },
+        std::chrono::seconds(10), std::chrono::milliseconds(50));
+    for (auto& r : replicas_) {
+      if (!r->Running()) {
+        LOG(WARNING) << "e2e: " << r->id() << " exited at start (port taken?); restarting";
+        r->Start();
+        restarted = true;
+      }
+    }
+    if (!restarted) return;
+  }
 }
 
 bool ReplicaSet::WaitReady(std::chrono::milliseconds timeout) {

@@ -83,6 +83,9 @@ class ReplicaSet {
   // Adds one replica with its own options (e.g. another hostname template).
   Replica& Add(const std::string& id, const ReplicaOptions& options);
 
+  // Starts every replica and waits (bounded) until each answers /healthz;
+  // one that exited at once (e.g. its metrics port was taken) is restarted
+  // on a new port.
   void StartAll();
   // True once every running replica is ready (bounded).
   bool WaitReady(std::chrono::milliseconds timeout);
