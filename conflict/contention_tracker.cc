@@ -115,6 +115,14 @@ void ContentionTracker::Changed(const std::string& uid, const std::string& route
   Log(warning);
 }
 
+void ContentionTracker::Appeared(const std::string& uid, const std::string& route_key,
+                                 const RouteIngress& new_entry, const RouteIngress* desired) {
+  if (desired == nullptr) return;
+  // Why: to the tracker, "absent, and we would create `desired`" is the same
+  // as "our entry was `desired`": another value replacing it is a fight.
+  Changed(uid, route_key, *desired, new_entry, desired);
+}
+
 void ContentionTracker::Clear(const std::string& uid, const std::optional<RouteIngress>& written) {
   std::string warning;
   {

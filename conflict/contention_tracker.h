@@ -71,6 +71,14 @@ class ContentionTracker {
                const kubeclient::RouteIngress& old_entry,
                const kubeclient::RouteIngress& new_entry,
                const kubeclient::RouteIngress* desired = nullptr);
+  // Another writer created our router name's entry of route `uid` (absent
+  // before) as `new_entry`, on a watch update (never the initial list).
+  // Equal to `desired` -> not contention (one of our replicas wrote it);
+  // different -> the route is Contended and the count grows, exactly as if
+  // the entry we compute had been replaced. Without `desired` nothing can
+  // be told apart and the call is ignored.
+  void Appeared(const std::string& uid, const std::string& route_key,
+                const kubeclient::RouteIngress& new_entry, const kubeclient::RouteIngress* desired);
   // After our successful write: `written` is the entry we wrote (the route
   // becomes a Candidate with last = written), or nullopt when we removed our
   // entry (the route is forgotten).

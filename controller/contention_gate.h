@@ -18,6 +18,14 @@ class ContentionGate {
   // old and the new object had one, and they differ) to `entry`. Never
   // called for the initial list.
   virtual void Changed(const std::string& uid, const kubeclient::RouteIngress& entry) = 0;
+  // A watch update created our router name's entry of route `uid` (the old
+  // object had none) as `entry`: either one of our replicas wrote it, or a
+  // differently configured router sharing our name did. Never called for
+  // the initial list. The default ignores it.
+  virtual void Appeared(const std::string& uid, const kubeclient::RouteIngress& entry) {
+    (void)uid;
+    (void)entry;
+  }
   // True when we must not change our existing entry of `uid` now. Not asked
   // when our entry is absent (creating it is never blocked).
   virtual bool IsChangeContended(const std::string& uid) = 0;

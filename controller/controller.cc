@@ -44,6 +44,12 @@ class Controller::RouteHandler final : public kubeclient::cache::EventHandler<Ro
         old_obj->metadata.uid == new_obj->metadata.uid &&
         !kubeclient::IngressEqual(*old_entry, *new_entry)) {
       c_.gate_.Changed(new_obj->metadata.uid, *new_entry);
+    } else if (old_entry == nullptr && new_entry != nullptr &&
+               old_obj->metadata.uid == new_obj->metadata.uid) {
+      // Why: a router sharing our name but configured differently shows up
+      // first as someone else creating our entry; without this, every
+      // replica overwrites every route once before any fight is noticed.
+      c_.gate_.Appeared(new_obj->metadata.uid, *new_entry);
     }
     if (ClaimChanged(*old_obj, *new_obj, c_.syncer_.admission_options())) {
       c_.EnqueueClaimPeers(*old_obj);

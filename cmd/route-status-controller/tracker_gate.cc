@@ -49,6 +49,17 @@ void TrackerGate::Changed(const std::string& uid, const kubeclient::RouteIngress
   tracker_.Changed(uid, new_obj->Key(), *old_entry, entry, desired ? &*desired : nullptr);
 }
 
+void TrackerGate::Appeared(const std::string& uid, const kubeclient::RouteIngress& entry) {
+  Ptr new_obj;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    new_obj = new_;
+  }
+  if (!new_obj || new_obj->metadata.uid != uid || syncer_ == nullptr) return;
+  std::optional<kubeclient::RouteIngress> desired = syncer_->Desired(*new_obj, nullptr);
+  tracker_.Appeared(uid, new_obj->Key(), entry, desired ? &*desired : nullptr);
+}
+
 bool TrackerGate::IsChangeContended(const std::string& uid) {
   return tracker_.IsChangeContended(uid);
 }

@@ -38,6 +38,7 @@ class TrackerGate final : public controller::ContentionGate,
 
   // ContentionGate.
   void Changed(const std::string& uid, const kubeclient::RouteIngress& entry) override;
+  void Appeared(const std::string& uid, const kubeclient::RouteIngress& entry) override;
   bool IsChangeContended(const std::string& uid) override;
   void Clear(const std::string& uid,
              const std::optional<kubeclient::RouteIngress>& written) override;

@@ -110,6 +110,27 @@ TEST_F(TrackerTest, ExternalChangeIsContendedUntilWindowPasses) {
   EXPECT_TRUE(t.IsChangeContended("u"));
 }
 
+TEST_F(TrackerTest, EntryCreatedByAnotherConfigurationIsContended) {
+  ContentionTracker t(clock_, Options());
+  const RouteIngress ours = Entry("a.example.com"), theirs = Entry("a.other.com", "router.other.com");
+  t.Appeared("u", "ns/a", theirs, &ours);
+  EXPECT_TRUE(t.IsChangeContended("u"));
+  EXPECT_EQ(t.Snapshot().contentions, 1);
+  // Seeing it again (e.g. a relist update) is the same fight, not a new one.
+  t.Appeared("u", "ns/a", theirs, &ours);
+  EXPECT_EQ(t.Snapshot().contentions, 1);
+}
+
+TEST_F(TrackerTest, EntryCreatedByOurPeerIsNotContention) {
+  ContentionTracker t(clock_, Options());
+  const RouteIngress ours = Entry("a.example.com");
+  t.Appeared("u", "ns/a", ours, &ours);
+  EXPECT_FALSE(t.IsChangeContended("u"));
+  t.Appeared("v", "ns/b", Entry("b.other.com"), nullptr);  // nothing to compare with
+  EXPECT_FALSE(t.IsChangeContended("v"));
+  EXPECT_EQ(t.Snapshot().contentions, 0);
+}
+
 TEST_F(TrackerTest, UnknownRouteBecomesCandidateFirst) {
   ContentionTracker t(clock_, Options());
   const RouteIngress a = Entry("a.example.com"), b = Entry("b.example.com"),

@@ -119,12 +119,16 @@ class FakeGate final : public ContentionGate {
   void Changed(const std::string& uid, const kubeclient::RouteIngress&) override {
     changed.push_back(uid);
   }
+  void Appeared(const std::string& uid, const kubeclient::RouteIngress&) override {
+    appeared.push_back(uid);
+  }
   bool IsChangeContended(const std::string& uid) override { return contended.count(uid) > 0; }
   void Clear(const std::string& uid, const std::optional<kubeclient::RouteIngress>&) override {
     cleared.push_back(uid);
   }
   std::set<std::string> contended;
   std::vector<std::string> changed;
+  std::vector<std::string> appeared;
   std::vector<std::string> cleared;
 };
 

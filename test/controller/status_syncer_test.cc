@@ -325,6 +325,8 @@ TEST(ControllerTest, FeedsTrackerOnlyOnChangedEntries) {
   EXPECT_TRUE(h.gate.changed.empty()) << "absent -> present is creation, not a change";
   h.Deliver("ns", "web");
   EXPECT_TRUE(h.gate.changed.empty());
+  EXPECT_EQ(h.gate.appeared, std::vector<std::string>{h.api.Object("ns", "web")["metadata"]["uid"]})
+      << "the watch showing our entry created is reported as an appearance";
   json theirs = h.api.Object("ns", "web");
   theirs["status"]["ingress"][0]["host"] = "theirs.example.com";
   h.api.Put(theirs);

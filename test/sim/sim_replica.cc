@@ -86,6 +86,13 @@ void TrackerGate::Changed(const std::string& uid, const kubeclient::RouteIngress
   tracker_.Changed(uid, new_->Key(), *old_entry, entry, desired ? &*desired : nullptr);
 }
 
+void TrackerGate::Appeared(const std::string& uid, const kubeclient::RouteIngress& entry) {
+  CHECK(old_ && new_ && syncer_) << "Appeared outside an announced update";
+  CHECK(new_->metadata.uid == uid);
+  std::optional<kubeclient::RouteIngress> desired = syncer_->Desired(*new_, nullptr);
+  tracker_.Appeared(uid, new_->Key(), entry, desired ? &*desired : nullptr);
+}
+
 Replica::Replica(const SimClock& clock, SimApi& api, ReplicaSpec spec, SimQueue::After after)
     : clock_(clock), spec_(std::move(spec)), client_(api, spec_.id) {
   store_ = std::make_unique<SimStore>(controller::RoutesByHostIndexFunc(spec_.admission));

@@ -92,6 +92,7 @@ class TrackerGate final : public controller::ContentionGate {
   void BeginUpdate(const RoutePtr& old_obj, const RoutePtr& new_obj);
 
   void Changed(const std::string& uid, const kubeclient::RouteIngress& entry) override;
+  void Appeared(const std::string& uid, const kubeclient::RouteIngress& entry) override;
   bool IsChangeContended(const std::string& uid) override {
     return tracker_.IsChangeContended(uid);
   }
