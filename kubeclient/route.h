@@ -10,6 +10,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "kubeclient/json_reader.h"
 #include "kubeclient/status.h"
 
 namespace routestatus::kubeclient {
@@ -107,57 +108,6 @@ StatusOr<nlohmann::json> WithIngressEntry(const Route& route, std::string_view r
 // policy, router name, and the conditions compared by type/status/reason/
 // message in any order; lastTransitionTime is ignored.
 bool IngressEqual(const RouteIngress& a, const RouteIngress& b);
-
-// A validating pull reader over JSON text (RFC 8259, strict UTF-8: what
-// nlohmann::json::parse accepts), for decoders that skip the DOM. Calls
-// return false on invalid input; after a false the reader is unusable.
-// Spans (pos()) point into the caller's text, which must outlive the reader.
-// Not thread-safe (one reader per thread); no recursion, so deep nesting is safe.
-class JsonReader {
- public:
-  explicit JsonReader(std::string_view text)
-      : p_(text.data()), end_(text.data() + text.size()) {}
-
-  // Skips a UTF-8 byte order mark (only at the very start, as nlohmann does).
-  void SkipBom();
-  // The first byte of the next token after whitespace ('\0' at the end).
-  char Peek();
-  // True when only whitespace is left.
-  bool AtEnd() { return Peek() == '\0' && p_ == end_; }
-  // Where the next byte is read (after Peek(): the next token).
-  const char* pos() const { return p_; }
-
-  // Objects: BeginObject() consumes '{'; NextMember() returns 1 with the
-  // (unescaped) key, positioned at its value, or 0 after the closing '}',
-  // or -1 on invalid input. The key view is valid until the next call.
-  bool BeginObject();
-  int NextMember(std::string_view* key);
-  // Arrays: the same with '[' and NextElement() (1: at an element).
-  bool BeginArray();
-  int NextElement();
-
-  // Reads a string value (unescaped) into *out, or only validates it when
-  // out is null.
-  bool String(std::string* out);
-  // Reads a number; *is_integer says whether it has no fraction/exponent
-  // and fits 64 bits (then *value holds it, wrapped to int64 like nlohmann's
-  // get<int64_t>()).
-  bool Number(bool* is_integer, int64_t* value);
-  // Validates and skips any value.
-  bool SkipValue();
-
- private:
-  bool Literal(std::string_view word);
-  bool Key(std::string_view* key);
-  bool Escape(std::string* out);
-  bool Hex4(unsigned* out);
-
-  const char* p_;
-  const char* end_;
-  bool first_ = false;  // the next NextMember/NextElement is the first one
-  std::string scratch_;
-  std::string stack_;
-};
 
 // Parses an RFC 3339 timestamp ("2026-11-29T14:00:00Z", fractional seconds
 // and offsets accepted) into seconds since the epoch; nullopt if malformed.
