@@ -17,7 +17,7 @@
 #include "cmd/route-status-controller/http_endpoint.h"
 #include "cmd/route-status-controller/metrics_collector.h"
 #include "cmd/route-status-controller/observe_only_lease.h"
-#include "cmd/route-status-controller/tracker_gate.h"
+#include "controller/tracker_gate.h"
 #include "conflict/contention_tracker.h"
 #include "controller/controller.h"
 #include "controller/shard.h"
@@ -86,7 +86,7 @@ class ControllerApp {
   std::unique_ptr<lease::BackoffWriteLease> lease_;  // null when observe-only
   std::unique_ptr<ObserveOnlyLease> observe_only_;   // null when writing
   conflict::ContentionTracker tracker_;
-  TrackerGate gate_;
+  controller::TrackerGate gate_;
   controller::StatusStats stats_;
   controller::ShardFilter shard_;
   controller::StatusSyncer syncer_;

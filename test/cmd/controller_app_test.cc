@@ -12,7 +12,7 @@
 
 #include "cmd/route-status-controller/component_options.h"
 #include "cmd/route-status-controller/controller_app.h"
-#include "cmd/route-status-controller/tracker_gate.h"
+#include "controller/tracker_gate.h"
 #include "conflict/contention_tracker.h"
 #include "test/testing/fake_clock.h"
 
@@ -52,7 +52,7 @@ class TrackerGateTest : public ::testing::Test {
   }
   routestatus::testing::FakeClock clock_;
   conflict::ContentionTracker tracker_;
-  TrackerGate gate_;
+  controller::TrackerGate gate_;
 };
 
 TEST_F(TrackerGateTest, ChangeAwayFromOurWriteIsContention) {

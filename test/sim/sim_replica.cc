@@ -72,34 +72,13 @@ bool SimQueue::Get(std::string* key) {
   return true;
 }
 
-void TrackerGate::BeginUpdate(const RoutePtr& old_obj, const RoutePtr& new_obj) {
-  old_ = old_obj;
-  new_ = new_obj;
-}
-
-void TrackerGate::Changed(const std::string& uid, const kubeclient::RouteIngress& entry) {
-  CHECK(old_ && new_ && syncer_) << "Changed outside an announced update";
-  const std::string& name = syncer_->admission_options().router_name;
-  const auto* old_entry = old_->FindIngress(name);
-  CHECK(old_entry != nullptr && new_->metadata.uid == uid);
-  std::optional<kubeclient::RouteIngress> desired = syncer_->Desired(*new_, nullptr);
-  tracker_.Changed(uid, new_->Key(), *old_entry, entry, desired ? &*desired : nullptr);
-}
-
-void TrackerGate::Appeared(const std::string& uid, const kubeclient::RouteIngress& entry) {
-  CHECK(old_ && new_ && syncer_) << "Appeared outside an announced update";
-  CHECK(new_->metadata.uid == uid);
-  std::optional<kubeclient::RouteIngress> desired = syncer_->Desired(*new_, nullptr);
-  tracker_.Appeared(uid, new_->Key(), entry, desired ? &*desired : nullptr);
-}
-
 Replica::Replica(const SimClock& clock, SimApi& api, ReplicaSpec spec, SimQueue::After after)
     : clock_(clock), spec_(std::move(spec)), client_(api, spec_.id) {
   store_ = std::make_unique<SimStore>(controller::RoutesByHostIndexFunc(spec_.admission));
   queue_ = std::make_unique<SimQueue>(std::move(after));
   lease_ = std::make_unique<lease::BackoffWriteLease>(clock_, spec_.lease);
   tracker_ = std::make_unique<conflict::ContentionTracker>(clock_, spec_.tracker);
-  gate_ = std::make_unique<TrackerGate>(*tracker_);
+  gate_ = std::make_unique<controller::TrackerGate>(*tracker_, spec_.admission.router_name);
   shard_ = std::make_unique<controller::ShardFilter>(spec_.shard, nullptr);
   stats_ = std::make_unique<controller::StatusStats>();
   syncer_ = std::make_unique<controller::StatusSyncer>(spec_.admission, *shard_, *store_, client_,
@@ -128,17 +107,20 @@ void Replica::Deliver(const ModelEvent& event) {
     case EventType::kAdded:
     case EventType::kModified: {
       RoutePtr old = store_->Upsert(event.route);
+      // Why: the gate is registered before the controller's handler, as in
+      // cmd/, so it knows the update behind each Changed/Appeared call.
       if (old) {
-        gate_->BeginUpdate(old, event.route);
+        gate_->OnUpdate(old, event.route);
         handler.OnUpdate(old, event.route);
-        gate_->BeginUpdate(nullptr, nullptr);
       } else {
+        gate_->OnAdd(event.route, false);
         handler.OnAdd(event.route, false);
       }
       break;
     }
     case EventType::kDeleted: {
       RoutePtr old = store_->Erase(event.route->Key());
+      gate_->OnDelete(old ? old : event.route);
       handler.OnDelete(old ? old : event.route);
       break;
     }

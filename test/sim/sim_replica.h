@@ -16,6 +16,7 @@
 #include "controller/shard.h"
 #include "controller/status_stats.h"
 #include "controller/status_syncer.h"
+#include "controller/tracker_gate.h"
 #include "kubeclient/cache/store.h"
 #include "kubeclient/cache/work_queue.h"
 #include "lease/backoff_write_lease.h"
@@ -79,35 +80,6 @@ class SimQueue final : public kubeclient::cache::WorkQueueInterface {
   bool shut_down_ = false;
 };
 
-// Adapts the real ContentionTracker to the controller's ContentionGate.
-// The controller's Changed(uid, entry) does not carry the old entry or our
-// desired entry, which the tracker needs (without `desired`, a follower
-// that never wrote would take the leader's legitimate change for
-// contention); the simulated informer announces each update with
-// BeginUpdate before calling the controller's handler. Not thread-safe.
-class TrackerGate final : public controller::ContentionGate {
- public:
-  explicit TrackerGate(conflict::ContentionTracker& tracker) : tracker_(tracker) {}
-  void SetSyncer(const controller::StatusSyncer* syncer) { syncer_ = syncer; }
-  void BeginUpdate(const RoutePtr& old_obj, const RoutePtr& new_obj);
-
-  void Changed(const std::string& uid, const kubeclient::RouteIngress& entry) override;
-  void Appeared(const std::string& uid, const kubeclient::RouteIngress& entry) override;
-  bool IsChangeContended(const std::string& uid) override {
-    return tracker_.IsChangeContended(uid);
-  }
-  void Clear(const std::string& uid,
-             const std::optional<kubeclient::RouteIngress>& written) override {
-    tracker_.Clear(uid, written);
-  }
-
- private:
-  conflict::ContentionTracker& tracker_;
-  const controller::StatusSyncer* syncer_ = nullptr;
-  RoutePtr old_;
-  RoutePtr new_;
-};
-
 // Everything one replica's process owns, built fresh at each (re)start.
 struct ReplicaSpec {
   int id = 0;        // writer id in the model
@@ -155,7 +127,7 @@ class Replica {
   std::unique_ptr<SimQueue> queue_;
   std::unique_ptr<lease::BackoffWriteLease> lease_;
   std::unique_ptr<conflict::ContentionTracker> tracker_;
-  std::unique_ptr<TrackerGate> gate_;
+  std::unique_ptr<controller::TrackerGate> gate_;
   std::unique_ptr<controller::ShardFilter> shard_;
   std::unique_ptr<controller::StatusStats> stats_;
   std::unique_ptr<controller::StatusSyncer> syncer_;

@@ -1,8 +1,8 @@
-#include "cmd/route-status-controller/tracker_gate.h"
+#include "controller/tracker_gate.h"
 
 #include <glog/logging.h>
 
-namespace routestatus::cmd {
+namespace routestatus::controller {
 
 TrackerGate::TrackerGate(conflict::ContentionTracker& tracker, std::string router_name)
     : tracker_(tracker), router_name_(std::move(router_name)) {}
@@ -69,4 +69,4 @@ void TrackerGate::Clear(const std::string& uid,
   tracker_.Clear(uid, written);
 }
 
-}  // namespace routestatus::cmd
+}  // namespace routestatus::controller

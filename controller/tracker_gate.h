@@ -10,7 +10,7 @@
 #include "kubeclient/cache/store.h"
 #include "kubeclient/route.h"
 
-namespace routestatus::cmd {
+namespace routestatus::controller {
 
 // Adapts the real conflict::ContentionTracker to the controller's
 // ContentionGate. The gate's Changed(uid, entry) carries neither the old
@@ -23,13 +23,13 @@ namespace routestatus::cmd {
 //
 // Thread-safe. The tracker (and the syncer passed to SetSyncer) must outlive
 // the gate.
-class TrackerGate final : public controller::ContentionGate,
+class TrackerGate final : public ContentionGate,
                           public kubeclient::cache::EventHandler<kubeclient::Route> {
  public:
   TrackerGate(conflict::ContentionTracker& tracker, std::string router_name);
   // The syncer computes `desired`; without one, only the tracker's `last`
   // tells our writes from theirs. Call before the informer starts.
-  void SetSyncer(const controller::StatusSyncer* syncer) { syncer_ = syncer; }
+  void SetSyncer(const StatusSyncer* syncer) { syncer_ = syncer; }
 
   // EventHandler<Route> (register first).
   void OnAdd(const Ptr& obj, bool initial_list) override;
@@ -46,10 +46,10 @@ class TrackerGate final : public controller::ContentionGate,
  private:
   conflict::ContentionTracker& tracker_;
   const std::string router_name_;
-  const controller::StatusSyncer* syncer_ = nullptr;
+  const StatusSyncer* syncer_ = nullptr;
   std::mutex mu_;
   Ptr old_;  // GUARDED_BY(mu_): the update being delivered
   Ptr new_;  // GUARDED_BY(mu_)
 };
 
-}  // namespace routestatus::cmd
+}  // namespace routestatus::controller
