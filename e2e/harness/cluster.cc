@@ -40,42 +40,6 @@ std::string Env(const char* name, const std::string& fallback = "") {
   return v != nullptr && *v != '\0' ? std::string(v) : fallback;
 }
 
-// One plain-HTTP request to 127.0.0.1:port; returns the HTTP code (0 on a
-// transport failure) and the body in *body.
-int HttpLocal(const std::string& method, int port, const std::string& path,
-              const std::string& request_body, std::string* body) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return 0;
-  timeval tv{10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return 0;
-  }
-  std::string req = method + " " + path +
-                    " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-                    "Content-Type: application/json\r\nContent-Length: " +
-                    std::to_string(request_body.size()) + "\r\n\r\n" + request_body;
-  if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
-    close(fd);
-    return 0;
-  }
-  std::string resp;
-  char buf[16384];
-  ssize_t n;
-  while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) resp.append(buf, static_cast<size_t>(n));
-  close(fd);
-  size_t header_end = resp.find("\r\n\r\n");
-  size_t sp = resp.find(' ');
-  if (header_end == std::string::npos || sp == std::string::npos) return 0;
-  if (body) *body = resp.substr(header_end + 4);
-  return std::atoi(resp.c_str() + sp + 1);
-}
-
 std::string RandomSuffix() {
   std::random_device rd;
   std::mt19937 rng(rd());
@@ -323,7 +287,7 @@ Status TestCluster::AdminPost(const std::string& path, const std::string& body,
     return Status(StatusCode::kInvalid, "fault injection needs the embedded API server");
   }
   std::string reply;
-  int code = HttpLocal(method, apiserver_port_, path, body, &reply);
+  int code = HttpRequestLocal(method, apiserver_port_, path, body, &reply);
   if (code != 200) {
     return Status(StatusCode::kUnavailable,
                   method + " " + path + " -> " + std::to_string(code) + " " + reply);

@@ -88,11 +88,11 @@ double SumSamples(const std::vector<PromSample>& samples, const std::string& nam
   return sum;
 }
 
-std::string HttpGetLocal(int port, const std::string& path, bool* ok, int* http_code) {
-  if (ok) *ok = false;
+int HttpRequestLocal(const std::string& method, int port, const std::string& path,
+                     const std::string& request_body, std::string* body) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return "";
-  timeval tv{5, 0};
+  if (fd < 0) return 0;
+  timeval tv{10, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -100,12 +100,15 @@ std::string HttpGetLocal(int port, const std::string& path, bool* ok, int* http_
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     close(fd);
-    return "";
+    return 0;
   }
-  std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  std::string req = method + " " + path +
+                    " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                    "Content-Type: application/json\r\nContent-Length: " +
+                    std::to_string(request_body.size()) + "\r\n\r\n" + request_body;
   if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
     close(fd);
-    return "";
+    return 0;
   }
   std::string resp;
   char buf[65536];
@@ -113,13 +116,18 @@ std::string HttpGetLocal(int port, const std::string& path, bool* ok, int* http_
   while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) resp.append(buf, static_cast<size_t>(n));
   close(fd);
   size_t header_end = resp.find("\r\n\r\n");
-  if (header_end == std::string::npos) return "";
-  if (http_code) {
-    size_t sp = resp.find(' ');
-    *http_code = sp == std::string::npos ? 0 : std::atoi(resp.c_str() + sp + 1);
-  }
-  if (ok) *ok = true;
-  return resp.substr(header_end + 4);
+  size_t sp = resp.find(' ');
+  if (header_end == std::string::npos || sp == std::string::npos) return 0;
+  if (body) *body = resp.substr(header_end + 4);
+  return std::atoi(resp.c_str() + sp + 1);
+}
+
+std::string HttpGetLocal(int port, const std::string& path, bool* ok, int* http_code) {
+  std::string body;
+  int code = HttpRequestLocal("GET", port, path, "", &body);
+  if (ok) *ok = code != 0;
+  if (http_code) *http_code = code;
+  return code != 0 ? body : "";
 }
 
 }  // namespace routestatus::e2e

@@ -23,6 +23,12 @@ std::vector<PromSample> ParsePromText(std::string_view text);
 double SumSamples(const std::vector<PromSample>& samples, const std::string& name,
                   const std::map<std::string, std::string>& match = {});
 
+// One blocking HTTP/1.0 request to http://127.0.0.1:port/path with a JSON
+// body; returns the HTTP code (0 on a transport failure) and the response
+// body in *body.
+int HttpRequestLocal(const std::string& method, int port, const std::string& path,
+                     const std::string& request_body, std::string* body);
+
 // A minimal blocking HTTP/1.0 GET of http://127.0.0.1:port/path; returns the
 // body, or "" on any failure (and sets *ok false).
 std::string HttpGetLocal(int port, const std::string& path, bool* ok = nullptr,
