@@ -24,43 +24,44 @@ nlohmann::json ApiError::ToJson() const {
   return j;
 }
 
-ApiError NotFoundError(const std::string& group, const std::string& resource,
-                       const std::string& name) {
+namespace {
+
+// An error about one named object: details carry its name, group and kind.
+ApiError ObjectError(int code, const char* reason, std::string message, const std::string& group,
+                     const std::string& resource, const std::string& name) {
   ApiError e;
-  e.code = 404;
-  e.reason = "NotFound";
-  e.message = GroupResource(group, resource) + " \"" + name + "\" not found";
+  e.code = code;
+  e.reason = reason;
+  e.message = std::move(message);
   e.name = name;
   e.group = group;
   e.kind = resource;
   return e;
+}
+
+}  // namespace
+
+ApiError NotFoundError(const std::string& group, const std::string& resource,
+                       const std::string& name) {
+  return ObjectError(404, "NotFound", GroupResource(group, resource) + " \"" + name + "\" not found",
+                     group, resource, name);
 }
 
 ApiError AlreadyExistsError(const std::string& group, const std::string& resource,
                             const std::string& name) {
-  ApiError e;
-  e.code = 409;
-  e.reason = "AlreadyExists";
-  e.message = GroupResource(group, resource) + " \"" + name + "\" already exists";
-  e.name = name;
-  e.group = group;
-  e.kind = resource;
-  return e;
+  return ObjectError(409, "AlreadyExists",
+                     GroupResource(group, resource) + " \"" + name + "\" already exists", group,
+                     resource, name);
 }
 
 ApiError ConflictError(const std::string& group, const std::string& resource,
                        const std::string& name) {
-  ApiError e;
-  e.code = 409;
-  e.reason = "Conflict";
-  e.message = "Operation cannot be fulfilled on " + GroupResource(group, resource) + " \"" +
-              name +
-              "\": the object has been modified; please apply your changes to the latest "
-              "version and try again";
-  e.name = name;
-  e.group = group;
-  e.kind = resource;
-  return e;
+  return ObjectError(409, "Conflict",
+                     "Operation cannot be fulfilled on " + GroupResource(group, resource) + " \"" +
+                         name +
+                         "\": the object has been modified; please apply your changes to the "
+                         "latest version and try again",
+                     group, resource, name);
 }
 
 ApiError BadRequestError(const std::string& message) {
