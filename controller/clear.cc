@@ -45,7 +45,7 @@ Status ClearOne(kubeclient::KubeClient& client, QpsLimiter& limiter, const Clear
   for (int attempt = 0;; ++attempt) {
     auto route = kubeclient::RouteFromJson(object);
     if (!route.ok()) return route.status();
-    if (route->FindIngress(options.router_name) == nullptr) return Status::Ok();
+    if (!route->FindIngress(options.router_name)) return Status::Ok();
     auto body = kubeclient::WithIngressEntry(*route, options.router_name, std::nullopt);
     if (!body.ok()) return body.status();
     limiter.Wait();

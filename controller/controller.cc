@@ -32,19 +32,18 @@ class Controller::RouteHandler final : public kubeclient::cache::EventHandler<Ro
 
   void OnUpdate(const Ptr& old_obj, const Ptr& new_obj) override {
     const std::string& name = c_.syncer_.admission_options().router_name;
-    const auto* old_entry = old_obj->FindIngress(name);
-    const auto* new_entry = new_obj->FindIngress(name);
-    if (new_entry != nullptr &&
-        (old_entry == nullptr || !kubeclient::IngressEqual(*old_entry, *new_entry))) {
+    const auto old_entry = old_obj->FindIngress(name);
+    const auto new_entry = new_obj->FindIngress(name);
+    if (new_entry && (!old_entry || !kubeclient::IngressEqual(*old_entry, *new_entry))) {
       std::lock_guard<std::mutex> lock(c_.mu_);
       c_.entry_changed_.insert(new_obj->Key());
     }
     c_.queue_.Add(new_obj->Key());
-    if (old_entry != nullptr && new_entry != nullptr &&
+    if (old_entry && new_entry &&
         old_obj->metadata.uid == new_obj->metadata.uid &&
         !kubeclient::IngressEqual(*old_entry, *new_entry)) {
       c_.gate_.Changed(new_obj->metadata.uid, *new_entry);
-    } else if (old_entry == nullptr && new_entry != nullptr &&
+    } else if (!old_entry && new_entry &&
                old_obj->metadata.uid == new_obj->metadata.uid) {
       // Why: a router sharing our name but configured differently shows up
       // first as someone else creating our entry; without this, every

@@ -1,5 +1,6 @@
 #include "controller/desired_status.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace routestatus::controller {
@@ -48,11 +49,14 @@ std::optional<int64_t> NewestConditionTime(const RouteIngress& entry) {
 }
 
 bool IsNewestEntry(const kubeclient::Route& route, std::string_view router_name) {
-  const RouteIngress* ours = route.FindIngress(router_name);
-  if (ours == nullptr) return false;
+  const std::vector<RouteIngress> entries = route.Ingress();
+  auto ours = std::find_if(entries.begin(), entries.end(), [&](const RouteIngress& e) {
+    return e.router_name == router_name;
+  });
+  if (ours == entries.end()) return false;
   auto our_time = NewestConditionTime(*ours);
   if (!our_time) return false;
-  for (const auto& entry : route.ingress) {
+  for (const auto& entry : entries) {
     if (entry.router_name == router_name) continue;
     auto t = NewestConditionTime(entry);
     if (t && *t > *our_time) return false;

@@ -32,8 +32,9 @@ const char* SyncResultName(SyncResult result) {
 
 namespace {
 
-bool SameEntry(const RouteIngress* observed, const std::optional<RouteIngress>& desired) {
-  if (observed == nullptr || !desired) return observed == nullptr && !desired;
+bool SameEntry(const std::optional<RouteIngress>& observed,
+               const std::optional<RouteIngress>& desired) {
+  if (!observed || !desired) return !observed && !desired;
   return kubeclient::IngressEqual(*observed, *desired);
 }
 
@@ -75,8 +76,9 @@ std::optional<RouteIngress> StatusSyncer::Desired(const Route& route,
   AdmissionDecision d = Admit(route, peers, admission_);
   stats_.SetAdmission(route.Key(), d.admitted ? "true" : "false",
                       d.admitted ? kReasonAdmitted : d.reason);
+  std::optional<RouteIngress> observed = route.FindIngress(admission_.router_name);
   RouteIngress entry =
-      DesiredEntry(d, admission_, route.FindIngress(admission_.router_name), clock_.WallNow());
+      DesiredEntry(d, admission_, observed ? &*observed : nullptr, clock_.WallNow());
   if (decision != nullptr) *decision = std::move(d);
   return entry;
 }
@@ -88,9 +90,9 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
     stats_.ForgetAdmission(key);
     return SyncResult::kGone;
   }
-  const RouteIngress* observed = route->FindIngress(admission_.router_name);
+  std::optional<RouteIngress> observed = route->FindIngress(admission_.router_name);
   std::optional<RouteIngress> desired = Desired(*route, nullptr);
-  if (!desired && observed == nullptr) {
+  if (!desired && !observed) {
     ++stats_.skipped_out_of_shard;
     VLOG(4) << "route " << key << ": outside our shard, no entry of ours";
     return SyncResult::kOutOfShard;
@@ -106,7 +108,7 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
     ++stats_.skipped_no_change;
     return SyncResult::kNoChange;
   }
-  if (observed != nullptr && gate_.IsChangeContended(route->metadata.uid)) {
+  if (observed && gate_.IsChangeContended(route->metadata.uid)) {
     ++stats_.skipped_contended;
     VLOG(4) << "route " << key << ": change contended, not writing";
     return SyncResult::kContended;
@@ -127,13 +129,13 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
     VLOG(4) << "route " << key << ": gone or replaced before our write ran; dropping work";
     return {WorkResult::kNone, false};
   }
-  const RouteIngress* observed = route->FindIngress(admission_.router_name);
+  std::optional<RouteIngress> observed = route->FindIngress(admission_.router_name);
   std::optional<RouteIngress> desired = Desired(*route, nullptr);
   if (SameEntry(observed, desired)) {
     ++stats_.skipped_done;  // e.g. after a 409 the watch brought a correct entry
     return {WorkResult::kNone, false};
   }
-  if (observed != nullptr && gate_.IsChangeContended(uid)) {
+  if (observed && gate_.IsChangeContended(uid)) {
     ++stats_.skipped_contended;
     return {WorkResult::kRelease, false};
   }

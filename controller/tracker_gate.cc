@@ -35,9 +35,9 @@ void TrackerGate::Changed(const std::string& uid, const kubeclient::RouteIngress
     old_obj = old_;
     new_obj = new_;
   }
-  const kubeclient::RouteIngress* old_entry =
-      old_obj ? old_obj->FindIngress(router_name_) : nullptr;
-  if (old_entry == nullptr || !new_obj || new_obj->metadata.uid != uid) {
+  std::optional<kubeclient::RouteIngress> old_entry;
+  if (old_obj) old_entry = old_obj->FindIngress(router_name_);
+  if (!old_entry || !new_obj || new_obj->metadata.uid != uid) {
     // Why not CHECK: a misordered registration must not crash the process;
     // it only weakens detection, so say so once in a while.
     LOG_EVERY_N(WARNING, 100) << "contention: change of " << uid

@@ -38,13 +38,6 @@ Status Invalid(const std::string& what) { return Status(StatusCode::kInvalid, wh
 
 std::string Route::Key() const { return metadata.namespace_name + "/" + metadata.name; }
 
-const RouteIngress* Route::FindIngress(std::string_view router_name) const {
-  for (const auto& entry : ingress) {
-    if (entry.router_name == router_name) return &entry;
-  }
-  return nullptr;
-}
-
 std::optional<int64_t> ParseRfc3339(std::string_view text) {
   int year, mon, day, hour, min, sec;
   int consumed = 0;
@@ -213,7 +206,6 @@ StatusOr<Route> RouteFromJson(const json& object) {
     auto iit = stit->find("ingress");
     if (iit != stit->end() && !iit->is_null()) {
       if (!iit->is_array()) return Invalid("status.ingress is not an array");
-      for (const auto& e : *iit) route.ingress.push_back(IngressFromJson(e));
     }
   }
   route.raw_json = object.dump();
@@ -407,29 +399,43 @@ bool ReadIngressEntry(JsonReader& r, RouteIngress* in) {
   });
 }
 
+// status.ingress as RouteFromText sees it: only whether it has a wrong
+// type (the entries stay in raw_json; Route::Ingress decodes them).
 struct StatusState {
   bool ingress_bad = false;
-  std::vector<RouteIngress> ingress;
 };
 
 bool ReadStatus(JsonReader& r, StatusState* st) {
   return ForMembers(r, [&](std::string_view key) {
-    if (key != "ingress") return r.SkipValue();
-    st->ingress.clear();
-    st->ingress_bad = false;
-    char c = r.Peek();
-    if (c != '[') {
-      st->ingress_bad = c != 'n';
-      return r.SkipValue();
+    if (key == "ingress") {
+      char c = r.Peek();
+      st->ingress_bad = c != '[' && c != 'n';
     }
-    r.BeginArray();
-    for (int more; (more = r.NextElement()) != 0;) {
-      if (more < 0) return false;
-      RouteIngress in;
-      if (!ReadIngressEntry(r, &in)) return false;
-      st->ingress.push_back(std::move(in));
-    }
-    return true;
+    return r.SkipValue();
+  });
+}
+
+// Reads status.ingress entries from a route's JSON text into *out (the last
+// "status"/"ingress" key wins, as in RouteFromText). False on invalid JSON.
+bool ReadIngressList(JsonReader& r, std::vector<RouteIngress>* out) {
+  if (r.Peek() != '{') return r.SkipValue();
+  return ForMembers(r, [&](std::string_view key) {
+    if (key != "status") return r.SkipValue();
+    out->clear();
+    if (r.Peek() != '{') return r.SkipValue();
+    return ForMembers(r, [&](std::string_view k) {
+      if (k != "ingress") return r.SkipValue();
+      out->clear();
+      if (r.Peek() != '[') return r.SkipValue();
+      r.BeginArray();
+      for (int more; (more = r.NextElement()) != 0;) {
+        if (more < 0) return false;
+        RouteIngress in;
+        if (!ReadIngressEntry(r, &in)) return false;
+        out->push_back(std::move(in));
+      }
+      return true;
+    });
   });
 }
 
@@ -506,13 +512,38 @@ struct RouteState {
     s.to_kind = std::move(spec.to_kind);
     s.to_name = std::move(spec.to_name);
     s.tls_termination = std::move(spec.tls_termination);
-    route.ingress = std::move(status.ingress);
     route.raw_json.assign(raw.data(), raw.size());
     return route;
   }
 };
 
 }  // namespace
+
+std::vector<RouteIngress> Route::Ingress() const {
+  std::vector<RouteIngress> entries;
+  JsonReader r(raw_json);
+  if (!ReadIngressList(r, &entries)) entries.clear();
+  return entries;
+}
+
+std::optional<RouteIngress> Route::FindIngress(std::string_view router_name) const {
+  for (auto& entry : Ingress()) {
+    if (entry.router_name == router_name) return std::move(entry);
+  }
+  return std::nullopt;
+}
+
+void Route::SetIngress(const std::vector<RouteIngress>& entries) {
+  json object = json::parse(raw_json.empty() ? std::string_view("{}") : std::string_view(raw_json),
+                            nullptr, /*allow_exceptions=*/false);
+  if (object.is_discarded() || !object.is_object()) object = json::object();
+  json list = json::array();
+  for (const auto& e : entries) list.push_back(IngressToJson(e));
+  json& status = object["status"];
+  if (!status.is_object()) status = json::object();
+  status["ingress"] = std::move(list);
+  raw_json = object.dump();
+}
 
 StatusOr<Route> RouteFromText(std::string_view text) {
   JsonReader r(text);

@@ -56,20 +56,29 @@ struct RouteSpec {
   std::string tls_termination;  // "" when spec.tls is absent
 };
 
-// A route.openshift.io/v1 Route: typed fields plus the exact JSON text it was
-// decoded from, so that a status write sends back every field, including the
-// ones this model does not know. Immutable once built; share it as
-// std::shared_ptr<const Route>.
+// A route.openshift.io/v1 Route: typed metadata and spec plus the exact JSON
+// text it was decoded from, so that a status write sends back every field,
+// including the ones this model does not know. status.ingress is not kept
+// typed: it is decoded from raw_json on demand (Ingress, FindIngress), which
+// saves about 1 KB per cached route (two entries typed cost more than twice
+// their text). Immutable once built; share it as std::shared_ptr<const Route>.
 struct Route {
   ObjectMeta metadata;
   RouteSpec spec;
-  std::vector<RouteIngress> ingress;  // status.ingress in server order
-  std::string raw_json;               // the whole object's exact JSON text
+  std::string raw_json;  // the whole object's exact JSON text
 
   // "namespace/name", the cache and work-queue key.
   std::string Key() const;
-  // Our entry, or nullptr when this route has none for `router_name`.
-  const RouteIngress* FindIngress(std::string_view router_name) const;
+  // status.ingress in server order, decoded from raw_json (empty when absent
+  // or when raw_json is not a JSON object). Thread-safe; ~1 us per entry.
+  std::vector<RouteIngress> Ingress() const;
+  // The first entry whose routerName is `router_name`, decoded from
+  // raw_json; nullopt when there is none. Thread-safe.
+  std::optional<RouteIngress> FindIngress(std::string_view router_name) const;
+  // Replaces status.ingress in raw_json with `entries` (raw_json "{}" is
+  // taken when empty), keeping every other field. For building routes by
+  // hand (tests, fakes); a decoded route is immutable.
+  void SetIngress(const std::vector<RouteIngress>& entries);
 };
 
 // A v1 Namespace: only metadata matters (namespace label selectors).

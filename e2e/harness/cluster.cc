@@ -316,8 +316,8 @@ bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds timeou
 }
 
 bool IsAdmittedBy(const kubeclient::Route& route, const std::string& router_name) {
-  const kubeclient::RouteIngress* entry = route.FindIngress(router_name);
-  if (entry == nullptr) return false;
+  const auto entry = route.FindIngress(router_name);
+  if (!entry) return false;
   for (const auto& c : entry->conditions) {
     if (c.type == "Admitted") return c.status == "True";
   }

@@ -127,8 +127,7 @@ std::string RouteWatcher::Relist(bool baseline) {
     if (baseline) {
       std::lock_guard<std::mutex> lock(mu_);
       History& h = routes_[route->Key()];
-      const RouteIngress* entry = route->FindIngress(router_name_);
-      if (entry) h.entry = *entry;
+      h.entry = route->FindIngress(router_name_);
       h.uid = route->metadata.uid;
       since_[route->Key()] = now;
     } else {
@@ -150,8 +149,7 @@ std::string RouteWatcher::Relist(bool baseline) {
 
 void RouteWatcher::Observe(const kubeclient::Route& route, Clock::time_point at) {
   if (!namespaces_.count(route.metadata.namespace_name)) return;
-  std::optional<RouteIngress> entry;
-  if (const RouteIngress* e = route.FindIngress(router_name_)) entry = *e;
+  std::optional<RouteIngress> entry = route.FindIngress(router_name_);
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, inserted] = routes_.try_emplace(route.Key());
   History& h = it->second;

@@ -147,7 +147,7 @@ TEST_F(ContentionTest, ShardExitAndClear) {
   auto routes = cluster().ListRoutes();
   ASSERT_TRUE(routes.ok());
   for (const auto& r : *routes) {
-    EXPECT_EQ(r.FindIngress("e2e-shard"), nullptr) << r.Key();
+    EXPECT_FALSE(r.FindIngress("e2e-shard").has_value()) << r.Key();
     EXPECT_TRUE(IsAdmittedBy(r, "e2e-keep")) << r.Key();
   }
   EXPECT_EQ(WritesDuring(cluster(), seconds(2)), 0);

@@ -53,10 +53,10 @@ TEST_F(ConvergeTest, ThreeRouterNamesTwoReplicasEach) {
   auto routes = cluster().ListRoutes();
   ASSERT_TRUE(routes.ok());
   for (const auto& r : *routes) {
-    EXPECT_EQ(r.ingress.size(), 3u) << r.Key();
+    EXPECT_EQ(r.Ingress().size(), 3u) << r.Key();
     for (const auto& name : names) {
-      const auto* e = r.FindIngress(name);
-      ASSERT_NE(e, nullptr) << r.Key() << " " << name;
+      const auto e = r.FindIngress(name);
+      ASSERT_TRUE(e.has_value()) << r.Key() << " " << name;
       EXPECT_EQ(e->host, r.spec.host) << r.Key();
       EXPECT_EQ(e->router_canonical_hostname, "router-" + name + ".apps.example.com");
     }

@@ -19,8 +19,8 @@ using std::chrono::seconds;
 bool InDesiredState(const kubeclient::Route& r, const std::string& router) {
   auto it = r.metadata.labels.find("shard");
   bool out = it != r.metadata.labels.end() && it->second == "out";
-  const kubeclient::RouteIngress* e = r.FindIngress(router);
-  if (out) return e == nullptr;
+  const auto e = r.FindIngress(router);
+  if (out) return !e;
   return IsAdmittedBy(r, router) && e->host == r.spec.host;
 }
 

@@ -36,7 +36,7 @@ std::shared_ptr<const Route> RouteWith(const std::string& uid, const RouteIngres
   r->metadata.namespace_name = "ns";
   r->metadata.name = "a";
   r->metadata.uid = uid;
-  r->ingress.push_back(entry);
+  r->SetIngress({entry});
   return r;
 }
 
@@ -60,7 +60,7 @@ TEST_F(TrackerGateTest, ChangeAwayFromOurWriteIsContention) {
   auto old_obj = RouteWith("u1", Entry("ours.example.com"));
   auto new_obj = RouteWith("u1", Entry("theirs.example.com"));
   gate_.OnUpdate(old_obj, new_obj);  // registered before the controller
-  gate_.Changed("u1", new_obj->ingress[0]);
+  gate_.Changed("u1", *new_obj->FindIngress("r"));
   EXPECT_TRUE(gate_.IsChangeContended("u1"));
   EXPECT_EQ(tracker_.Snapshot().contended_routes, 1u);
   // The window passes: writable again.
@@ -73,7 +73,7 @@ TEST_F(TrackerGateTest, ChangeBackToOurValueIsNotContention) {
   auto old_obj = RouteWith("u1", Entry("stale.example.com"));
   auto new_obj = RouteWith("u1", Entry("ours.example.com"));
   gate_.OnUpdate(old_obj, new_obj);
-  gate_.Changed("u1", new_obj->ingress[0]);
+  gate_.Changed("u1", *new_obj->FindIngress("r"));
   EXPECT_FALSE(gate_.IsChangeContended("u1"));
 }
 
@@ -82,7 +82,7 @@ TEST_F(TrackerGateTest, DeleteForgetsAndUnannouncedChangesAreIgnored) {
   auto old_obj = RouteWith("u1", Entry("ours.example.com"));
   auto new_obj = RouteWith("u1", Entry("theirs.example.com"));
   gate_.OnUpdate(old_obj, new_obj);
-  gate_.Changed("u1", new_obj->ingress[0]);
+  gate_.Changed("u1", *new_obj->FindIngress("r"));
   ASSERT_TRUE(gate_.IsChangeContended("u1"));
   gate_.OnDelete(new_obj);
   EXPECT_FALSE(gate_.IsChangeContended("u1"));

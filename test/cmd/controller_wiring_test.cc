@@ -145,8 +145,8 @@ class ControllerWiringTest : public ::testing::Test {
     auto routes = Routes();
     if (static_cast<int>(routes.size()) != kWorldRoutes) return false;
     for (const auto& r : routes) {
-      const auto* e = r.FindIngress(kRouter);
-      if (e == nullptr || e->conditions.size() != 1 || e->host != r.spec.host) return false;
+      const auto e = r.FindIngress(kRouter);
+      if (!e || e->conditions.size() != 1 || e->host != r.spec.host) return false;
       bool dup = r.metadata.name == "dup";
       if (dup != (e->conditions[0].status == "False")) return false;
       if (dup && e->conditions[0].reason != "HostAlreadyClaimed") return false;
@@ -247,7 +247,7 @@ TEST_F(ControllerWiringTest, TwoReplicasConvergeWithOneWritePerRoute) {
   ASSERT_TRUE(Eventually(
       [&] {
         for (const auto& r : Routes()) {
-          if (r.metadata.name == "late" && r.FindIngress(kRouter) != nullptr) return true;
+          if (r.metadata.name == "late" && r.FindIngress(kRouter).has_value()) return true;
         }
         return false;
       },
@@ -289,7 +289,7 @@ TEST_F(ControllerWiringTest, ObserveOnlyWritesNothing) {
   // ...and writes none.
   EXPECT_EQ(ServerStatusPuts(), 0);
   EXPECT_EQ(r.Sum("routestatus_status_writes_total"), 0);
-  for (const auto& route : Routes()) EXPECT_EQ(route.FindIngress(kRouter), nullptr);
+  for (const auto& route : Routes()) EXPECT_FALSE(route.FindIngress(kRouter).has_value());
   EXPECT_EQ(r.process->Stop(), 0);
 }
 
@@ -334,9 +334,9 @@ TEST_F(ControllerWiringTest, ClearRemovesOnlyOurEntries) {
   ASSERT_EQ(clear.Wait(20s), 0) << clear.ReadLog();
   EXPECT_THAT(clear.ReadLog(), HasSubstr("done: 6 routes scanned, 6 cleared"));
   for (const auto& route : Routes()) {
-    EXPECT_EQ(route.FindIngress(kRouter), nullptr) << route.Key();
+    EXPECT_FALSE(route.FindIngress(kRouter).has_value()) << route.Key();
     if (route.metadata.name == "r1") {
-      EXPECT_NE(route.FindIngress("other"), nullptr);
+      EXPECT_TRUE(route.FindIngress("other").has_value());
     }
   }
   // Idempotent: a second run finds nothing to do.

@@ -33,7 +33,7 @@ int CountEntries(FakeKubeClient& api, const std::string& router) {
   auto page = api.List(kubeclient::RoutesResource(), "", {});
   for (const auto& item : page->items) {
     auto route = kubeclient::RouteFromJson(item).value();
-    if (route.FindIngress(router) != nullptr) ++n;
+    if (route.FindIngress(router).has_value()) ++n;
   }
   return n;
 }

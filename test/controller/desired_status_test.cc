@@ -115,15 +115,19 @@ RouteIngress EntryAt(const std::string& router, const std::string& time) {
 TEST(IsNewestEntryTest, ComparesConditionTimes) {
   kubeclient::Route r;
   EXPECT_FALSE(IsNewestEntry(r, "default")) << "no entry";
-  r.ingress = {EntryAt("default", "2026-01-01T00:00:10Z")};
+  std::vector<RouteIngress> entries = {EntryAt("default", "2026-01-01T00:00:10Z")};
+  r.SetIngress(entries);
   EXPECT_TRUE(IsNewestEntry(r, "default")) << "only entry";
-  r.ingress.push_back(EntryAt("other", "2026-01-01T00:00:05Z"));
+  entries.push_back(EntryAt("other", "2026-01-01T00:00:05Z"));
+  r.SetIngress(entries);
   EXPECT_TRUE(IsNewestEntry(r, "default"));
-  r.ingress.push_back(EntryAt("third", "2026-01-01T00:00:10Z"));
+  entries.push_back(EntryAt("third", "2026-01-01T00:00:10Z"));
+  r.SetIngress(entries);
   EXPECT_TRUE(IsNewestEntry(r, "default")) << "ties are ours";
-  r.ingress.push_back(EntryAt("fourth", "2026-01-01T00:00:11Z"));
+  entries.push_back(EntryAt("fourth", "2026-01-01T00:00:11Z"));
+  r.SetIngress(entries);
   EXPECT_FALSE(IsNewestEntry(r, "default"));
-  r.ingress = {EntryAt("default", ""), EntryAt("other", "2026-01-01T00:00:05Z")};
+  r.SetIngress({EntryAt("default", ""), EntryAt("other", "2026-01-01T00:00:05Z")});
   EXPECT_FALSE(IsNewestEntry(r, "default")) << "no time of ours";
 }
 

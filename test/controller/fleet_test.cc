@@ -132,8 +132,8 @@ class FleetTest : public ::testing::Test {
 };
 
 bool Admitted(const kubeclient::Route& r) {
-  const auto* e = r.FindIngress("default");
-  return e != nullptr && e->conditions.size() == 1 && e->host == r.spec.host &&
+  const auto e = r.FindIngress("default");
+  return e.has_value() && e->conditions.size() == 1 && e->host == r.spec.host &&
          ((r.metadata.name == "dup" && e->conditions[0].reason == "HostAlreadyClaimed") ||
           (r.metadata.name != "dup" && e->conditions[0].status == "True"));
 }
@@ -165,8 +165,8 @@ TEST_F(FleetTest, ThreeReplicasConvergeWithAboutOneWritePerRoute) {
   ASSERT_TRUE(client_->Update(kubeclient::RoutesResource(), r0).ok());
   ASSERT_TRUE(WaitFor(
       [](const kubeclient::Route& r) {
-        const auto* e = r.FindIngress("default");
-        return e != nullptr && e->host == r.spec.host && e->conditions[0].status == "True";
+        const auto e = r.FindIngress("default");
+        return e.has_value() && e->host == r.spec.host && e->conditions[0].status == "True";
       },
       kRoutes));
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));

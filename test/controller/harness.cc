@@ -66,13 +66,12 @@ int Harness::Drain() {
   return n;
 }
 
-const kubeclient::RouteIngress* Harness::ServerEntry(const std::string& ns,
-                                                     const std::string& name,
-                                                     const std::string& router) {
+std::optional<kubeclient::RouteIngress> Harness::ServerEntry(const std::string& ns,
+                                                             const std::string& name,
+                                                             const std::string& router) {
   json o = api.Object(ns, name);
-  if (o.is_null()) return nullptr;
-  last_server_view_ = kubeclient::RouteFromJson(o).value();
-  return last_server_view_.FindIngress(router);
+  if (o.is_null()) return std::nullopt;
+  return kubeclient::RouteFromJson(o).value().FindIngress(router);
 }
 
 }  // namespace routestatus::controller::testing

@@ -32,9 +32,10 @@ struct Harness {
   void DeleteRoute(const std::string& ns, const std::string& name);
   // Runs Controller::ProcessNextItem until the queue is empty.
   int Drain();
-  // Our entry on the server ("" host when absent) .
-  const kubeclient::RouteIngress* ServerEntry(const std::string& ns, const std::string& name,
-                                              const std::string& router = "default");
+  // `router`'s entry on the server; nullopt when absent.
+  std::optional<kubeclient::RouteIngress> ServerEntry(const std::string& ns,
+                                                      const std::string& name,
+                                                      const std::string& router = "default");
 
   routestatus::testing::FakeClock clock;
   FakeKubeClient api;
@@ -47,9 +48,6 @@ struct Harness {
   ShardFilter shard;
   StatusSyncer syncer;
   Controller controller;
-
- private:
-  kubeclient::Route last_server_view_;
 };
 
 }  // namespace routestatus::controller::testing

@@ -26,8 +26,8 @@ TEST(StatusSyncerTest, NewRouteIsAdmittedWithOneWrite) {
   h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
   EXPECT_EQ(h.syncer.Sync("ns/web"), SyncResult::kQueued);
   EXPECT_EQ(h.api.successful_puts, 1);
-  const auto* e = h.ServerEntry("ns", "web");
-  ASSERT_NE(e, nullptr);
+  auto e = h.ServerEntry("ns", "web");
+  ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->host, "www.example.com");
   EXPECT_EQ(e->router_canonical_hostname, "router-default.apps.example.com");
   EXPECT_EQ(e->conditions[0].status, "True");
@@ -104,8 +104,8 @@ TEST(StatusSyncerTest, RejectToAcceptKeepsOneEntry) {
   h.Drain();
   h.Deliver("a", "old");
   h.Deliver("b", "new");
-  const auto* e = h.ServerEntry("b", "new");
-  ASSERT_NE(e, nullptr);
+  auto e = h.ServerEntry("b", "new");
+  ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->conditions[0].reason, "HostAlreadyClaimed");
   EXPECT_EQ(e->conditions[0].message,
             "route a/old already exposes www.example.com and is older; namespace a owns this "
@@ -240,13 +240,13 @@ TEST(StatusSyncerTest, ShardExitRemovesOnlyOurEntry) {
   r["status"]["ingress"] = {OtherEntry()};
   h.Create(r);
   h.Drain();
-  ASSERT_NE(h.ServerEntry("ns", "web"), nullptr);
+  ASSERT_TRUE(h.ServerEntry("ns", "web").has_value());
   json moved = h.api.Object("ns", "web");
   moved["metadata"]["labels"]["shard"] = "b";
   h.api.Put(moved);
   h.Deliver("ns", "web");
   h.Drain();
-  EXPECT_EQ(h.ServerEntry("ns", "web"), nullptr);
+  EXPECT_FALSE(h.ServerEntry("ns", "web").has_value());
   json stored = h.api.Object("ns", "web");
   EXPECT_EQ(stored["status"]["ingress"], json::array({OtherEntry()}));
   EXPECT_EQ(h.api.successful_puts, 2);
@@ -283,7 +283,7 @@ TEST(StatusSyncerTest, NamespaceSelectorAndLabelChange) {
   h.queue.Add("team/web");
   h.Drain();
   EXPECT_EQ(h.api.successful_puts, 1);
-  EXPECT_NE(h.ServerEntry("team", "web"), nullptr);
+  EXPECT_TRUE(h.ServerEntry("team", "web").has_value());
 }
 
 TEST(StatusSyncerTest, ContendedChangeBlockedCreationNot) {

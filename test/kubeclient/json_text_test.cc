@@ -30,8 +30,8 @@ TEST(JsonTextTest, RouteFromTextKeepsTheExactTextAndDecodes) {
   EXPECT_EQ(r->metadata.labels.size(), 2u);
   EXPECT_EQ(r->metadata.labels.at("a"), "1");
   EXPECT_EQ(r->spec.to_name, "s");
-  ASSERT_EQ(r->ingress.size(), 1u);
-  EXPECT_EQ(r->ingress[0].conditions.at(0).status, "True");
+  ASSERT_EQ(r->Ingress().size(), 1u);
+  EXPECT_EQ(r->Ingress()[0].conditions.at(0).status, "True");
   auto updated = WithIngressEntry(*r, "other", RouteIngress{"other", "h", "", "", {}});
   ASSERT_TRUE(updated.ok());
   EXPECT_EQ((*updated)["spec"]["unknown"], json::parse(R"({"deep":[true,false,-1.5e3]})"));
@@ -107,7 +107,7 @@ TEST(JsonTextTest, ShapeErrorsMatchTheTreeDecoder) {
     if (fast.ok()) {
       EXPECT_EQ(fast->metadata.generation, slow->metadata.generation) << text;
       EXPECT_EQ(fast->metadata.labels, slow->metadata.labels) << text;
-      EXPECT_EQ(fast->ingress.size(), slow->ingress.size()) << text;
+      EXPECT_EQ(fast->Ingress().size(), slow->Ingress().size()) << text;
     } else {
       EXPECT_EQ(fast.status().ToString(), slow.status().ToString()) << text;
     }

@@ -70,10 +70,10 @@ TEST(RouteTest, DecodesTypedFields) {
   EXPECT_EQ(r->spec.to_kind, "Service");
   EXPECT_EQ(r->spec.to_name, "svc");
   EXPECT_EQ(r->spec.tls_termination, "edge");
-  ASSERT_EQ(r->ingress.size(), 3u);
-  ASSERT_NE(r->FindIngress("default"), nullptr);
+  ASSERT_EQ(r->Ingress().size(), 3u);
+  ASSERT_TRUE(r->FindIngress("default").has_value());
   EXPECT_EQ(r->FindIngress("default")->conditions.at(0).last_transition_time, "2026-11-29T14:00:00Z");
-  EXPECT_EQ(r->FindIngress("nobody"), nullptr);
+  EXPECT_FALSE(r->FindIngress("nobody").has_value());
 }
 
 TEST(RouteTest, ReplacesOurEntryInPlaceKeepingEverythingElse) {
@@ -148,7 +148,51 @@ TEST(RouteTest, MalformedInputsAreInvalid) {
   auto r = RouteFromText(
       R"({"metadata":{"name":"a"},"status":{"ingress":[5,{"routerName":1,"conditions":[7]}]}})");
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->ingress.size(), 2u);
+  EXPECT_EQ(r->Ingress().size(), 2u);
+}
+
+TEST(RouteTest, IngressIsDecodedFromTheTextOnDemand) {
+  // Duplicate keys: the last "status" and the last "ingress" win, as in the
+  // typed decode; fields of an entry come in any order.
+  Route r = RouteFromText(R"({"metadata":{"name":"a"},"status":{"ingress":[{"routerName":"x"}]},
+      "status":{"ingress":[{"routerName":"y"}],"ingress":[{"host":"h","routerName":"z"},
+      {"routerName":"z","host":"second"}]}})")
+                .value();
+  ASSERT_EQ(r.Ingress().size(), 2u);
+  EXPECT_FALSE(r.FindIngress("x").has_value());
+  EXPECT_FALSE(r.FindIngress("y").has_value());
+  ASSERT_TRUE(r.FindIngress("z").has_value());
+  EXPECT_EQ(r.FindIngress("z")->host, "h") << "the first entry of a router name";
+  // status or ingress of another type, or null: no entries.
+  for (const char* text : {R"({"metadata":{"name":"a"},"status":null})",
+                           R"({"metadata":{"name":"a"},"status":{"ingress":null}})",
+                           R"({"metadata":{"name":"a"},"status":"x"})"}) {
+    auto decoded = RouteFromText(text);
+    ASSERT_TRUE(decoded.ok()) << text;
+    EXPECT_TRUE(decoded->Ingress().empty()) << text;
+  }
+  // A hand-built route with no text has no entries, never a crash.
+  Route empty;
+  EXPECT_TRUE(empty.Ingress().empty());
+  empty.raw_json = "{not json";
+  EXPECT_FALSE(empty.FindIngress("z").has_value());
+}
+
+TEST(RouteTest, SetIngressRewritesOnlyStatusIngress) {
+  Route r = RouteFromText(kRoute).value();
+  const json before = json::parse(r.raw_json);
+  r.SetIngress({Ours("HostAlreadyClaimed")});
+  json after = json::parse(r.raw_json);
+  ASSERT_EQ(r.Ingress().size(), 1u);
+  EXPECT_TRUE(IngressEqual(*r.FindIngress("default"), Ours("HostAlreadyClaimed")));
+  after["status"].erase("ingress");
+  json expected = before;
+  expected["status"].erase("ingress");
+  EXPECT_EQ(after, expected) << "every other field kept";
+  Route hand;
+  hand.SetIngress({Ours()});
+  EXPECT_EQ(json::parse(hand.raw_json)["status"]["ingress"].size(), 1u);
+  EXPECT_TRUE(hand.FindIngress("default").has_value());
 }
 
 TEST(RouteTest, IngressEqualTable) {

@@ -36,9 +36,9 @@ Expect Expected(const Route* r, int config) {
 }
 
 bool Matches(const Route& r, const Expect& e) {
-  const auto* entry = r.FindIngress(kRouterName);
-  if (!e.present) return entry == nullptr;
-  if (entry == nullptr || entry->host != e.host || entry->conditions.size() != 1) return false;
+  const auto entry = r.FindIngress(kRouterName);
+  if (!e.present) return !entry;
+  if (!entry || entry->host != e.host || entry->conditions.size() != 1) return false;
   return entry->conditions[0].type == "Admitted" && entry->conditions[0].status == "True";
 }
 
@@ -130,10 +130,10 @@ void Engine::OnWrite(int writer, const Route& written) {
   slot.last_write = clock_.Now();
   ++slot.writes;
   if (fight_start_) fight_writes_.emplace_back(clock_.Now(), slot.spec.config);
-  const auto* entry = written.FindIngress(kRouterName);
+  const auto entry = written.FindIngress(kRouterName);
   Trace("write by replica " + std::to_string(writer) + ": " + written.Key() + " -> " +
         (entry ? entry->host : "(removed)") + " rv " + written.metadata.resource_version);
-  if (written.FindIngress("other") == nullptr) {
+  if (!written.FindIngress("other").has_value()) {
     Fail("route " + written.Key() + ": another router's entry was lost by a write of replica " +
          std::to_string(writer));
   }

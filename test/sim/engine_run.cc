@@ -125,7 +125,7 @@ void Engine::CheckConvergence() {
   for (const auto& r : api_.List()) {
     const Expect e = Expected(r.get(), 0);
     if (Matches(*r, e)) continue;
-    const auto* entry = r->FindIngress(kRouterName);
+    const auto entry = r->FindIngress(kRouterName);
     Fail("route " + r->Key() + ": expected " + (e.present ? "host " + e.host : "no entry") +
          ", the server has " +
          (entry ? "host " + entry->host + " (" + entry->conditions.at(0).status + ")"
