@@ -9,7 +9,7 @@ ShardFilter::ShardFilter(ShardOptions options,
     : options_(std::move(options)), namespaces_(namespaces) {}
 
 bool ShardFilter::NamespaceSelected(const std::string& ns,
-                                    const std::map<std::string, std::string>& labels) const {
+                                    const kubeclient::Labels& labels) const {
   if (!options_.namespaces.empty() &&
       std::find(options_.namespaces.begin(), options_.namespaces.end(), ns) ==
           options_.namespaces.end()) {

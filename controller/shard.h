@@ -33,7 +33,7 @@ class ShardFilter {
   // True when `ns` (with these labels) is selected by the namespace list and
   // selector.
   bool NamespaceSelected(const std::string& ns,
-                         const std::map<std::string, std::string>& labels) const;
+                         const kubeclient::Labels& labels) const;
 
  private:
   ShardOptions options_;

@@ -130,8 +130,13 @@ StatusOr<LabelSelector> LabelSelector::Parse(std::string_view text) {
   return selector;
 }
 
-bool LabelSelector::Matches(const std::map<std::string, std::string>& labels) const {
-  for (const auto& req : requirements_) {
+namespace {
+
+// The selector test over any map-like `labels` (find/end, ->second).
+template <typename Map>
+bool MatchesAll(const std::vector<LabelSelector::Requirement>& requirements, const Map& labels) {
+  using Op = LabelSelector::Op;
+  for (const auto& req : requirements) {
     auto it = labels.find(req.key);
     bool has = it != labels.end();
     auto in_values = [&] {
@@ -155,6 +160,14 @@ bool LabelSelector::Matches(const std::map<std::string, std::string>& labels) co
     }
   }
   return true;
+}
+
+}  // namespace
+
+bool LabelSelector::Matches(const Labels& labels) const { return MatchesAll(requirements_, labels); }
+
+bool LabelSelector::Matches(const std::map<std::string, std::string>& labels) const {
+  return MatchesAll(requirements_, labels);
 }
 
 std::string LabelSelector::ToString() const {

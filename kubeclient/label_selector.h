@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kubeclient/labels.h"
 #include "kubeclient/status.h"
 
 namespace routestatus::kubeclient {
@@ -26,6 +27,8 @@ class LabelSelector {
   // Parses `text`; kInvalid with a message naming the bad part.
   static StatusOr<LabelSelector> Parse(std::string_view text);
 
+  // True when `labels` satisfy every requirement.
+  bool Matches(const Labels& labels) const;
   bool Matches(const std::map<std::string, std::string>& labels) const;
   bool Empty() const { return requirements_.empty(); }
   const std::vector<Requirement>& requirements() const { return requirements_; }

@@ -125,8 +125,9 @@ StatusOr<ObjectMeta> ObjectMetaFromJson(const json& object) {
     if (!lit->is_object()) return Invalid("metadata.labels is not an object");
     for (auto it = lit->begin(); it != lit->end(); ++it) {
       if (!it.value().is_string()) return Invalid("metadata.labels." + it.key() + " is not a string");
-      meta.labels.emplace(it.key(), it.value().get<std::string>());
+      meta.labels.insert_or_assign(it.key(), it.value().get<std::string>());
     }
+    meta.labels.shrink_to_fit();
   }
   return meta;
 }
@@ -246,7 +247,7 @@ struct MetaState {
   bool generation_bad = false;
   int64_t generation = 0;
   bool labels_bad = false;  // labels is neither null nor an object
-  std::map<std::string, std::string> labels;
+  Labels labels;
   std::vector<std::string> bad_labels;  // keys whose (last) value is not a string
 };
 
@@ -504,6 +505,7 @@ struct RouteState {
     om.creation_timestamp = std::move(m.created.value);
     om.generation = m.generation;
     om.labels = std::move(m.labels);
+    om.labels.shrink_to_fit();
     RouteSpec& s = route.spec;
     s.host = std::move(spec.host.value);
     s.subdomain = std::move(spec.subdomain.value);

@@ -1,7 +1,7 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,6 +11,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "kubeclient/json_reader.h"
+#include "kubeclient/labels.h"
 #include "kubeclient/status.h"
 
 namespace routestatus::kubeclient {
@@ -22,7 +23,7 @@ struct ObjectMeta {
   std::string uid;
   std::string resource_version;
   int64_t generation = 0;
-  std::map<std::string, std::string> labels;
+  Labels labels;
   std::string creation_timestamp;  // RFC 3339 as sent by the server
   int64_t creation_unix = 0;       // creation_timestamp in seconds since epoch
 };

@@ -54,10 +54,10 @@ TEST(ComponentOptionsTest, MapsEverySetting) {
   EXPECT_THAT(c.admission.allowed_domains, ElementsAre("example.com"));
   EXPECT_THAT(c.admission.denied_domains, ElementsAre("bad.example.com"));
 
-  EXPECT_TRUE(c.shard.route_selector.Matches({{"shard", "internal"}}));
-  EXPECT_FALSE(c.shard.route_selector.Matches({{"shard", "public"}}));
-  EXPECT_TRUE(c.shard.namespace_selector.Matches({{"env", "prod"}}));
-  EXPECT_FALSE(c.shard.namespace_selector.Matches({{"env", "dev"}}));
+  EXPECT_TRUE(c.shard.route_selector.Matches(kubeclient::Labels{{"shard", "internal"}}));
+  EXPECT_FALSE(c.shard.route_selector.Matches(kubeclient::Labels{{"shard", "public"}}));
+  EXPECT_TRUE(c.shard.namespace_selector.Matches(kubeclient::Labels{{"env", "prod"}}));
+  EXPECT_FALSE(c.shard.namespace_selector.Matches(kubeclient::Labels{{"env", "dev"}}));
   EXPECT_THAT(c.shard.namespaces, ElementsAre("team-a"));
 
   EXPECT_EQ(c.route_informer.namespace_name, "team-a");

@@ -5,7 +5,9 @@
 namespace routestatus::kubeclient {
 namespace {
 
-using Labels = std::map<std::string, std::string>;
+// The selector accepts the cached objects' Labels and a std::map (the
+// embedded API server's); every case runs with both.
+using MapLabels = std::map<std::string, std::string>;
 
 struct MatchCase {
   const char* selector;
@@ -20,6 +22,7 @@ TEST_P(LabelSelectorMatchTest, Matches) {
   auto sel = LabelSelector::Parse(c.selector);
   ASSERT_TRUE(sel.ok()) << sel.status().ToString();
   EXPECT_EQ(sel->Matches(c.labels), c.matches) << c.selector;
+  EXPECT_EQ(sel->Matches(MapLabels(c.labels.begin(), c.labels.end())), c.matches) << c.selector;
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -69,6 +72,25 @@ TEST(LabelSelectorTest, CanonicalString) {
   auto again = LabelSelector::Parse(sel->ToString());
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->ToString(), sel->ToString());
+}
+
+TEST(LabelsTest, BehavesLikeASortedMap) {
+  Labels labels{{"b", "2"}, {"a", "1"}, {"b", "3"}};  // later duplicates win
+  ASSERT_EQ(labels.size(), 2u);
+  EXPECT_EQ(labels.begin()->first, "a") << "iteration is sorted by key";
+  EXPECT_EQ(labels.at("b"), "3");
+  EXPECT_THROW(labels.at("c"), std::out_of_range);
+  EXPECT_EQ(labels.find("c"), labels.end());
+  EXPECT_EQ(labels.count("a"), 1u);
+  labels["c"] = "4";
+  labels.insert_or_assign("a", "5");
+  EXPECT_EQ(labels, (Labels{{"a", "5"}, {"b", "3"}, {"c", "4"}}));
+  EXPECT_EQ(labels.erase("b"), 1u);
+  EXPECT_EQ(labels.erase("b"), 0u);
+  EXPECT_NE(labels, (Labels{{"a", "5"}, {"b", "3"}, {"c", "4"}}));
+  EXPECT_EQ(labels.size(), 2u);
+  labels.clear();
+  EXPECT_TRUE(labels.empty());
 }
 
 }  // namespace
