@@ -16,13 +16,28 @@ std::string NormalizedPolicy(const Route& route) {
 
 bool IsSubdomainPolicy(const Route& route) { return route.spec.wildcard_policy == kWildcardSubdomain; }
 
+constexpr char kHostsInPrefix[] = "hosts-in:";
+
+// "example.com" for "www.example.com" or "*.example.com"; "" when the host
+// has a single label. Like OpenShift's GetDomainForHost: drops one label.
+std::string ParentDomain(const std::string& host) {
+  if (host.rfind("*.", 0) == 0) return host.substr(2);  // already wildcard syntax
+  size_t dot = host.find('.');
+  if (dot == std::string::npos || dot + 1 >= host.size()) return "";
+  return host.substr(dot + 1);
+}
+
 // "*.example.com" for "www.example.com" or "*.example.com"; "" when the host
 // has a single label.
 std::string WildcardKey(const std::string& host) {
-  if (host.rfind("*.", 0) == 0) return host.size() > 2 ? host : "";  // already wildcard syntax
-  size_t dot = host.find('.');
-  if (dot == std::string::npos || dot + 1 >= host.size()) return "";
-  return "*." + host.substr(dot + 1);
+  std::string parent = ParentDomain(host);
+  return parent.empty() ? "" : "*." + parent;
+}
+
+// True when `route` claims a subdomain (wildcardPolicy Subdomain and a host
+// with a parent domain); its claim key is then WildcardKey(host).
+bool ClaimsSubdomain(const Route& route, const std::string& host) {
+  return IsSubdomainPolicy(route) && !WildcardKey(host).empty();
 }
 
 AdmissionDecision Reject(AdmissionDecision d, const char* reason, std::string message) {
@@ -118,11 +133,27 @@ bool HostInDomain(std::string_view host, std::string_view domain) {
 std::vector<std::string> HostClaimKeys(const Route& route, const AdmissionOptions& options) {
   std::string host = EffectiveHost(route, options);
   if (host.empty()) return {};
-  if (IsSubdomainPolicy(route)) {
-    std::string key = WildcardKey(host);
-    if (!key.empty()) return {key};
+  if (ClaimsSubdomain(route, host)) return {WildcardKey(host)};
+  std::vector<std::string> keys{host};
+  // Why only with wildcards allowed: without them no wildcard route is
+  // admitted, and the extra key would cost an index entry per route.
+  std::string parent = ParentDomain(host);
+  if (options.allow_wildcard_routes && !parent.empty()) keys.push_back(kHostsInPrefix + parent);
+  return keys;
+}
+
+std::vector<std::string> HostClaimPeerKeys(const Route& route, const AdmissionOptions& options) {
+  std::string host = EffectiveHost(route, options);
+  if (host.empty()) return {};
+  std::string parent = ParentDomain(host);
+  if (ClaimsSubdomain(route, host)) {
+    std::vector<std::string> keys{"*." + parent};
+    if (options.allow_wildcard_routes) keys.push_back(kHostsInPrefix + parent);
+    return keys;
   }
-  return {host};
+  std::vector<std::string> keys{host};
+  if (options.allow_wildcard_routes && !parent.empty()) keys.push_back("*." + parent);
+  return keys;
 }
 
 AdmissionDecision AdmitAlone(const Route& route, const AdmissionOptions& options) {
@@ -190,35 +221,70 @@ AdmissionDecision Admit(const Route& route,
                         const AdmissionOptions& options) {
   AdmissionDecision d = AdmitAlone(route, options);
   if (!d.admitted) return d;
-  const std::vector<std::string> keys = HostClaimKeys(route, options);
-  const Route* owner = nullptr;      // oldest valid claimant of the host, any path
-  const Route* same_path = nullptr;  // oldest older claimant with our path
+  const bool ownership = !options.disable_namespace_ownership_check;
+  const bool wildcard = ClaimsSubdomain(route, d.host);
+  const std::string parent = ParentDomain(d.host);
+  const std::string claimed = wildcard ? "*." + parent : d.host;
+  const Route* owner = nullptr;      // oldest older same-kind claimant, any path
+  const Route* same_path = nullptr;  // oldest older same-kind claimant with our path
+  const Route* cross = nullptr;      // oldest older other-kind claimant in another namespace
   for (const auto& peer : peers) {
     if (!peer || peer->metadata.uid == route.metadata.uid) continue;
     if (!IsOlder(*peer, route)) continue;
-    if (HostClaimKeys(*peer, options) != keys) continue;
-    if (!AdmitAlone(*peer, options).admitted) continue;
-    if (!owner || IsOlder(*peer, *owner)) owner = peer.get();
-    if (peer->spec.path == route.spec.path && (!same_path || IsOlder(*peer, *same_path))) {
-      same_path = peer.get();
+    AdmissionDecision pd = AdmitAlone(*peer, options);
+    if (!pd.admitted) continue;
+    const bool peer_wildcard = ClaimsSubdomain(*peer, pd.host);
+    if (peer_wildcard == wildcard) {
+      if ((wildcard ? ParentDomain(pd.host) : pd.host) != (wildcard ? parent : d.host)) continue;
+      if (!owner || IsOlder(*peer, *owner)) owner = peer.get();
+      if (peer->spec.path == route.spec.path && (!same_path || IsOlder(*peer, *same_path))) {
+        same_path = peer.get();
+      }
+    } else {
+      // One plain, one wildcard: they overlap when the plain host is one
+      // label below the wildcard's domain; only namespaces matter, not paths.
+      if (ParentDomain(pd.host) != parent) continue;
+      if (!ownership || peer->metadata.namespace_name == route.metadata.namespace_name) continue;
+      if (!cross || IsOlder(*peer, *cross)) cross = peer.get();
     }
   }
-  const std::string& claimed = keys.empty() ? d.host : keys.front();
-  if (!options.disable_namespace_ownership_check && owner &&
-      owner->metadata.namespace_name != route.metadata.namespace_name) {
+  const Route* by_owner =
+      ownership && owner && owner->metadata.namespace_name != route.metadata.namespace_name
+          ? owner
+          : nullptr;
+  // Why the oldest blocker: it is the claim that stays when the others go.
+  const Route* blocker = by_owner;
+  for (const Route* r : {same_path, cross}) {
+    if (r && (!blocker || IsOlder(*r, *blocker))) blocker = r;
+  }
+  if (blocker == nullptr) return d;
+  const std::string& ns = blocker->metadata.namespace_name;
+  if (blocker == by_owner) {
     return Reject(std::move(d), kReasonHostAlreadyClaimed,
-                  "route " + owner->Key() + " already exposes " + claimed +
-                      " and is older; namespace " + owner->metadata.namespace_name +
+                  std::string(wildcard ? "wildcard " : "") + "route " + owner->Key() +
+                      " already exposes " + claimed + " and is older; namespace " + ns +
                       " owns this host, so use another host or move route " + route.Key() +
                       " into that namespace");
   }
-  if (same_path) {
+  if (blocker == same_path) {
     return Reject(std::move(d), kReasonHostAlreadyClaimed,
-                  "route " + same_path->Key() + " already exposes " +
-                      HostAndPath(claimed, route.spec.path) + " and is older; use another host "
-                      "or path for route " + route.Key());
+                  std::string(wildcard ? "wildcard " : "") + "route " + same_path->Key() +
+                      " already exposes " + HostAndPath(claimed, route.spec.path) +
+                      " and is older; use another host or path for route " + route.Key());
   }
-  return d;
+  if (wildcard) {
+    return Reject(std::move(d), kReasonHostAlreadyClaimed,
+                  "route " + cross->Key() + " already exposes " + EffectiveHost(*cross, options) +
+                      ", which is inside " + claimed + ", and is older; namespace " + ns +
+                      " owns that host, so wildcard route " + route.Key() + " cannot claim " +
+                      claimed + ": use a host in another domain, wildcardPolicy None, or move " +
+                      "route " + route.Key() + " into namespace " + ns);
+  }
+  return Reject(std::move(d), kReasonHostAlreadyClaimed,
+                "wildcard route " + cross->Key() + " already claims *." + parent +
+                    ", which covers " + d.host + ", and is older; namespace " + ns +
+                    " owns that subdomain, so use a host outside *." + parent +
+                    " or move route " + route.Key() + " into namespace " + ns);
 }
 
 }  // namespace routestatus::controller

@@ -56,13 +56,48 @@ std::string ValidateDns1123Subdomain(std::string_view host, bool allow_wildcard_
 // "*.example.com" matches only the subdomains of example.com.
 bool HostInDomain(std::string_view host, std::string_view domain);
 
-// The keys under which a route claims its host: the effective host, or for
-// wildcardPolicy Subdomain "*.<parent domain>". Empty when the route has no
-// host. This is the index function of the informer's "routes by host" index.
-// Known limit: a wildcard route and a plain route inside its domain use
-// different keys, so they never claim against each other.
+// Host claims (follows the OpenShift router's host admitter):
+// - A plain route (wildcardPolicy None) claims its host. A wildcard route
+//   (wildcardPolicy Subdomain, host www.example.com or *.example.com) claims
+//   the subdomain *.example.com: every host exactly one label below
+//   example.com (foo.example.com, and www.example.com itself), not
+//   example.com and not a.b.example.com (OpenShift's GetDomainForHost drops
+//   only the first label).
+// - Two claims overlap when both are plain on the same host, both are
+//   wildcards of the same subdomain, or one is plain with a host one label
+//   below the other's wildcard domain.
+// - Overlapping routes in different namespaces: the older (IsOlder) wins,
+//   whatever their paths: its namespace owns the host or subdomain. With
+//   disable_namespace_ownership_check, a plain and a wildcard route never
+//   conflict (OpenShift skips that check too) and same-kind routes conflict
+//   only on the same path.
+// - Overlapping routes in the same namespace: a plain and a wildcard route
+//   coexist; same-kind routes conflict only on the same path.
+// - A route that fails AdmitAlone (e.g. a wildcard route while
+//   allow_wildcard_routes is off) claims nothing.
+// - Unlike OpenShift (which remembers who displaced whom in event order),
+//   an older route holds its claim even when it is itself rejected for an
+//   overlapping claim (A plain foo.example.com in ns1, then wildcard B in ns2,
+//   then plain C bar.example.com in ns3: C is rejected naming B). Why: the
+//   decision stays a pure function of the cache, identical on every replica,
+//   and one route's change never cascades along a chain of routes.
+
+// The index keys of `route` in the informer's "routes by host" index
+// (kRoutesByHostIndex): a plain route's effective host (plus, when
+// allow_wildcard_routes is on, a "hosts-in:<parent domain>" key that lets
+// wildcard routes find it); a wildcard route's "*.<parent domain>". Empty
+// when the route has no host. Pure; thread-safe.
 std::vector<std::string> HostClaimKeys(const kubeclient::Route& route,
                                        const AdmissionOptions& options);
+
+// The index keys to look up for the routes whose claims may overlap
+// `route`'s: the peers to pass to Admit, and the routes to re-evaluate when
+// `route` is added, changed or deleted (the relation is symmetric).
+// A plain route: its host and, with wildcards allowed, "*.<parent>"; a
+// wildcard route: "*.<parent>" and, with wildcards allowed,
+// "hosts-in:<parent>". Pure; thread-safe.
+std::vector<std::string> HostClaimPeerKeys(const kubeclient::Route& route,
+                                           const AdmissionOptions& options);
 
 // The outcome of admission for one route. Value type.
 struct AdmissionDecision {
@@ -80,8 +115,8 @@ AdmissionDecision AdmitAlone(const kubeclient::Route& route, const AdmissionOpti
 // True when `a` is older than `b`: smaller creation time, then smaller UID.
 bool IsOlder(const kubeclient::Route& a, const kubeclient::Route& b);
 
-// Full admission: AdmitAlone, then host claims against `peers` (routes that
-// share a claim key with `route`, typically from the "routes by host" index,
+// Full admission: AdmitAlone, then host claims (see above) against `peers`
+// (the routes found under HostClaimPeerKeys(route) in the "routes by host" index,
 // already restricted to this router's shard; `route` itself and peers that
 // fail AdmitAlone are ignored). Pure; thread-safe.
 AdmissionDecision Admit(const kubeclient::Route& route,

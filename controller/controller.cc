@@ -105,7 +105,10 @@ kubeclient::cache::EventHandler<Namespace>& Controller::namespace_handler() {
 }
 
 void Controller::EnqueueClaimPeers(const Route& route) {
-  for (const auto& host : HostClaimKeys(route, syncer_.admission_options())) {
+  // Why the peer keys, not the index keys: a wildcard route must re-queue
+  // the plain routes in its subdomain and a plain route the wildcard routes
+  // over its host (HostClaimPeerKeys is symmetric).
+  for (const auto& host : HostClaimPeerKeys(route, syncer_.admission_options())) {
     for (const auto& peer : routes_.ByIndex(kRoutesByHostIndex, host)) {
       if (peer && peer->metadata.uid != route.metadata.uid) queue_.Add(peer->Key());
     }

@@ -19,8 +19,9 @@ namespace routestatus::controller {
 // the cache by calling StatusSyncer::Sync (level-triggered).
 //
 // Fan-out: a route change that moves a host claim (host, path, wildcard
-// policy, labels, creation) enqueues every route sharing the old or new
-// claim keys, so the next route in line is admitted without a resync;
+// policy, labels, creation) enqueues every route found under the old or new
+// HostClaimPeerKeys (for a wildcard route: the plain routes in its
+// subdomain), so the next route in line is admitted without a resync;
 // namespace label changes enqueue that namespace's routes.
 //
 // Thread-safe: handlers run on the informer threads, any number of workers

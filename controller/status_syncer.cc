@@ -66,7 +66,7 @@ std::optional<RouteIngress> StatusSyncer::Desired(const Route& route,
     return std::nullopt;
   }
   std::vector<std::shared_ptr<const Route>> peers;
-  for (const auto& key : HostClaimKeys(route, admission_)) {
+  for (const auto& key : HostClaimPeerKeys(route, admission_)) {
     for (auto& peer : routes_.ByIndex(kRoutesByHostIndex, key)) {
       if (peer && peer->metadata.uid != route.metadata.uid && shard_.InShard(*peer)) {
         peers.push_back(std::move(peer));

@@ -254,9 +254,10 @@ TEST(AdmitTest, WildcardClaimsDomain) {
   EXPECT_FALSE(d.admitted);
   EXPECT_EQ(d.reason, kReasonHostAlreadyClaimed);
   EXPECT_EQ(d.wildcard_policy, "Subdomain");
-  // A plain route on a host inside the wildcard's domain has its own key.
+  // A plain route in another namespace on a host inside the older
+  // wildcard's subdomain is rejected (admission_wildcard_test.cc has all cases).
   Route plain = MakeRoute("b", "p", "two.example.com", 30);
-  EXPECT_TRUE(Admit(plain, {std::make_shared<const Route>(old_wild)}, o).admitted);
+  EXPECT_FALSE(Admit(plain, {std::make_shared<const Route>(old_wild)}, o).admitted);
 }
 
 TEST(AdmitTest, RejectionCarriesHostAndPolicy) {

@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -40,10 +42,11 @@ json RouteJson(const std::string& ns, const std::string& name, const std::string
 
 class ApiServerStatusTest : public ::testing::Test {
  protected:
-  ApiServerStatusTest()
+  explicit ApiServerStatusTest(AdmissionOptions admission = Options())
       : server_(MakeServerOptions(&clock_)),
         shard_(ShardOptionsForTest(), &namespaces_),
-        syncer_(Options(), shard_, routes_, client_holder_, lease_, gate_, clock_, stats_),
+        syncer_(std::move(admission), shard_, routes_, client_holder_, lease_, gate_, clock_,
+                stats_),
         controller_(syncer_, routes_, &namespaces_, shard_, queue_, gate_) {}
 
   static apiserver::ServerOptions MakeServerOptions(const kubeclient::Clock* clock) {
@@ -75,10 +78,24 @@ class ApiServerStatusTest : public ::testing::Test {
     auto client = kubeclient::rest::NewRestKubeClient(config, real_clock_, options);
     ASSERT_TRUE(client.ok()) << client.status().ToString();
     client_holder_.client = std::move(client).value();
-    routes_.AddIndex(kRoutesByHostIndex, RoutesByHostIndexFunc(Options()));
+    routes_.AddIndex(kRoutesByHostIndex, RoutesByHostIndexFunc(syncer_.admission_options()));
     for (const char* ns : {"a", "b", "c"}) ASSERT_TRUE(server_.CreateNamespace(ns).ok());
   }
   void TearDown() override { server_.Stop(); }
+
+  // Deletes the route on the server and delivers the delete event.
+  void DeleteAndDeliver(const std::string& ns, const std::string& name) {
+    ASSERT_TRUE(client_holder_.Delete(kubeclient::RoutesResource(), ns, name).ok());
+    Deliver(ns, name);
+  }
+  // Our entry's Admitted condition on the server (null when absent).
+  json AdmittedCondition(const std::string& ns, const std::string& name) {
+    const json stored = ServerObject(ns, name);  // Why a local: the loop must not outlive it
+    for (const auto& e : stored["status"]["ingress"]) {
+      if (e["routerName"] == "default") return e["conditions"][0];
+    }
+    return json();
+  }
 
   void Seed(const json& route) {
     ASSERT_TRUE(server_.CreateRoute(route).ok());
@@ -211,10 +228,9 @@ TEST_F(ApiServerStatusTest, RejectToAcceptKeepsOneEntry) {
   json stored = ServerObject("b", "new");
   ASSERT_EQ(stored["status"]["ingress"].size(), 1u);
   EXPECT_EQ(stored["status"]["ingress"][0]["conditions"][0]["reason"], "HostAlreadyClaimed");
-  ASSERT_TRUE(client_holder_.Delete(kubeclient::RoutesResource(), "a", "old").ok());
   uint64_t before = StatusPuts(-1, 2);
   EXPECT_EQ(before, 2u);
-  Deliver("a", "old");  // delete event: b/new is next in line
+  DeleteAndDeliver("a", "old");  // delete event: b/new is next in line
   Drain();
   EXPECT_EQ(StatusPuts(-1, before + 1), before + 1);
   stored = ServerObject("b", "new");
@@ -319,6 +335,78 @@ TEST_F(ApiServerStatusTest, ClearThousandRoutes) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->cleared, 0);
   EXPECT_EQ(StatusPuts(-1, 900), 900u);
+}
+
+// Wildcard routes allowed: a wildcard route and the plain routes one label
+// below its domain claim against each other (see HostClaimKeys).
+class ApiServerWildcardTest : public ApiServerStatusTest {
+ protected:
+  ApiServerWildcardTest() : ApiServerStatusTest(WildcardOptions()) {}
+  static AdmissionOptions WildcardOptions() {
+    AdmissionOptions o = Options();
+    o.allow_wildcard_routes = true;
+    return o;
+  }
+  static json WildcardRouteJson(const std::string& ns, const std::string& name,
+                                const std::string& host) {
+    json r = RouteJson(ns, name, host);
+    r["spec"]["wildcardPolicy"] = "Subdomain";
+    return r;
+  }
+  // Reconciles, then lets the watch deliver what we wrote and reconciles
+  // again (nothing more may be written then).
+  void SettleAll(const std::vector<std::pair<std::string, std::string>>& routes) {
+    Drain();
+    for (const auto& [ns, name] : routes) Deliver(ns, name);
+    Drain();
+  }
+};
+
+TEST_F(ApiServerWildcardTest, DeletingOlderWildcardAdmitsPlainRoute) {
+  Seed(WildcardRouteJson("a", "wild", "www.example.com"));
+  Seed(RouteJson("b", "web", "foo.example.com"));
+  Seed(RouteJson("a", "own", "bar.example.com"));    // same namespace: coexists
+  Seed(RouteJson("c", "deep", "x.y.example.com"));   // two labels deep: outside
+  SettleAll({{"a", "wild"}, {"b", "web"}, {"a", "own"}, {"c", "deep"}});
+  EXPECT_EQ(AdmittedCondition("a", "wild")["status"], "True");
+  EXPECT_EQ(AdmittedCondition("a", "own")["status"], "True");
+  EXPECT_EQ(AdmittedCondition("c", "deep")["status"], "True");
+  json rejected = AdmittedCondition("b", "web");
+  EXPECT_EQ(rejected["status"], "False");
+  EXPECT_EQ(rejected["reason"], "HostAlreadyClaimed");
+  EXPECT_NE(rejected["message"].get<std::string>().find(
+                "wildcard route a/wild already claims *.example.com"),
+            std::string::npos)
+      << rejected;
+  const uint64_t before = StatusPuts(-1, 4);
+  ASSERT_EQ(before, 4u);
+  DeleteAndDeliver("a", "wild");  // must re-queue the plain routes in *.example.com
+  Drain();
+  EXPECT_EQ(AdmittedCondition("b", "web")["status"], "True");
+  EXPECT_EQ(StatusPuts(-1, before + 1), before + 1) << "exactly one more write: b/web";
+  EXPECT_EQ(StatusPuts(200, before + 1), before + 1);
+  SettleAll({{"b", "web"}, {"a", "own"}, {"c", "deep"}});
+  EXPECT_EQ(StatusPuts(-1, before + 1), before + 1);
+}
+
+TEST_F(ApiServerWildcardTest, DeletingOlderPlainRouteAdmitsWildcard) {
+  Seed(RouteJson("a", "web", "foo.example.com"));
+  Seed(WildcardRouteJson("b", "wild", "www.example.com"));
+  SettleAll({{"a", "web"}, {"b", "wild"}});
+  json rejected = AdmittedCondition("b", "wild");
+  EXPECT_EQ(rejected["reason"], "HostAlreadyClaimed");
+  EXPECT_NE(rejected["message"].get<std::string>().find("route a/web already exposes "
+                                                        "foo.example.com"),
+            std::string::npos)
+      << rejected;
+  const uint64_t before = StatusPuts(-1, 2);
+  ASSERT_EQ(before, 2u);
+  DeleteAndDeliver("a", "web");  // must re-queue the wildcard routes over foo.example.com
+  Drain();
+  EXPECT_EQ(AdmittedCondition("b", "wild")["status"], "True");
+  EXPECT_EQ(StatusPuts(-1, before + 1), before + 1);
+  SettleAll({{"b", "wild"}});
+  EXPECT_EQ(StatusPuts(-1, before + 1), before + 1);
 }
 
 }  // namespace
