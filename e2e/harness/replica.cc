@@ -116,7 +116,7 @@ std::string Replica::LeaseState() {
     if (s.name.find("lease_state") == std::string::npos || s.value != 1) continue;
     for (const auto& [k, v] : s.labels) {
       std::string lv = Lower(v);
-      if (lv == "leader" || lv == "follower" || lv == "election") return lv;
+      if (lv == "leader" || lv == "follower" || lv == "election" || lv == "disabled") return lv;
     }
   }
   return "";

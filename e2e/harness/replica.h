@@ -63,7 +63,8 @@ class Replica {
   // True once /readyz answers 200.
   bool Ready();
   // The lease state this replica reports through its lease-state gauge
-  // ("leader", "follower", "election"), "" if the metric is missing.
+  // ("leader", "follower", "election", "disabled"), "" if the metric is
+  // missing.
   std::string LeaseState();
 
  private:

@@ -1,17 +1,21 @@
 // The wiring pieces of cmd/ without processes: the tracker gate adapter on a
-// fake clock, and ControllerApp's thread supervision (a crashing internal
-// thread is fatal and named; an idle app stops at once).
+// fake clock, the --write-lease=false lease (UnleasedWriteLease), and
+// ControllerApp's thread supervision (a crashing internal thread is fatal
+// and named; an idle app stops at once) and its metrics per mode.
 #include <chrono>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <prometheus/metric_family.h>
 #include <prometheus/registry.h>
 
 #include "cmd/route-status-controller/component_options.h"
 #include "cmd/route-status-controller/controller_app.h"
+#include "cmd/route-status-controller/unleased_write_lease.h"
 #include "controller/tracker_gate.h"
 #include "conflict/contention_tracker.h"
 #include "test/testing/fake_clock.h"
@@ -93,6 +97,81 @@ TEST_F(TrackerGateTest, DeleteForgetsAndUnannouncedChangesAreIgnored) {
   EXPECT_FALSE(gate_.IsChangeContended("u2"));
 }
 
+lease::WriteLeaseOptions SeededLeaseOptions() {
+  lease::WriteLeaseOptions o;
+  o.retry = std::chrono::seconds(3);
+  o.seed = 7;
+  return o;
+}
+
+// With a lease, a lost write (Release) makes the replica follow: its next
+// change waits. Without one, every change runs at once, whatever happened.
+TEST(UnleasedWriteLeaseTest, LostWritesNeverDeferOtherWork) {
+  routestatus::testing::FakeClock clock;
+  lease::BackoffWriteLease queue(clock,
+                                 UnleasedWriteLease::PassThroughOptions(SeededLeaseOptions()));
+  UnleasedWriteLease unleased(queue);
+  int runs = 0;
+  unleased.Try("a", [&] {
+    ++runs;
+    return lease::WorkOutcome{lease::WorkResult::kRelease, false};  // a 409
+  });
+  EXPECT_EQ(queue.RunDue(), 1);
+  unleased.Try("b", [&] {
+    ++runs;
+    return lease::WorkOutcome{lease::WorkResult::kExtend, false};  // we wrote
+  });
+  unleased.Try("c", [&] {
+    ++runs;
+    return lease::WorkOutcome{lease::WorkResult::kRelease, false};
+  });
+  EXPECT_EQ(queue.RunDue(), 2);  // both at once: no follower deferral
+  EXPECT_EQ(runs, 3);
+  EXPECT_EQ(unleased.State(), lease::LeaseState::kElection);
+  EXPECT_EQ(queue.State(), lease::LeaseState::kElection);  // never leads, never follows
+  EXPECT_EQ(unleased.outcome(lease::WorkResult::kRelease), 2u);
+  EXPECT_EQ(unleased.outcome(lease::WorkResult::kExtend), 1u);
+  lease::LeaseSnapshot s = queue.Snapshot();
+  EXPECT_EQ(s.follower_deferrals, 0u);
+  EXPECT_TRUE(s.transitions.empty());
+
+  // The same sequence on the real lease defers "c" (the contrast that makes
+  // the benchmark's naive baseline a real one).
+  lease::WriteLeaseOptions real = SeededLeaseOptions();
+  real.follower_min_delay = std::chrono::milliseconds(500);
+  lease::BackoffWriteLease leased(clock, real);
+  leased.Try("a", [] { return lease::WorkOutcome{lease::WorkResult::kRelease, false}; });
+  EXPECT_EQ(leased.RunDue(), 1);
+  leased.Try("c", [] { return lease::WorkOutcome{lease::WorkResult::kRelease, false}; });
+  EXPECT_EQ(leased.RunDue(), 0);
+  EXPECT_EQ(leased.State(), lease::LeaseState::kFollower);
+}
+
+TEST(UnleasedWriteLeaseTest, ConflictRetriesAfterTheRetryIntervalUnlessAlreadyCorrect) {
+  routestatus::testing::FakeClock clock;
+  lease::BackoffWriteLease queue(clock,
+                                 UnleasedWriteLease::PassThroughOptions(SeededLeaseOptions()));
+  UnleasedWriteLease unleased(queue);
+  int runs = 0;
+  auto conflict = [&] {
+    ++runs;
+    return lease::WorkOutcome{lease::WorkResult::kRelease, true};
+  };
+  unleased.Try("a", conflict);
+  unleased.Try("b", conflict);
+  EXPECT_EQ(queue.RunDue(), 2);
+  clock.Advance(std::chrono::milliseconds(2999));
+  EXPECT_EQ(queue.RunDue(), 0);
+  // The watch shows "a" already correct: its retry is dropped; "b" retries.
+  unleased.Extend("a");
+  clock.Advance(std::chrono::milliseconds(1));
+  EXPECT_EQ(queue.RunDue(), 1);
+  EXPECT_EQ(runs, 3);
+  unleased.Remove("b");
+  clock.Advance(std::chrono::seconds(10));
+  EXPECT_EQ(queue.RunDue(), 0);
+}
+
 // A KubeClient whose every call throws, standing in for a bug in a library.
 class ThrowingClient final : public kubeclient::KubeClient {
  public:
@@ -167,6 +246,56 @@ TEST(ControllerAppTest, IdleAppIsNotReadyAndStopsPromptly) {
   bool found = false;
   for (const auto& f : families) found = found || f.name == "routestatus_lease_state";
   EXPECT_TRUE(found);
+}
+
+// Sum of the values of `name` whose labels include `match`.
+double Sum(const std::vector<prometheus::MetricFamily>& families, const std::string& name,
+           const std::map<std::string, std::string>& match = {}) {
+  double total = 0;
+  for (const auto& f : families) {
+    if (f.name != name) continue;
+    for (const auto& m : f.metric) {
+      bool ok = true;
+      for (const auto& [k, v] : match) {
+        bool has = false;
+        for (const auto& l : m.label) has = has || (l.name == k && l.value == v);
+        ok = ok && has;
+      }
+      if (ok) total += m.gauge.value + m.counter.value;
+    }
+  }
+  return total;
+}
+
+bool Has(const std::vector<prometheus::MetricFamily>& families, const std::string& name) {
+  for (const auto& f : families) {
+    if (f.name == name) return true;
+  }
+  return false;
+}
+
+TEST(ControllerAppTest, MetricsTellTheWriteLeaseMode) {
+  for (bool write_lease : {true, false}) {
+    SCOPED_TRACE(write_lease ? "--write-lease=true" : "--write-lease=false");
+    Options o;
+    o.workers = 1;
+    o.write_lease = write_lease;
+    prometheus::Registry registry;
+    ControllerApp app(o, Components(o), std::make_unique<UnavailableClient>(), registry);
+    app.Start();
+    auto families = app.collector()->Collect();
+    EXPECT_EQ(Sum(families, "routestatus_lease_state"), 1);  // exactly one state is current
+    EXPECT_EQ(Sum(families, "routestatus_lease_state", {{"state", "disabled"}}),
+              write_lease ? 0 : 1);
+    EXPECT_EQ(Sum(families, "routestatus_lease_state", {{"state", "election"}}),
+              write_lease ? 1 : 0);
+    EXPECT_EQ(Sum(families, "routestatus_build_info",
+                  {{"write_lease", write_lease ? "true" : "false"}}),
+              1);
+    // Without a lease the tracker is not used: its series are absent.
+    EXPECT_EQ(Has(families, "routestatus_contended_routes"), write_lease);
+    EXPECT_TRUE(app.Stop(std::chrono::seconds(3)));
+  }
 }
 
 TEST(ControllerAppDeathTest, CrashOfAnInternalThreadIsFatalAndNamed) {
