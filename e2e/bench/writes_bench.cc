@@ -143,7 +143,7 @@ WritesResult MeasureOne(const BenchOptions& options, int n, bool naive) {
   ServerWrites before = cluster.Writes();
   result.startup_ok = before.status_ok;
   result.startup_attempts = before.status_attempts();
-  double cpu_before = cluster.ReplicaCpuSeconds();
+  double cpu_before = cluster.ReplicaStats().cpu_seconds;
 
   // The changes: create 40%, host change 25%, leave the shard 15%, delete 20%.
   auto start = SteadyClock::now();
@@ -171,13 +171,14 @@ WritesResult MeasureOne(const BenchOptions& options, int n, bool naive) {
       if (dice < 65) {
         r.host = "v" + std::to_string(i) + "-" + r.name + "." + r.ns + ".bench.example.com";
         std::string host = r.host;
-        CHECK(EditRoute(cluster.client(), r.ns, r.name,
-                        [&host](nlohmann::json& o) { o["spec"]["host"] = host; }));
+        CHECK(UpdateRouteWith(cluster.client(), r.ns, r.name,
+                              [&host](nlohmann::json& o) { o["spec"]["host"] = host; })
+                  .ok());
       } else {
         r.in_shard = false;
-        CHECK(EditRoute(cluster.client(), r.ns, r.name, [](nlohmann::json& o) {
-          o["metadata"]["labels"]["router"] = "internal";
-        }));
+        CHECK(UpdateRouteWith(cluster.client(), r.ns, r.name, [](nlohmann::json& o) {
+                o["metadata"]["labels"]["router"] = "internal";
+              }).ok());
       }
       ++result.write_changes;
     } else {
@@ -195,7 +196,7 @@ WritesResult MeasureOne(const BenchOptions& options, int n, bool naive) {
   result.ok = after.status_ok - before.status_ok;
   result.conflicts = after.status_conflict - before.status_conflict;
   result.attempts = after.status_attempts() - before.status_attempts();
-  double cpu = cluster.ReplicaCpuSeconds() - cpu_before;
+  double cpu = cluster.ReplicaStats().cpu_seconds - cpu_before;
   result.cpu_per_replica_per_1k = cpu / n / result.changes * 1000;
   return result;
 }

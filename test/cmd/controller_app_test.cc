@@ -104,34 +104,38 @@ lease::WriteLeaseOptions SeededLeaseOptions() {
   return o;
 }
 
+class UnleasedWriteLeaseTest : public ::testing::Test {
+ protected:
+  UnleasedWriteLeaseTest()
+      : queue_(clock_, UnleasedWriteLease::PassThroughOptions(SeededLeaseOptions())),
+        unleased_(queue_) {}
+  // Work that counts its runs and returns `result` (kRelease = a 409).
+  lease::Work Counted(lease::WorkResult result, bool retry = false) {
+    return [this, result, retry] {
+      ++runs_;
+      return lease::WorkOutcome{result, retry};
+    };
+  }
+  routestatus::testing::FakeClock clock_;
+  lease::BackoffWriteLease queue_;
+  UnleasedWriteLease unleased_;
+  int runs_ = 0;
+};
+
 // With a lease, a lost write (Release) makes the replica follow: its next
 // change waits. Without one, every change runs at once, whatever happened.
-TEST(UnleasedWriteLeaseTest, LostWritesNeverDeferOtherWork) {
-  routestatus::testing::FakeClock clock;
-  lease::BackoffWriteLease queue(clock,
-                                 UnleasedWriteLease::PassThroughOptions(SeededLeaseOptions()));
-  UnleasedWriteLease unleased(queue);
-  int runs = 0;
-  unleased.Try("a", [&] {
-    ++runs;
-    return lease::WorkOutcome{lease::WorkResult::kRelease, false};  // a 409
-  });
-  EXPECT_EQ(queue.RunDue(), 1);
-  unleased.Try("b", [&] {
-    ++runs;
-    return lease::WorkOutcome{lease::WorkResult::kExtend, false};  // we wrote
-  });
-  unleased.Try("c", [&] {
-    ++runs;
-    return lease::WorkOutcome{lease::WorkResult::kRelease, false};
-  });
-  EXPECT_EQ(queue.RunDue(), 2);  // both at once: no follower deferral
-  EXPECT_EQ(runs, 3);
-  EXPECT_EQ(unleased.State(), lease::LeaseState::kElection);
-  EXPECT_EQ(queue.State(), lease::LeaseState::kElection);  // never leads, never follows
-  EXPECT_EQ(unleased.outcome(lease::WorkResult::kRelease), 2u);
-  EXPECT_EQ(unleased.outcome(lease::WorkResult::kExtend), 1u);
-  lease::LeaseSnapshot s = queue.Snapshot();
+TEST_F(UnleasedWriteLeaseTest, LostWritesNeverDeferOtherWork) {
+  unleased_.Try("a", Counted(lease::WorkResult::kRelease));
+  EXPECT_EQ(queue_.RunDue(), 1);
+  unleased_.Try("b", Counted(lease::WorkResult::kExtend));  // we wrote
+  unleased_.Try("c", Counted(lease::WorkResult::kRelease));
+  EXPECT_EQ(queue_.RunDue(), 2);  // both at once: no follower deferral
+  EXPECT_EQ(runs_, 3);
+  EXPECT_EQ(unleased_.State(), lease::LeaseState::kElection);
+  EXPECT_EQ(queue_.State(), lease::LeaseState::kElection);  // never leads, never follows
+  EXPECT_EQ(unleased_.outcome(lease::WorkResult::kRelease), 2u);
+  EXPECT_EQ(unleased_.outcome(lease::WorkResult::kExtend), 1u);
+  lease::LeaseSnapshot s = queue_.Snapshot();
   EXPECT_EQ(s.follower_deferrals, 0u);
   EXPECT_TRUE(s.transitions.empty());
 
@@ -139,37 +143,28 @@ TEST(UnleasedWriteLeaseTest, LostWritesNeverDeferOtherWork) {
   // the benchmark's naive baseline a real one).
   lease::WriteLeaseOptions real = SeededLeaseOptions();
   real.follower_min_delay = std::chrono::milliseconds(500);
-  lease::BackoffWriteLease leased(clock, real);
-  leased.Try("a", [] { return lease::WorkOutcome{lease::WorkResult::kRelease, false}; });
+  lease::BackoffWriteLease leased(clock_, real);
+  leased.Try("a", Counted(lease::WorkResult::kRelease));
   EXPECT_EQ(leased.RunDue(), 1);
-  leased.Try("c", [] { return lease::WorkOutcome{lease::WorkResult::kRelease, false}; });
+  leased.Try("c", Counted(lease::WorkResult::kRelease));
   EXPECT_EQ(leased.RunDue(), 0);
   EXPECT_EQ(leased.State(), lease::LeaseState::kFollower);
 }
 
-TEST(UnleasedWriteLeaseTest, ConflictRetriesAfterTheRetryIntervalUnlessAlreadyCorrect) {
-  routestatus::testing::FakeClock clock;
-  lease::BackoffWriteLease queue(clock,
-                                 UnleasedWriteLease::PassThroughOptions(SeededLeaseOptions()));
-  UnleasedWriteLease unleased(queue);
-  int runs = 0;
-  auto conflict = [&] {
-    ++runs;
-    return lease::WorkOutcome{lease::WorkResult::kRelease, true};
-  };
-  unleased.Try("a", conflict);
-  unleased.Try("b", conflict);
-  EXPECT_EQ(queue.RunDue(), 2);
-  clock.Advance(std::chrono::milliseconds(2999));
-  EXPECT_EQ(queue.RunDue(), 0);
+TEST_F(UnleasedWriteLeaseTest, ConflictRetriesAfterTheRetryIntervalUnlessAlreadyCorrect) {
+  unleased_.Try("a", Counted(lease::WorkResult::kRelease, true));
+  unleased_.Try("b", Counted(lease::WorkResult::kRelease, true));
+  EXPECT_EQ(queue_.RunDue(), 2);
+  clock_.Advance(std::chrono::milliseconds(2999));
+  EXPECT_EQ(queue_.RunDue(), 0);
   // The watch shows "a" already correct: its retry is dropped; "b" retries.
-  unleased.Extend("a");
-  clock.Advance(std::chrono::milliseconds(1));
-  EXPECT_EQ(queue.RunDue(), 1);
-  EXPECT_EQ(runs, 3);
-  unleased.Remove("b");
-  clock.Advance(std::chrono::seconds(10));
-  EXPECT_EQ(queue.RunDue(), 0);
+  unleased_.Extend("a");
+  clock_.Advance(std::chrono::milliseconds(1));
+  EXPECT_EQ(queue_.RunDue(), 1);
+  EXPECT_EQ(runs_, 3);
+  unleased_.Remove("b");
+  clock_.Advance(std::chrono::seconds(10));
+  EXPECT_EQ(queue_.RunDue(), 0);
 }
 
 // A KubeClient whose every call throws, standing in for a bug in a library.
