@@ -76,6 +76,11 @@ const std::vector<OptionSpec>& Specs() {
        &Options::disable_namespace_ownership_check},
       {"update-status", {"ROUTESTATUS_UPDATE_STATUS"},
        "write status; --noupdate-status observes and counts only", &Options::update_status},
+      {"write-lease", {"ROUTESTATUS_WRITE_LEASE"},
+       "coordinate replicas' writes (write lease + contention tracker); false: every replica "
+       "writes whatever differs, like a plain controller (for comparison and small "
+       "single-replica installs only)",
+       &Options::write_lease},
       {"lease-interval", {"ROUTESTATUS_LEASE_INTERVAL"},
        "write lease interval: leader validity and follower backoff cap", &Options::lease_interval},
       {"lease-retry-interval", {"ROUTESTATUS_LEASE_RETRY_INTERVAL"},

@@ -44,6 +44,11 @@ struct Options {
   bool update_status = true;  // false = observe only, write nothing
 
   // Write lease and contention tracker.
+  // false = no lease and no contention tracker: every replica writes
+  // whenever its own view differs (a plain controller; for measuring the
+  // naive baseline and for small single-replica installs). The lease-* and
+  // contention-* options are then unused.
+  bool write_lease = true;
   Duration lease_interval = std::chrono::seconds(15);
   Duration lease_retry_interval = std::chrono::seconds(3);
   // Start-up: no write before U[0, delay) so replicas started together do

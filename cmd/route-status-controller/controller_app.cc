@@ -89,22 +89,25 @@ ControllerApp::ControllerApp(const Options& options, const ComponentOptions& com
       namespaces_(*client_, clock_, Seeded(components.namespace_informer)),
       queue_(clock_, QueueOptions(queue_observer_.get())),
       lease_(options.update_status
-                 ? std::make_unique<lease::BackoffWriteLease>(clock_, LeaseOptions(components.lease))
+                 ? std::make_unique<lease::BackoffWriteLease>(
+                       clock_, options.write_lease
+                                   ? LeaseOptions(components.lease)
+                                   : UnleasedWriteLease::PassThroughOptions(components.lease))
                  : nullptr),
       observe_only_(options.update_status ? nullptr : std::make_unique<ObserveOnlyLease>()),
+      unleased_(lease_ && !options.write_lease ? std::make_unique<UnleasedWriteLease>(*lease_)
+                                               : nullptr),
       tracker_(clock_, components.tracker),
       gate_(tracker_, options.router_name),
       shard_(components.shard, &namespaces_),
-      syncer_(components.admission, shard_, routes_, *client_,
-              lease_ ? static_cast<lease::WriteLease&>(*lease_)
-                     : static_cast<lease::WriteLease&>(*observe_only_),
-              gate_, clock_, stats_),
-      controller_(syncer_, routes_, &namespaces_, shard_, queue_, gate_) {
+      syncer_(components.admission, shard_, routes_, *client_, StatusLease(), Gate(), clock_,
+              stats_),
+      controller_(syncer_, routes_, &namespaces_, shard_, queue_, Gate()) {
   gate_.SetSyncer(&syncer_);
   routes_.AddIndex(controller::kRoutesByHostIndex,
                    controller::RoutesByHostIndexFunc(components.admission));
   // Order matters: the gate must see each update before the controller.
-  routes_.AddEventHandler(&gate_);
+  if (options.write_lease) routes_.AddEventHandler(&gate_);
   routes_.AddEventHandler(&controller_.route_handler());
   namespaces_.AddEventHandler(&controller_.namespace_handler());
   if (options.resync_interval.count() > 0) {
@@ -123,8 +126,10 @@ ControllerApp::ControllerApp(const Options& options, const ComponentOptions& com
   sources.clock = &clock_;
   sources.status = &stats_;
   sources.lease = lease_.get();
+  sources.unleased = unleased_.get();
   sources.observe_only = observe_only_.get();
-  sources.tracker = &tracker_;
+  // Why: without a lease the tracker is never fed; absent series, not zeros.
+  sources.tracker = options.write_lease ? &tracker_ : nullptr;
   sources.queue = &queue_;
   sources.routes = &routes_;
   sources.namespaces = &namespaces_;
@@ -132,6 +137,17 @@ ControllerApp::ControllerApp(const Options& options, const ComponentOptions& com
   sources.router_name = options.router_name;
   sources.version = BuildVersion();
   collector_ = std::make_shared<MetricsCollector>(std::move(sources));
+}
+
+lease::WriteLease& ControllerApp::StatusLease() {
+  if (observe_only_) return *observe_only_;
+  if (unleased_) return *unleased_;
+  return *lease_;
+}
+
+controller::ContentionGate& ControllerApp::Gate() {
+  if (options_.write_lease) return gate_;
+  return no_gate_;
 }
 
 ControllerApp::~ControllerApp() {
@@ -178,10 +194,16 @@ void ControllerApp::Start() {
       });
     }
   }
-  Spawn("contention-flush", [this] { FlushLoop(); });
+  if (options_.write_lease) Spawn("contention-flush", [this] { FlushLoop(); });
   if (resync_) resync_->Start();
   LOG(INFO) << "controller started: router " << options_.router_name << ", " << options_.workers
             << " workers, " << (lease_ ? "writing status" : "observe only (--update-status=false)");
+  if (!options_.write_lease) {
+    LOG(WARNING) << "--write-lease=false: no write lease and no contention tracker; every "
+                    "replica writes every change (N PUTs per change with N replicas, and "
+                    "differently configured routers sharing a name fight without limit). Use "
+                    "it for comparison or with a single replica only.";
+  }
 }
 
 void ControllerApp::FlushLoop() {

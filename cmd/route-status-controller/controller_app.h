@@ -17,6 +17,7 @@
 #include "cmd/route-status-controller/http_endpoint.h"
 #include "cmd/route-status-controller/metrics_collector.h"
 #include "cmd/route-status-controller/observe_only_lease.h"
+#include "cmd/route-status-controller/unleased_write_lease.h"
 #include "controller/tracker_gate.h"
 #include "conflict/contention_tracker.h"
 #include "controller/controller.h"
@@ -37,7 +38,9 @@ namespace routestatus::cmd {
 // lease (N lease workers run the status PUTs) with the contention tracker
 // (flushed by a timer thread at NextFlush()) and a periodic resync. With
 // options.update_status false the lease is ObserveOnlyLease: decisions are
-// computed and counted, nothing is written.
+// computed and counted, nothing is written. With options.write_lease false
+// the lease is UnleasedWriteLease and the tracker is not consulted
+// (controller::NoContentionGate): every replica writes what differs.
 //
 // Every internal thread is wrapped: an escaping exception, or a thread that
 // ends before Stop(), is LOG(FATAL) with the thread's name (never a silent
@@ -72,6 +75,9 @@ class ControllerApp {
 
  private:
   class QueueObserver;
+  // The lease and gate the status path uses (see the class comment).
+  lease::WriteLease& StatusLease();
+  controller::ContentionGate& Gate();
   void Spawn(const std::string& name, std::function<void()> body);
   void FlushLoop();
 
@@ -85,8 +91,10 @@ class ControllerApp {
   kubeclient::cache::RateLimitingWorkQueue queue_;
   std::unique_ptr<lease::BackoffWriteLease> lease_;  // null when observe-only
   std::unique_ptr<ObserveOnlyLease> observe_only_;   // null when writing
+  std::unique_ptr<UnleasedWriteLease> unleased_;     // set with --write-lease=false
   conflict::ContentionTracker tracker_;
   controller::TrackerGate gate_;
+  controller::NoContentionGate no_gate_;  // used instead of gate_ without a lease
   controller::StatusStats stats_;
   controller::ShardFilter shard_;
   controller::StatusSyncer syncer_;

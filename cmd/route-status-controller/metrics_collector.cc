@@ -91,15 +91,26 @@ void CollectStatus(const controller::StatusStats& s, const ObserveOnlyLease* obs
   }
 }
 
-void CollectLease(const lease::BackoffWriteLease& lease, const kubeclient::Clock& clock,
-                  Families& f) {
+// `unleased` is set with --write-lease=false: `lease` is then only its
+// queue (always in Election), so the state shown is "disabled" and the
+// outcomes are the work's own.
+void CollectLease(const lease::BackoffWriteLease& lease, const UnleasedWriteLease* unleased,
+                  const kubeclient::Clock& clock, Families& f) {
   lease::LeaseSnapshot s = lease.Snapshot();
   f.Begin("routestatus_lease_state",
-          "Write lease state of this replica: 1 for the current state, 0 for the others.",
+          "Write lease state of this replica: 1 for the current state, 0 for the others "
+          "(disabled: --write-lease=false).",
           MetricType::Gauge);
   for (auto st : {lease::LeaseState::kElection, lease::LeaseState::kLeader,
                   lease::LeaseState::kFollower}) {
-    f.Add(s.state == st ? 1 : 0, {{"state", lease::LeaseStateName(st)}});
+    f.Add(unleased == nullptr && s.state == st ? 1 : 0, {{"state", lease::LeaseStateName(st)}});
+  }
+  f.Add(unleased != nullptr ? 1 : 0, {{"state", "disabled"}});
+  if (unleased != nullptr) {
+    for (auto r : {lease::WorkResult::kNone, lease::WorkResult::kExtend,
+                   lease::WorkResult::kRelease}) {
+      s.outcomes[static_cast<int>(r)] = unleased->outcome(r);
+    }
   }
   f.Begin("routestatus_lease_transitions_total", "Write lease state changes by from and to.",
           MetricType::Counter);
@@ -223,9 +234,10 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   Families f(&out);
   f.Gauge("routestatus_build_info", "Build and configuration of this process (always 1).", 1,
           {{"version", s_.version}, {"router_name", s_.router_name},
-           {"update_status", s_.observe_only ? "false" : "true"}});
+           {"update_status", s_.observe_only ? "false" : "true"},
+           {"write_lease", s_.unleased ? "false" : "true"}});
   if (s_.status) CollectStatus(*s_.status, s_.observe_only, f);
-  if (s_.lease && s_.clock) CollectLease(*s_.lease, *s_.clock, f);
+  if (s_.lease && s_.clock) CollectLease(*s_.lease, s_.unleased, *s_.clock, f);
   if (s_.tracker) CollectTracker(*s_.tracker, f);
   if (s_.queue) CollectQueue(*s_.queue, f);
   std::vector<std::pair<std::string, kubeclient::cache::InformerStats>> informers;

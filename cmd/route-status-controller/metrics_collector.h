@@ -8,6 +8,7 @@
 #include <prometheus/metric_family.h>
 
 #include "cmd/route-status-controller/observe_only_lease.h"
+#include "cmd/route-status-controller/unleased_write_lease.h"
 #include "conflict/contention_tracker.h"
 #include "controller/status_stats.h"
 #include "kubeclient/cache/informer.h"
@@ -25,6 +26,8 @@ struct MetricsSources {
   const controller::StatusStats* status = nullptr;
   const lease::BackoffWriteLease* lease = nullptr;
   const ObserveOnlyLease* observe_only = nullptr;
+  // Set with --write-lease=false (`lease` is then its queue).
+  const UnleasedWriteLease* unleased = nullptr;
   const conflict::ContentionTracker* tracker = nullptr;
   const kubeclient::cache::RateLimitingWorkQueue* queue = nullptr;
   const kubeclient::cache::RouteInformer* routes = nullptr;

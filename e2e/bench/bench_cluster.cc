@@ -1,8 +1,6 @@
 #include "e2e/bench/bench_cluster.h"
 
-#include <signal.h>
-
-#include <thread>
+#include <algorithm>
 
 #include <glog/logging.h>
 
@@ -30,6 +28,7 @@ BenchCluster::BenchCluster(const std::string& name) : dir_(MakeTempDir("routesta
   auto client = kubeclient::rest::NewRestKubeClient(*config, clock_, rest);
   CHECK(client.ok()) << client.status().ToString();
   client_ = std::move(*client);
+  replicas_ = std::make_unique<ReplicaSet>(ReplicaTarget{"", kubeconfig_, dir_, {}});
 }
 
 BenchCluster::~BenchCluster() {
@@ -77,42 +76,39 @@ size_t BenchCluster::CountRoutesWithEntry(const std::string& router_name) const 
 size_t BenchCluster::RouteCount() const { return server_->store().Count(apiserver::RoutesInfo()); }
 
 void BenchCluster::StartReplicas(int n, const ControllerFlags& flags) {
+  CHECK(replicas_->size() == 0) << "StopReplicas() first";
   for (int i = 0; i < n; ++i) {
-    replicas_.push_back(std::make_unique<Replica>(next_index_++, kubeconfig_, flags, dir_));
+    replicas_->Add("replica-" + std::to_string(next_index_++), ToReplicaOptions(flags));
   }
+  replicas_->StartAll();
 }
 
 bool BenchCluster::WaitReady(std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    bool all = true;
-    for (auto& r : replicas_) {
-      if (!r->Running() && r->RestartIfPortTaken()) {
-        all = false;
-        continue;
-      }
-      if (!r->Running()) {
-        LOG(ERROR) << "replica " << r->index() << " exited; see " << r->log_path();
-        return false;
-      }
-      all = all && r->Ready();
+  bool ready = replicas_->WaitReady(timeout);
+  for (int i = 0; i < replicas_->size(); ++i) {
+    if (!replicas_->at(i).Running()) {
+      LOG(ERROR) << replicas_->at(i).id() << " exited; see " << replicas_->at(i).log_path();
+      return false;
     }
-    if (all) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  return false;
+  return ready;
 }
 
 void BenchCluster::StopReplicas() {
-  // Why: signal all first so they stop in parallel, then reap.
-  for (auto& r : replicas_) kill(r->pid(), SIGTERM);
-  for (auto& r : replicas_) r->Stop();
-  replicas_.clear();
+  replicas_->StopAll();
+  replicas_ = std::make_unique<ReplicaSet>(ReplicaTarget{"", kubeconfig_, dir_, {}});
 }
 
-double BenchCluster::ReplicaCpuSeconds() const {
-  double total = 0;
-  for (const auto& r : replicas_) total += r->Stats().cpu_seconds;
+ProcStats BenchCluster::ReplicaStats() {
+  ProcStats total;
+  total.ok = true;
+  for (int i = 0; i < replicas_->size(); ++i) {
+    ProcStats s = replicas_->at(i).Stats();
+    total.cpu_seconds += s.cpu_seconds;
+    total.vm_hwm_kb = std::max(total.vm_hwm_kb, s.vm_hwm_kb);
+    total.vm_rss_kb = std::max(total.vm_rss_kb, s.vm_rss_kb);
+    total.ok = total.ok && s.ok;
+  }
   return total;
 }
 
@@ -124,20 +120,6 @@ nlohmann::json BenchRoute(const std::string& ns, const std::string& name, const 
   shape.host = host;
   shape.labels = labels;
   return MakeRoute(shape);
-}
-
-bool EditRoute(kubeclient::KubeClient& client, const std::string& ns, const std::string& name,
-               const std::function<void(nlohmann::json&)>& edit) {
-  for (int attempt = 0; attempt < 10; ++attempt) {
-    auto current = client.Get(kubeclient::RoutesResource(), ns, name);
-    if (!current.ok()) return false;
-    nlohmann::json object = *current;
-    edit(object);
-    auto updated = client.Update(kubeclient::RoutesResource(), object);
-    if (updated.ok()) return true;
-    if (updated.status().code() != kubeclient::StatusCode::kConflict) return false;
-  }
-  return false;
 }
 
 }  // namespace routestatus::e2e::bench

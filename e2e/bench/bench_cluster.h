@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,16 +44,19 @@ class BenchCluster {
   size_t CountRoutesWithEntry(const std::string& router_name) const;
   size_t RouteCount() const;
 
-  // Starts `n` replicas with `flags` (indexes continue across calls).
+  // Starts `n` replicas with `flags` ("replica-<i>", i continuing across
+  // calls). Call StopReplicas() first if some are running.
   void StartReplicas(int n, const ControllerFlags& flags);
-  std::vector<std::unique_ptr<Replica>>& replicas() { return replicas_; }
+  // The running replicas (empty before StartReplicas).
+  ReplicaSet& replicas() { return *replicas_; }
   // Waits until every replica answers /readyz 200; false on timeout or if
   // one exited.
   bool WaitReady(std::chrono::milliseconds timeout);
-  // Stops every replica (SIGTERM) and forgets them.
+  // Stops every replica (SIGTERM, in parallel) and forgets them.
   void StopReplicas();
-  // Sum of the replicas' CPU seconds.
-  double ReplicaCpuSeconds() const;
+  // The replicas together: CPU seconds summed, peak and current RSS the
+  // largest of any replica.
+  ProcStats ReplicaStats();
 
  private:
   std::string dir_;
@@ -60,7 +64,7 @@ class BenchCluster {
   kubeclient::RealClock clock_;
   std::unique_ptr<apiserver::Server> server_;
   std::unique_ptr<kubeclient::KubeClient> client_;
-  std::vector<std::unique_ptr<Replica>> replicas_;
+  std::unique_ptr<ReplicaSet> replicas_;
   int next_index_ = 1;
 };
 
@@ -69,9 +73,5 @@ class BenchCluster {
 nlohmann::json BenchRoute(const std::string& ns, const std::string& name, const std::string& host,
                           const std::map<std::string, std::string>& labels = {});
 
-// Get, change with `edit`, Update; retries on 409 up to 10 times. False if
-// the route is gone or it kept failing.
-bool EditRoute(kubeclient::KubeClient& client, const std::string& ns, const std::string& name,
-               const std::function<void(nlohmann::json&)>& edit);
 
 }  // namespace routestatus::e2e::bench

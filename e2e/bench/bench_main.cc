@@ -5,6 +5,10 @@
 //
 //   routestatus-bench [--quick] [--only=writes,latency,idle,scale]
 //                     [--results=DIR] [--naive-flags=--flag=v,--flag2=v]
+//
+// The naive baseline of (a) is measured with --naive-flags (default
+// --write-lease=false: every replica writes); --naive-flags= (empty)
+// computes it as N PUTs per change instead.
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -38,7 +42,9 @@ void Usage() {
                "  latency  (b) create -> Admitted-visible latency, N=3, 100 creates/s\n"
                "  idle     (c) write verbs while idle (60 s)\n"
                "  scale    (d) 100,000 routes: cold start and restart\n"
-               "  --quick  smaller sizes (N=1,3,10; 60 changes; 3 s; 15 s; 10,000 routes)\n";
+               "  --quick  smaller sizes (N=1,3,10; 60 changes; 3 s; 15 s; 10,000 routes)\n"
+               "  --naive-flags  controller flags of the measured naive baseline of (a)\n"
+               "           (default --write-lease=false; empty: computed as N x changes)\n";
 }
 
 }  // namespace

@@ -184,14 +184,10 @@ void RunIdle(const BenchOptions& options) {
                  std::chrono::seconds(120), std::chrono::seconds(3),
                  std::chrono::milliseconds(200));
   ServerWrites before = cluster.Writes();
-  std::vector<double> cpu_before;
-  for (auto& r : cluster.replicas()) cpu_before.push_back(r->Stats().cpu_seconds);
+  double cpu_before = cluster.ReplicaStats().cpu_seconds;
   std::this_thread::sleep_for(std::chrono::seconds(options.idle_seconds));
   ServerWrites after = cluster.Writes();
-  double cpu = 0;
-  for (size_t i = 0; i < cluster.replicas().size(); ++i) {
-    cpu += cluster.replicas()[i]->Stats().cpu_seconds - cpu_before[i];
-  }
+  double cpu = cluster.ReplicaStats().cpu_seconds - cpu_before;
   Table table({"window (s)", "status PUTs", "other write verbs", "total writes (goal 0)",
                "CPU s per replica"});
   double status = after.status_attempts() - before.status_attempts();
@@ -229,13 +225,9 @@ void RunScale(const BenchOptions& options) {
                                       std::chrono::seconds(options.quick ? 300 : 1200),
                                       std::chrono::seconds(3), std::chrono::seconds(1));
   ServerWrites cold = cluster.Writes();
-  long cold_hwm = 0;
-  double cold_cpu = 0;
-  for (auto& r : cluster.replicas()) {
-    ProcStats s = r->Stats();
-    cold_hwm = std::max(cold_hwm, s.vm_hwm_kb);
-    cold_cpu += s.cpu_seconds;
-  }
+  ProcStats cold_stats = cluster.ReplicaStats();
+  long cold_hwm = cold_stats.vm_hwm_kb;
+  double cold_cpu = cold_stats.cpu_seconds;
   size_t with_entry = cluster.CountRoutesWithEntry("default");
   cluster.StopReplicas();
   std::cerr << "  cold start done; restarting" << std::endl;
@@ -246,23 +238,21 @@ void RunScale(const BenchOptions& options) {
   std::vector<double> ready_at(static_cast<size_t>(n), -1);
   while (Since(restart) < 600) {
     bool all = true;
-    for (size_t i = 0; i < cluster.replicas().size(); ++i) {
-      cluster.replicas()[i]->RestartIfPortTaken();
-      if (ready_at[i] < 0 && cluster.replicas()[i]->Ready()) ready_at[i] = Since(restart);
-      all = all && ready_at[i] >= 0;
+    for (int i = 0; i < cluster.replicas().size(); ++i) {
+      e2e::Replica& r = cluster.replicas().at(i);
+      double& at = ready_at[static_cast<size_t>(i)];
+      r.RestartIfPortTaken();
+      if (at < 0 && r.Ready()) at = Since(restart);
+      all = all && at >= 0;
     }
     if (all) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   std::this_thread::sleep_for(std::chrono::seconds(options.quick ? 5 : 15));
   ServerWrites warm = cluster.Writes();
-  long warm_hwm = 0;
-  double warm_cpu = 0;
-  for (auto& r : cluster.replicas()) {
-    ProcStats s = r->Stats();
-    warm_hwm = std::max(warm_hwm, s.vm_hwm_kb);
-    warm_cpu += s.cpu_seconds;
-  }
+  ProcStats warm_stats = cluster.ReplicaStats();
+  long warm_hwm = warm_stats.vm_hwm_kb;
+  double warm_cpu = warm_stats.cpu_seconds;
   double max_ready = *std::max_element(ready_at.begin(), ready_at.end());
 
   Table table({"phase", "time to ready (s)", "all entries in place (s)", "status PUTs (409s)",

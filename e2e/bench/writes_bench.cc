@@ -143,7 +143,7 @@ WritesResult MeasureOne(const BenchOptions& options, int n, bool naive) {
   ServerWrites before = cluster.Writes();
   result.startup_ok = before.status_ok;
   result.startup_attempts = before.status_attempts();
-  double cpu_before = cluster.ReplicaCpuSeconds();
+  double cpu_before = cluster.ReplicaStats().cpu_seconds;
 
   // The changes: create 40%, host change 25%, leave the shard 15%, delete 20%.
   auto start = SteadyClock::now();
@@ -171,13 +171,14 @@ WritesResult MeasureOne(const BenchOptions& options, int n, bool naive) {
       if (dice < 65) {
         r.host = "v" + std::to_string(i) + "-" + r.name + "." + r.ns + ".bench.example.com";
         std::string host = r.host;
-        CHECK(EditRoute(cluster.client(), r.ns, r.name,
-                        [&host](nlohmann::json& o) { o["spec"]["host"] = host; }));
+        CHECK(UpdateRouteWith(cluster.client(), r.ns, r.name,
+                              [&host](nlohmann::json& o) { o["spec"]["host"] = host; })
+                  .ok());
       } else {
         r.in_shard = false;
-        CHECK(EditRoute(cluster.client(), r.ns, r.name, [](nlohmann::json& o) {
-          o["metadata"]["labels"]["router"] = "internal";
-        }));
+        CHECK(UpdateRouteWith(cluster.client(), r.ns, r.name, [](nlohmann::json& o) {
+                o["metadata"]["labels"]["router"] = "internal";
+              }).ok());
       }
       ++result.write_changes;
     } else {
@@ -195,7 +196,7 @@ WritesResult MeasureOne(const BenchOptions& options, int n, bool naive) {
   result.ok = after.status_ok - before.status_ok;
   result.conflicts = after.status_conflict - before.status_conflict;
   result.attempts = after.status_attempts() - before.status_attempts();
-  double cpu = cluster.ReplicaCpuSeconds() - cpu_before;
+  double cpu = cluster.ReplicaStats().cpu_seconds - cpu_before;
   result.cpu_per_replica_per_1k = cpu / n / result.changes * 1000;
   return result;
 }
@@ -212,7 +213,8 @@ void RunWritesPerChange(const BenchOptions& options) {
     if (naive_measured) naive_results.push_back(MeasureOne(options, n, true));
   }
   Table table({"N", "changes (need a write)", "successful writes", "409s", "PUTs",
-               "writes/change", "PUTs/change", "naive PUTs/change", "start-up PUTs (routes)",
+               "writes/change", "PUTs/change", "naive writes/change", "naive 409s",
+               "naive PUTs/change", "start-up PUTs (routes)", "naive start-up PUTs",
                "converged after last change (s)"});
   for (size_t i = 0; i < results.size(); ++i) {
     const WritesResult& r = results[i];
@@ -221,15 +223,20 @@ void RunWritesPerChange(const BenchOptions& options) {
       continue;
     }
     double w = r.write_changes > 0 ? r.write_changes : 1;
-    std::string naive = naive_measured
-                            ? Fmt("%.2f", naive_results[i].attempts /
-                                              std::max(1, naive_results[i].write_changes))
-                            : Fmt("%d (computed)", r.n);
+    std::vector<std::string> naive = {"-", "-", Fmt("%d (computed)", r.n), "-"};
+    if (naive_measured && naive_results[i].changes == 0) {
+      naive = {"failed", "failed", "failed", "failed"};
+    } else if (naive_measured) {
+      const WritesResult& v = naive_results[i];
+      double vw = std::max(1, v.write_changes);
+      naive = {Fmt("%.3f", v.ok / vw), Fmt("%.0f", v.conflicts), Fmt("%.3f", v.attempts / vw),
+               Fmt("%.0f", v.startup_attempts)};
+    }
     table.AddRow({std::to_string(r.n), Fmt("%d (%d)", r.changes, r.write_changes),
                   Fmt("%.0f", r.ok), Fmt("%.0f", r.conflicts), Fmt("%.0f", r.attempts),
-                  Fmt("%.3f", r.ok / w), Fmt("%.3f", r.attempts / w), naive,
-                  Fmt("%.0f (%d)", r.startup_attempts, options.initial_routes),
-                  Fmt("%.1f", r.converge_s)});
+                  Fmt("%.3f", r.ok / w), Fmt("%.3f", r.attempts / w), naive[0], naive[1],
+                  naive[2], Fmt("%.0f (%d)", r.startup_attempts, options.initial_routes),
+                  naive[3], Fmt("%.1f", r.converge_s)});
   }
   std::string md = table.Render();
   std::cout << md << "\n";
@@ -238,9 +245,14 @@ void RunWritesPerChange(const BenchOptions& options) {
             << " routes; mix 40% create, 25% host change, 15% leave the shard (label), 20% "
                "delete. Per-change figures divide by the changes that need a status write "
                "(deletes need none). Writes are counted by the API server.\n";
-  if (!naive_measured) {
+  if (naive_measured) {
+    std::cout << "Naive baseline: measured on the same changes with the replicas started with";
+    for (const std::string& f : options.naive_flags) std::cout << " " << f;
+    std::cout << " (no write lease, no contention tracker: every replica writes whenever its "
+                 "own cache differs, and retries a 409).\n";
+  } else {
     std::cout << "Naive baseline: computed as N PUTs per change (every replica writes, N-1 "
-                 "get 409); the controller has no flag that makes every replica write.\n";
+                 "get 409), not measured (--naive-flags= was empty).\n";
   }
 
   std::cout << "\n## (e) CPU seconds per 1,000 changes per replica\n\n";
@@ -266,6 +278,7 @@ void RunWritesPerChange(const BenchOptions& options) {
     xs.push_back(r.n);
     writes.points.push_back({static_cast<double>(r.n), r.ok / w});
     puts.points.push_back({static_cast<double>(r.n), r.attempts / w});
+    if (naive_measured && naive_results[i].changes == 0) continue;  // failed: no point
     naive.points.push_back(
         {static_cast<double>(r.n),
          naive_measured ? naive_results[i].attempts / std::max(1, naive_results[i].write_changes)

@@ -49,17 +49,69 @@ std::string RandomSuffix() {
   return s;
 }
 
-bool IsStatusPut(const PromSample& s) {
-  auto get = [&](const char* k) {
-    auto it = s.labels.find(k);
-    return it == s.labels.end() ? std::string() : it->second;
-  };
-  std::string verb = get("verb");
-  return s.name == "apiserver_request_total" && get("resource") == "routes" &&
-         get("subresource") == "status" && (verb == "PUT" || verb == "UPDATE");
+std::string Label(const PromSample& s, const char* key) {
+  auto it = s.labels.find(key);
+  return it == s.labels.end() ? std::string() : it->second;
+}
+
+bool IsWriteVerb(const std::string& v) {
+  return v == "PUT" || v == "UPDATE" || v == "PATCH" || v == "POST" || v == "CREATE" ||
+         v == "DELETE" || v == "APPLY" || v == "DELETECOLLECTION";
 }
 
 }  // namespace
+
+ServerWrites ServerWritesFromSamples(const std::vector<PromSample>& samples) {
+  ServerWrites w;
+  for (const PromSample& s : samples) {
+    if (s.name != "apiserver_request_total") continue;
+    const std::string verb = Label(s, "verb");
+    if (!IsWriteVerb(verb)) continue;
+    if (Label(s, "resource") == "routes" && Label(s, "subresource") == "status" &&
+        (verb == "PUT" || verb == "UPDATE" || verb == "PATCH")) {
+      const std::string code = Label(s, "code");
+      if (!code.empty() && code[0] == '2') {
+        w.status_ok += s.value;
+      } else if (code == "409") {
+        w.status_conflict += s.value;
+      } else {
+        w.status_other += s.value;
+      }
+    } else {
+      w.other_writes += s.value;
+    }
+  }
+  return w;
+}
+
+LocalApiServer::LocalApiServer(const std::string& dir, const std::string& binary)
+    : kubeconfig_(dir + "/kubeconfig") {
+  process_ = std::make_unique<Subprocess>(
+      DieWithParent({binary.empty() ? E2eEnvFromProcess().apiserver_binary : binary, "--listen",
+                     "127.0.0.1:0", "--kubeconfig-out", kubeconfig_}),
+      dir + "/local-apiserver.log");
+}
+
+bool LocalApiServer::WaitStarted(std::chrono::milliseconds timeout, std::string* error) {
+  const std::string marker = "http://127.0.0.1:";
+  if (!process_->WaitForLog(marker, timeout)) {
+    *error = "local-apiserver did not print its URL (" +
+             std::string(process_->Running() ? "timeout" : "it exited") + "); log " +
+             process_->log_path() + ":\n" + process_->ReadLog();
+    return false;
+  }
+  std::string log = process_->ReadLog();
+  size_t at = log.find(marker);
+  url_ = log.substr(at, log.find_first_of("\r\n", at) - at);
+  port_ = std::atoi(log.c_str() + at + marker.size());
+  return port_ > 0;
+}
+
+ServerWrites LocalApiServer::Writes() const {
+  bool ok = false;
+  std::string body = HttpGetLocal(port_, "/metrics", &ok);
+  return ServerWritesFromSamples(ParsePromText(body));
+}
 
 std::vector<std::string> DieWithParent(std::vector<std::string> argv) {
   static const bool has_setpriv = access("/usr/bin/setpriv", X_OK) == 0;
@@ -86,26 +138,15 @@ E2eEnv E2eEnvFromProcess() {
 std::unique_ptr<TestCluster> TestCluster::Start(const E2eEnv& env, std::string* error) {
   std::unique_ptr<TestCluster> c(new TestCluster());
   c->env_ = env;
-  char dir[] = "/tmp/routestatus-e2e-XXXXXX";
-  if (mkdtemp(dir) == nullptr) {
-    *error = "mkdtemp failed";
-    return nullptr;
-  }
-  c->temp_dir_ = dir;
+  c->temp_dir_ = MakeTempDir("routestatus-e2e");
   if (env.kubeconfig.empty()) {
-    c->kubeconfig_ = c->temp_dir_ + "/kubeconfig";
-    c->apiserver_ = std::make_unique<Subprocess>(
-        DieWithParent({env.apiserver_binary, "--listen", "127.0.0.1:0", "--kubeconfig-out",
-                       c->kubeconfig_}),
-        c->temp_dir_ + "/apiserver.log");
-    const std::string marker = "http://127.0.0.1:";
-    if (!c->apiserver_->WaitForLog(marker, std::chrono::seconds(20))) {
-      *error = "local-apiserver (" + env.apiserver_binary +
-               ") did not print its URL; log:\n" + c->apiserver_->ReadLog();
+    c->apiserver_ = std::make_unique<LocalApiServer>(c->temp_dir_, env.apiserver_binary);
+    if (!c->apiserver_->WaitStarted(std::chrono::seconds(20), error)) {
+      *error = env.apiserver_binary + ": " + *error;
       return nullptr;
     }
-    std::string log = c->apiserver_->ReadLog();
-    c->apiserver_port_ = std::atoi(log.c_str() + log.find(marker) + marker.size());
+    c->kubeconfig_ = c->apiserver_->kubeconfig();
+    c->apiserver_port_ = c->apiserver_->port();
   } else {
     c->kubeconfig_ = env.kubeconfig;
   }
@@ -162,9 +203,7 @@ StatusOr<json> TestCluster::CreateRoute(const RouteShape& shape) {
   return client_->Create(kubeclient::RoutesResource(), shape.ns, MakeRoute(shape));
 }
 
-namespace {
-
-StatusOr<json> ReadModifyWrite(kubeclient::KubeClient& client, const std::string& ns,
+StatusOr<json> UpdateRouteWith(kubeclient::KubeClient& client, const std::string& ns,
                                const std::string& name, const std::function<void(json&)>& mutate,
                                bool status) {
   Status last(StatusCode::kInternal, "no attempt");
@@ -181,16 +220,14 @@ StatusOr<json> ReadModifyWrite(kubeclient::KubeClient& client, const std::string
   return last;
 }
 
-}  // namespace
-
 StatusOr<json> TestCluster::UpdateRoute(const std::string& ns, const std::string& name,
                                         const std::function<void(json&)>& mutate) {
-  return ReadModifyWrite(*client_, ns, name, mutate, false);
+  return UpdateRouteWith(*client_, ns, name, mutate, false);
 }
 
 StatusOr<json> TestCluster::UpdateRouteStatus(const std::string& ns, const std::string& name,
                                               const std::function<void(json&)>& mutate) {
-  return ReadModifyWrite(*client_, ns, name, mutate, true);
+  return UpdateRouteWith(*client_, ns, name, mutate, true);
 }
 
 Status TestCluster::DeleteRoute(const std::string& ns, const std::string& name) {
@@ -246,19 +283,8 @@ WriteCounts TestCluster::StatusWrites() {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   CHECK(samples.ok()) << samples.status().ToString();
-  WriteCounts counts;
-  for (const PromSample& s : *samples) {
-    if (!IsStatusPut(s)) continue;
-    const std::string& code = s.labels.at("code");
-    if (!code.empty() && code[0] == '2') {
-      counts.success += s.value;
-    } else if (code == "409") {
-      counts.conflict += s.value;
-    } else {
-      counts.other += s.value;
-    }
-  }
-  return counts;
+  ServerWrites w = ServerWritesFromSamples(*samples);
+  return {w.status_ok, w.status_conflict, w.status_other};
 }
 
 double TestCluster::StatusWriteVerbs() {
@@ -266,17 +292,10 @@ double TestCluster::StatusWriteVerbs() {
   CHECK(samples.ok()) << samples.status().ToString();
   double total = 0;
   for (const PromSample& s : *samples) {
-    if (s.name != "apiserver_request_total") continue;
-    auto res = s.labels.find("resource");
-    auto sub = s.labels.find("subresource");
-    auto verb = s.labels.find("verb");
-    if (res == s.labels.end() || res->second != "routes" || sub == s.labels.end() ||
-        sub->second != "status" || verb == s.labels.end())
-      continue;
-    const std::string& v = verb->second;
-    if (v == "PUT" || v == "UPDATE" || v == "PATCH" || v == "POST" || v == "CREATE" ||
-        v == "DELETE" || v == "APPLY")
+    if (s.name == "apiserver_request_total" && Label(s, "resource") == "routes" &&
+        Label(s, "subresource") == "status" && IsWriteVerb(Label(s, "verb"))) {
       total += s.value;
+    }
   }
   return total;
 }

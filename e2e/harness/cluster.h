@@ -52,6 +52,51 @@ struct WriteCounts {
   }
 };
 
+// Writes counted by the API server's apiserver_request_total. Value type.
+struct ServerWrites {
+  double status_ok = 0;        // PUT/UPDATE/PATCH routes/status 2xx
+  double status_conflict = 0;  // ... 409
+  double status_other = 0;     // ... other codes
+  double other_writes = 0;     // every other write verb (CREATE/UPDATE/PATCH/DELETE of anything)
+  double status_attempts() const { return status_ok + status_conflict + status_other; }
+};
+ServerWrites ServerWritesFromSamples(const std::vector<PromSample>& samples);
+
+// `local-apiserver` as a child process (dying with this process) on a free
+// loopback port, writing its kubeconfig to `dir`/kubeconfig and its log to
+// `dir`/local-apiserver.log. Not thread-safe: one owner; the destructor
+// kills it if still running.
+class LocalApiServer {
+ public:
+  // Starts `binary` (default: E2eEnvFromProcess().apiserver_binary).
+  explicit LocalApiServer(const std::string& dir, const std::string& binary = "");
+  // False (with the log in *error) if it did not print its URL in time.
+  bool WaitStarted(std::chrono::milliseconds timeout, std::string* error);
+  const std::string& url() const { return url_; }
+  int port() const { return port_; }
+  const std::string& kubeconfig() const { return kubeconfig_; }
+  pid_t pid() const { return process_->pid(); }
+  std::string ReadLog() const { return process_->ReadLog(); }
+  // Writes so far, from its /metrics (zeros when unreachable).
+  ServerWrites Writes() const;
+  // SIGTERM, then SIGKILL after `grace`; the exit code.
+  int Stop(std::chrono::milliseconds grace = std::chrono::seconds(5)) {
+    return process_->Stop(grace);
+  }
+
+ private:
+  std::string kubeconfig_;
+  std::string url_;
+  int port_ = 0;
+  std::unique_ptr<Subprocess> process_;
+};
+
+// Reads route `ns`/`name`, applies `mutate` to its JSON and PUTs it (the
+// status subresource when `status`); retries on 409 (bounded). Thread-safe.
+kubeclient::StatusOr<nlohmann::json> UpdateRouteWith(
+    kubeclient::KubeClient& client, const std::string& ns, const std::string& name,
+    const std::function<void(nlohmann::json&)>& mutate, bool status = false);
+
 // An API server for one test: by default a fresh `local-apiserver` process on
 // 127.0.0.1 (port picked at run time), or with E2E_KUBECONFIG any cluster,
 // used unchanged (the test's objects live in namespaces it creates and deletes).
@@ -128,7 +173,7 @@ class TestCluster {
   std::string temp_dir_;
   std::string kubeconfig_;
   kubeclient::rest::RestConfig rest_config_;
-  std::unique_ptr<Subprocess> apiserver_;
+  std::unique_ptr<LocalApiServer> apiserver_;
   int apiserver_port_ = 0;
   std::unique_ptr<kubeclient::KubeClient> client_;
   std::vector<std::string> namespaces_;

@@ -41,10 +41,21 @@ ReplicaOptions TestReplicaOptions(const std::string& router_name,
 }
 
 Replica::Replica(TestCluster& cluster, std::string id, ReplicaOptions options)
-    : cluster_(cluster),
+    : Replica(ReplicaTarget{cluster.env().controller_binary, cluster.kubeconfig(),
+                            cluster.temp_dir(), {}},
+              std::move(id), std::move(options)) {
+  cluster_ = &cluster;
+}
+
+Replica::Replica(ReplicaTarget target, std::string id, ReplicaOptions options)
+    : target_(std::move(target)),
       id_(std::move(id)),
       options_(std::move(options)),
-      log_path_(cluster.temp_dir() + "/" + id_ + ".log") {}
+      log_path_(target_.log_dir + "/" + id_ + ".log") {
+  if (target_.controller_binary.empty()) {
+    target_.controller_binary = E2eEnvFromProcess().controller_binary;
+  }
+}
 
 Replica::~Replica() {
   if (process_) process_->Stop(std::chrono::seconds(3));
@@ -52,26 +63,48 @@ Replica::~Replica() {
 
 void Replica::Start() {
   if (process_ && process_->Running()) Kill();
-  metrics_port_ = PickFreePort();
-  std::vector<std::string> argv = {cluster_.env().controller_binary};
-  for (const std::string& a : options_.args) argv.push_back(a);
-  std::map<std::string, std::string> flags = options_.flags;
-  flags["kubeconfig"] = cluster_.kubeconfig();
-  flags["router-name"] = options_.router_name;
-  flags["metrics-address"] = "127.0.0.1:" + std::to_string(metrics_port_);
-  if (!cluster_.embedded() && !flags.count("namespaces") && !cluster_.namespaces().empty()) {
+  if (cluster_ != nullptr && !cluster_->embedded()) {
     // Why: on a shared cluster, stay out of everybody else's routes
     // (including earlier tests' namespaces still terminating).
+    target_.namespaces = cluster_->namespaces();
+  }
+  metrics_port_ = PickFreePort();
+  std::vector<std::string> argv = {target_.controller_binary};
+  for (const std::string& a : options_.args) argv.push_back(a);
+  std::map<std::string, std::string> flags = options_.flags;
+  flags["kubeconfig"] = target_.kubeconfig;
+  flags["router-name"] = options_.router_name;
+  flags["metrics-address"] = "127.0.0.1:" + std::to_string(metrics_port_);
+  if (!flags.count("namespaces") && !target_.namespaces.empty()) {
     std::string list;
-    for (const auto& ns : cluster_.namespaces()) list += (list.empty() ? "" : ",") + ns;
+    for (const auto& ns : target_.namespaces) list += (list.empty() ? "" : ",") + ns;
     flags["namespaces"] = list;
   }
   for (const auto& [k, v] : flags) argv.push_back("--" + k + "=" + v);
   std::ostringstream line;
   for (const auto& a : argv) line << a << ' ';
   LOG(INFO) << "e2e: starting " << id_ << ": " << line.str();
+  log_offset_ = Log().size();
   process_ = std::make_unique<Subprocess>(DieWithParent(argv), log_path_);
 }
+
+bool Replica::RestartIfPortTaken() {
+  if (!process_ || process_->Running()) return false;
+  // Why: only this process's part of the (appended) log counts.
+  std::string log = Log();
+  if (log.find("Address already in use", std::min(log_offset_, log.size())) == std::string::npos) {
+    return false;
+  }
+  LOG(WARNING) << "e2e: " << id_ << " exited: metrics port taken; restarting";
+  Start();
+  return true;
+}
+
+std::string Replica::MetricsUrl() const {
+  return "http://127.0.0.1:" + std::to_string(metrics_port_) + "/metrics";
+}
+
+pid_t Replica::pid() const { return process_ ? process_->pid() : -1; }
 
 void Replica::Kill() {
   if (!process_) return;
@@ -79,7 +112,7 @@ void Replica::Kill() {
   process_->Wait(std::chrono::seconds(5));
 }
 
-int Replica::Stop() { return process_ ? process_->Stop(std::chrono::seconds(5)) : 0; }
+int Replica::Stop(std::chrono::milliseconds grace) { return process_ ? process_->Stop(grace) : 0; }
 
 int Replica::WaitExit(std::chrono::milliseconds timeout) {
   return process_ ? process_->Wait(timeout) : -1;
@@ -107,6 +140,17 @@ bool Replica::Ready() {
   return ok && code == 200;
 }
 
+ReplicaWrites Replica::Writes() {
+  ReplicaWrites w;
+  auto samples = Scrape();
+  if (!samples.ok()) return w;
+  const char* name = "routestatus_status_writes_total";
+  w.success = SumSamples(*samples, name, {{"result", "success"}});
+  w.conflict = SumSamples(*samples, name, {{"result", "conflict"}});
+  w.other = SumSamples(*samples, name) - w.success - w.conflict;
+  return w;
+}
+
 std::string Replica::LeaseState() {
   auto samples = Scrape();
   if (!samples.ok()) return "";
@@ -116,7 +160,7 @@ std::string Replica::LeaseState() {
     if (s.name.find("lease_state") == std::string::npos || s.value != 1) continue;
     for (const auto& [k, v] : s.labels) {
       std::string lv = Lower(v);
-      if (lv == "leader" || lv == "follower" || lv == "election") return lv;
+      if (lv == "leader" || lv == "follower" || lv == "election" || lv == "disabled") return lv;
     }
   }
   return "";
@@ -124,13 +168,23 @@ std::string Replica::LeaseState() {
 
 ReplicaSet::ReplicaSet(TestCluster& cluster, const std::string& prefix, int n,
                        const ReplicaOptions& options)
-    : cluster_(cluster) {
+    : cluster_(&cluster) {
   for (int i = 0; i < n; ++i) Add(prefix + "-" + std::to_string(i), options);
 }
 
+ReplicaSet::ReplicaSet(ReplicaTarget target) : target_(std::move(target)) {}
+
 Replica& ReplicaSet::Add(const std::string& id, const ReplicaOptions& options) {
-  replicas_.push_back(std::make_unique<Replica>(cluster_, id, options));
+  replicas_.push_back(cluster_ != nullptr ? std::make_unique<Replica>(*cluster_, id, options)
+                                          : std::make_unique<Replica>(target_, id, options));
   return *replicas_.back();
+}
+
+void ReplicaSet::StopAll(std::chrono::milliseconds grace) {
+  for (auto& r : replicas_) {
+    if (r->Running()) kill(r->pid(), SIGTERM);
+  }
+  for (auto& r : replicas_) r->Stop(grace);
 }
 
 void ReplicaSet::StartAll() {
@@ -150,13 +204,7 @@ void ReplicaSet::StartAll() {
           return true;
         },
         std::chrono::seconds(10), std::chrono::milliseconds(50));
-    for (auto& r : replicas_) {
-      if (!r->Running()) {
-        LOG(WARNING) << "e2e: " << r->id() << " exited at start (port taken?); restarting";
-        r->Start();
-        restarted = true;
-      }
-    }
+    for (auto& r : replicas_) restarted = r->RestartIfPortTaken() || restarted;
     if (!restarted) return;
   }
 }

@@ -28,15 +28,34 @@ struct ReplicaOptions {
 ReplicaOptions TestReplicaOptions(const std::string& router_name,
                                   const std::map<std::string, std::string>& overrides = {});
 
-// One route-status-controller process pointed at a TestCluster, with its
-// metrics on a port picked at start, its log in the cluster's temp dir. On a
-// real cluster it is limited to the cluster's namespaces (--namespaces)
-// unless the options say otherwise; create namespaces before Start().
-// Not thread-safe: one owner.
+// Where a Replica runs without a TestCluster (e.g. against the benchmarks'
+// in-process API server). Value type.
+struct ReplicaTarget {
+  std::string controller_binary;  // "" = E2eEnvFromProcess().controller_binary
+  std::string kubeconfig;
+  std::string log_dir;                  // the log is log_dir/<id>.log
+  std::vector<std::string> namespaces;  // --namespaces unless the flags set it; empty = all
+};
+
+// Status write counters of one replica, from its own
+// routestatus_status_writes_total. Value type.
+struct ReplicaWrites {
+  double success = 0;
+  double conflict = 0;
+  double other = 0;  // not_found + error
+  double attempts() const { return success + conflict + other; }
+};
+
+// One route-status-controller process pointed at a TestCluster (or a
+// ReplicaTarget), with its metrics on a port picked at start, its log in the
+// cluster's temp dir. On a real cluster it is limited to the cluster's
+// namespaces (--namespaces) unless the options say otherwise; create
+// namespaces before Start(). Not thread-safe: one owner.
 class Replica {
  public:
   Replica(TestCluster& cluster, std::string id, ReplicaOptions options);
-  ~Replica();
+  Replica(ReplicaTarget target, std::string id, ReplicaOptions options);
+  virtual ~Replica();
   Replica(const Replica&) = delete;
   Replica& operator=(const Replica&) = delete;
 
@@ -44,8 +63,12 @@ class Replica {
   void Start();
   // SIGKILL, and wait for the exit.
   void Kill();
-  // SIGTERM; returns the exit code (-1 when it had to be killed).
-  int Stop();
+  // SIGTERM, then SIGKILL after `grace`; returns the exit code.
+  int Stop(std::chrono::milliseconds grace = std::chrono::seconds(5));
+  // If the process exited because its metrics port was taken meanwhile
+  // (PickFreePort races with other sockets), starts it again on a new port
+  // and returns true.
+  bool RestartIfPortTaken();
   void Restart() { Kill(); Start(); }
   bool Running();
   // Waits for the process to exit (one-shot commands such as `clear`);
@@ -54,6 +77,10 @@ class Replica {
 
   const std::string& id() const { return id_; }
   int metrics_port() const { return metrics_port_; }
+  std::string MetricsUrl() const;
+  // The process id (-1 before Start()).
+  pid_t pid() const;
+  ProcStats Stats() const { return ReadProcStats(pid()); }
   const ReplicaOptions& options() const { return options_; }
   std::string Log() const;
   const std::string& log_path() const { return log_path_; }
@@ -62,15 +89,20 @@ class Replica {
   kubeclient::StatusOr<std::vector<PromSample>> Scrape();
   // True once /readyz answers 200.
   bool Ready();
+  // Its status writes by result (zeros when unreachable).
+  ReplicaWrites Writes();
   // The lease state this replica reports through its lease-state gauge
-  // ("leader", "follower", "election"), "" if the metric is missing.
+  // ("leader", "follower", "election", "disabled"), "" if the metric is
+  // missing.
   std::string LeaseState();
 
  private:
-  TestCluster& cluster_;
+  TestCluster* cluster_ = nullptr;  // null when started from a ReplicaTarget
+  ReplicaTarget target_;
   std::string id_;
   ReplicaOptions options_;
   std::string log_path_;
+  size_t log_offset_ = 0;  // log size when the current process started
   int metrics_port_ = 0;
   std::unique_ptr<Subprocess> process_;
 };
@@ -80,15 +112,20 @@ class Replica {
 class ReplicaSet {
  public:
   ReplicaSet(TestCluster& cluster, const std::string& prefix, int n, const ReplicaOptions& options);
+  // An empty set whose replicas run against `target`; Add() them.
+  explicit ReplicaSet(ReplicaTarget target);
   // Adds one replica with its own options (e.g. another hostname template).
   Replica& Add(const std::string& id, const ReplicaOptions& options);
 
   // Starts every replica and waits (bounded) until each answers /healthz;
-  // one that exited at once (e.g. its metrics port was taken) is restarted
-  // on a new port.
+  // one that exited at once because its metrics port was taken meanwhile is
+  // restarted on a new port.
   void StartAll();
   // True once every running replica is ready (bounded).
   bool WaitReady(std::chrono::milliseconds timeout);
+  // SIGTERM to every replica at once (they stop in parallel), then waits
+  // for each (SIGKILL after `grace`).
+  void StopAll(std::chrono::milliseconds grace = std::chrono::seconds(5));
   int size() const { return static_cast<int>(replicas_.size()); }
   Replica& at(int i) { return *replicas_.at(static_cast<size_t>(i)); }
 
@@ -103,7 +140,8 @@ class ReplicaSet {
   std::vector<std::string> GrepLogs(const std::string& needle) const;
 
  private:
-  TestCluster& cluster_;
+  TestCluster* cluster_ = nullptr;  // null: replicas run against target_
+  ReplicaTarget target_;
   std::vector<std::unique_ptr<Replica>> replicas_;
 };
 

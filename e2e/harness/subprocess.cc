@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -113,6 +114,41 @@ int PickFreePort() {
   int port = ntohs(addr.sin_port);
   close(fd);
   return port;
+}
+
+std::string MakeTempDir(const std::string& prefix) {
+  const char* tmp = getenv("TMPDIR");
+  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/" + prefix +
+                        "-XXXXXX";
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back('\0');
+  CHECK(mkdtemp(buf.data()) != nullptr) << "mkdtemp " << pattern;
+  return std::string(buf.data());
+}
+
+ProcStats ReadProcStats(pid_t pid) {
+  ProcStats stats;
+  std::ifstream stat_file("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat_file, line)) return stats;
+  // Why: the command name (field 2) may hold spaces; fields restart after ')'.
+  size_t close_paren = line.rfind(')');
+  if (close_paren == std::string::npos) return stats;
+  std::istringstream rest(line.substr(close_paren + 2));
+  std::vector<std::string> fields;
+  std::string field;
+  while (rest >> field) fields.push_back(field);
+  // fields[0] is field 3 (state); utime is field 14, stime field 15.
+  if (fields.size() < 13) return stats;
+  double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+  stats.cpu_seconds = (std::stod(fields[11]) + std::stod(fields[12])) / ticks;
+  std::ifstream status_file("/proc/" + std::to_string(pid) + "/status");
+  while (std::getline(status_file, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) stats.vm_hwm_kb = std::atol(line.c_str() + 6);
+    if (line.rfind("VmRSS:", 0) == 0) stats.vm_rss_kb = std::atol(line.c_str() + 6);
+  }
+  stats.ok = true;
+  return stats;
 }
 
 }  // namespace routestatus::e2e

@@ -47,4 +47,16 @@ class Subprocess {
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int PickFreePort();
 
+// A fresh folder under $TMPDIR (or /tmp) named prefix-XXXXXX. Dies on failure.
+std::string MakeTempDir(const std::string& prefix);
+
+// CPU time and memory of a process, from /proc/PID/stat and /proc/PID/status.
+struct ProcStats {
+  double cpu_seconds = 0;  // utime + stime
+  long vm_hwm_kb = 0;      // peak resident set
+  long vm_rss_kb = 0;      // current resident set
+  bool ok = false;
+};
+ProcStats ReadProcStats(pid_t pid);
+
 }  // namespace routestatus::e2e

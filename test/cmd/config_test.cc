@@ -223,6 +223,23 @@ TEST(ConfigTest, ClearRequiresAnExplicitRouterName) {
   EXPECT_EQ(Parse({"frobnicate"}).errors.size(), 1u);
 }
 
+TEST(ConfigTest, WriteLeaseFromFlagEnvAndFile) {
+  EXPECT_TRUE(Parse({}).options.write_lease);
+  EXPECT_FALSE(Parse({"--write-lease=false"}).options.write_lease);
+  EXPECT_FALSE(Parse({"--nowrite-lease"}).options.write_lease);
+  EXPECT_FALSE(Parse({}, {{"ROUTESTATUS_WRITE_LEASE", "false"}}).options.write_lease);
+  EXPECT_FALSE(
+      Parse({"--config=/c.yaml"}, {}, {{"/c.yaml", "write-lease: false\n"}}).options.write_lease);
+  // Flags win over the environment.
+  EXPECT_TRUE(Parse({"--write-lease"}, {{"ROUTESTATUS_WRITE_LEASE", "false"}}).options.write_lease);
+  ParsedConfig bad = Parse({}, {{"ROUTESTATUS_WRITE_LEASE", "sometimes"}});
+  ASSERT_EQ(bad.errors.size(), 1u);
+  EXPECT_THAT(bad.errors[0], HasSubstr("--write-lease: invalid value \"sometimes\""));
+  EXPECT_THAT(bad.errors[0], HasSubstr("env ROUTESTATUS_WRITE_LEASE"));
+  EXPECT_THAT(RenderOptions(Parse({"--write-lease=false"}).options), HasSubstr("write-lease=false"));
+  EXPECT_THAT(HelpText(), HasSubstr("for comparison and small single-replica installs only"));
+}
+
 TEST(ConfigTest, HelpWinsAndListsEveryOption) {
   EXPECT_EQ(Parse({"--workers=0", "--help"}).command, Command::kHelp);
   EXPECT_THAT(Parse({"-h"}).errors, IsEmpty());
@@ -231,7 +248,8 @@ TEST(ConfigTest, HelpWinsAndListsEveryOption) {
        {"--kubeconfig", "--router-name", "--router-canonical-hostname", "--router-domain",
         "--hostname-template", "--[no]override-hostname", "--route-labels", "--namespace-labels",
         "--namespaces", "--allowed-domains", "--denied-domains", "--[no]allow-wildcard-routes",
-        "--[no]disable-namespace-ownership-check", "--[no]update-status", "--lease-interval",
+        "--[no]disable-namespace-ownership-check", "--[no]update-status", "--[no]write-lease",
+        "ROUTESTATUS_WRITE_LEASE", "--lease-interval",
         "--lease-retry-interval", "--contention-interval", "--contention-limit",
         "--resync-interval", "--workers", "--qps", "--burst", "--metrics-address", "--v=",
         "--config", "ROUTER_SERVICE_NAME", "ROUTESTATUS_LEASE_INTERVAL", "(default: 15s;",

@@ -1,17 +1,21 @@
 // The wiring pieces of cmd/ without processes: the tracker gate adapter on a
-// fake clock, and ControllerApp's thread supervision (a crashing internal
-// thread is fatal and named; an idle app stops at once).
+// fake clock, the --write-lease=false lease (UnleasedWriteLease), and
+// ControllerApp's thread supervision (a crashing internal thread is fatal
+// and named; an idle app stops at once) and its metrics per mode.
 #include <chrono>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <prometheus/metric_family.h>
 #include <prometheus/registry.h>
 
 #include "cmd/route-status-controller/component_options.h"
 #include "cmd/route-status-controller/controller_app.h"
+#include "cmd/route-status-controller/unleased_write_lease.h"
 #include "controller/tracker_gate.h"
 #include "conflict/contention_tracker.h"
 #include "test/testing/fake_clock.h"
@@ -93,6 +97,76 @@ TEST_F(TrackerGateTest, DeleteForgetsAndUnannouncedChangesAreIgnored) {
   EXPECT_FALSE(gate_.IsChangeContended("u2"));
 }
 
+lease::WriteLeaseOptions SeededLeaseOptions() {
+  lease::WriteLeaseOptions o;
+  o.retry = std::chrono::seconds(3);
+  o.seed = 7;
+  return o;
+}
+
+class UnleasedWriteLeaseTest : public ::testing::Test {
+ protected:
+  UnleasedWriteLeaseTest()
+      : queue_(clock_, UnleasedWriteLease::PassThroughOptions(SeededLeaseOptions())),
+        unleased_(queue_) {}
+  // Work that counts its runs and returns `result` (kRelease = a 409).
+  lease::Work Counted(lease::WorkResult result, bool retry = false) {
+    return [this, result, retry] {
+      ++runs_;
+      return lease::WorkOutcome{result, retry};
+    };
+  }
+  routestatus::testing::FakeClock clock_;
+  lease::BackoffWriteLease queue_;
+  UnleasedWriteLease unleased_;
+  int runs_ = 0;
+};
+
+// With a lease, a lost write (Release) makes the replica follow: its next
+// change waits. Without one, every change runs at once, whatever happened.
+TEST_F(UnleasedWriteLeaseTest, LostWritesNeverDeferOtherWork) {
+  unleased_.Try("a", Counted(lease::WorkResult::kRelease));
+  EXPECT_EQ(queue_.RunDue(), 1);
+  unleased_.Try("b", Counted(lease::WorkResult::kExtend));  // we wrote
+  unleased_.Try("c", Counted(lease::WorkResult::kRelease));
+  EXPECT_EQ(queue_.RunDue(), 2);  // both at once: no follower deferral
+  EXPECT_EQ(runs_, 3);
+  EXPECT_EQ(unleased_.State(), lease::LeaseState::kElection);
+  EXPECT_EQ(queue_.State(), lease::LeaseState::kElection);  // never leads, never follows
+  EXPECT_EQ(unleased_.outcome(lease::WorkResult::kRelease), 2u);
+  EXPECT_EQ(unleased_.outcome(lease::WorkResult::kExtend), 1u);
+  lease::LeaseSnapshot s = queue_.Snapshot();
+  EXPECT_EQ(s.follower_deferrals, 0u);
+  EXPECT_TRUE(s.transitions.empty());
+
+  // The same sequence on the real lease defers "c" (the contrast that makes
+  // the benchmark's naive baseline a real one).
+  lease::WriteLeaseOptions real = SeededLeaseOptions();
+  real.follower_min_delay = std::chrono::milliseconds(500);
+  lease::BackoffWriteLease leased(clock_, real);
+  leased.Try("a", Counted(lease::WorkResult::kRelease));
+  EXPECT_EQ(leased.RunDue(), 1);
+  leased.Try("c", Counted(lease::WorkResult::kRelease));
+  EXPECT_EQ(leased.RunDue(), 0);
+  EXPECT_EQ(leased.State(), lease::LeaseState::kFollower);
+}
+
+TEST_F(UnleasedWriteLeaseTest, ConflictRetriesAfterTheRetryIntervalUnlessAlreadyCorrect) {
+  unleased_.Try("a", Counted(lease::WorkResult::kRelease, true));
+  unleased_.Try("b", Counted(lease::WorkResult::kRelease, true));
+  EXPECT_EQ(queue_.RunDue(), 2);
+  clock_.Advance(std::chrono::milliseconds(2999));
+  EXPECT_EQ(queue_.RunDue(), 0);
+  // The watch shows "a" already correct: its retry is dropped; "b" retries.
+  unleased_.Extend("a");
+  clock_.Advance(std::chrono::milliseconds(1));
+  EXPECT_EQ(queue_.RunDue(), 1);
+  EXPECT_EQ(runs_, 3);
+  unleased_.Remove("b");
+  clock_.Advance(std::chrono::seconds(10));
+  EXPECT_EQ(queue_.RunDue(), 0);
+}
+
 // A KubeClient whose every call throws, standing in for a bug in a library.
 class ThrowingClient final : public kubeclient::KubeClient {
  public:
@@ -167,6 +241,56 @@ TEST(ControllerAppTest, IdleAppIsNotReadyAndStopsPromptly) {
   bool found = false;
   for (const auto& f : families) found = found || f.name == "routestatus_lease_state";
   EXPECT_TRUE(found);
+}
+
+// Sum of the values of `name` whose labels include `match`.
+double Sum(const std::vector<prometheus::MetricFamily>& families, const std::string& name,
+           const std::map<std::string, std::string>& match = {}) {
+  double total = 0;
+  for (const auto& f : families) {
+    if (f.name != name) continue;
+    for (const auto& m : f.metric) {
+      bool ok = true;
+      for (const auto& [k, v] : match) {
+        bool has = false;
+        for (const auto& l : m.label) has = has || (l.name == k && l.value == v);
+        ok = ok && has;
+      }
+      if (ok) total += m.gauge.value + m.counter.value;
+    }
+  }
+  return total;
+}
+
+bool Has(const std::vector<prometheus::MetricFamily>& families, const std::string& name) {
+  for (const auto& f : families) {
+    if (f.name == name) return true;
+  }
+  return false;
+}
+
+TEST(ControllerAppTest, MetricsTellTheWriteLeaseMode) {
+  for (bool write_lease : {true, false}) {
+    SCOPED_TRACE(write_lease ? "--write-lease=true" : "--write-lease=false");
+    Options o;
+    o.workers = 1;
+    o.write_lease = write_lease;
+    prometheus::Registry registry;
+    ControllerApp app(o, Components(o), std::make_unique<UnavailableClient>(), registry);
+    app.Start();
+    auto families = app.collector()->Collect();
+    EXPECT_EQ(Sum(families, "routestatus_lease_state"), 1);  // exactly one state is current
+    EXPECT_EQ(Sum(families, "routestatus_lease_state", {{"state", "disabled"}}),
+              write_lease ? 0 : 1);
+    EXPECT_EQ(Sum(families, "routestatus_lease_state", {{"state", "election"}}),
+              write_lease ? 1 : 0);
+    EXPECT_EQ(Sum(families, "routestatus_build_info",
+                  {{"write_lease", write_lease ? "true" : "false"}}),
+              1);
+    // Without a lease the tracker is not used: its series are absent.
+    EXPECT_EQ(Has(families, "routestatus_contended_routes"), write_lease);
+    EXPECT_TRUE(app.Stop(std::chrono::seconds(3)));
+  }
 }
 
 TEST(ControllerAppDeathTest, CrashOfAnInternalThreadIsFatalAndNamed) {

@@ -2,7 +2,9 @@
 // binary: two replicas converge with one status write per route (checked on
 // both replicas' /metrics and on the server's apiserver_request_total),
 // --update-status=false writes nothing, SIGTERM while working exits 0 within
-// 5 s, `clear` removes our entries only, a bad kubeconfig exits 2.
+// 5 s, `clear` removes our entries only, a bad kubeconfig exits 2, and with
+// --write-lease=false every replica writes (the naive baseline) yet
+// converges.
 // Real processes and time; every wait is a bounded poll.
 #include <signal.h>
 #include <unistd.h>
@@ -377,6 +379,83 @@ TEST_F(ControllerWiringTest, FightingReplicasStopAndWarn) {
   std::this_thread::sleep_for(2500ms);
   EXPECT_EQ(ServerStatusPuts(), settled);
   EXPECT_GE(a.Sum("routestatus_status_writes_skipped_total", {{"reason", "contended"}}), 1);
+}
+
+// --write-lease=false is the naive baseline the benchmark measures: with 3
+// replicas every replica writes each change (more than one PUT per change,
+// the extra ones 409), yet the routes converge and another router's entry
+// survives every write.
+TEST_F(ControllerWiringTest, WithoutWriteLeaseEveryReplicaWritesYetConverges) {
+  CreateWorld();
+  const json other = {{"routerName", "other"},
+                      {"host", "other.example.com"},
+                      {"conditions", json::array({{{"type", "Admitted"}, {"status", "True"}}})}};
+  for (const char* name : {"r1", "r2"}) {
+    json r = *client_->Get(kubeclient::RoutesResource(), "a", name);
+    r["status"]["ingress"] = json::array({other});
+    ASSERT_TRUE(client_->UpdateStatus(kubeclient::RoutesResource(), r).ok());
+  }
+  std::vector<Replica*> rs;
+  for (const char* name : {"naive-1", "naive-2", "naive-3"}) {
+    rs.push_back(&StartReplica(name, {"--write-lease=false"}));
+    ASSERT_GT(rs.back()->port, 0) << rs.back()->process->ReadLog();
+  }
+  ASSERT_TRUE(Eventually([&] { return WorldConverged(); }, 20s)) << rs[0]->process->ReadLog();
+  std::this_thread::sleep_for(1500ms);  // the losers' retries find nothing to do
+
+  // Changes one at a time: a new host on r1 or r2 (each needs one write).
+  constexpr int kChanges = 10;
+  const double before = ServerStatusPuts(), before_ok = ServerStatusPuts("200");
+  for (int i = 0; i < kChanges; ++i) {
+    const std::string name = i % 2 == 0 ? "r1" : "r2";
+    const std::string host = "v" + std::to_string(i) + "-" + name + ".example.com";
+    bool updated = false;
+    for (int attempt = 0; attempt < 10 && !updated; ++attempt) {
+      json r = *client_->Get(kubeclient::RoutesResource(), "a", name);
+      r["spec"]["host"] = host;
+      updated = client_->Update(kubeclient::RoutesResource(), r).ok();
+    }
+    ASSERT_TRUE(updated) << name;
+    ASSERT_TRUE(Eventually(
+        [&] {
+          for (const auto& r : Routes()) {
+            auto e = r.FindIngress(kRouter);
+            if (r.metadata.name == name && e && e->host == host) return true;
+          }
+          return false;
+        },
+        10s));
+  }
+  ASSERT_TRUE(Eventually([&] { return WorldConverged(); }, 10s));
+  std::this_thread::sleep_for(1500ms);  // retries after --lease-retry-interval=500ms
+  const double puts = ServerStatusPuts() - before;
+  EXPECT_EQ(ServerStatusPuts("200") - before_ok, kChanges);  // one winner per change
+  EXPECT_GT(puts, kChanges) << "every replica should write; PUTs per change: " << puts / kChanges;
+  RecordProperty("puts_per_change", std::to_string(puts / kChanges));
+
+  // Another router's entry survived every write, and the replicas report
+  // the mode and the 409s the server saw.
+  for (const auto& r : Routes()) {
+    if (r.metadata.name != "r1" && r.metadata.name != "r2") continue;
+    auto e = r.FindIngress("other");
+    ASSERT_TRUE(e) << r.Key();
+    EXPECT_EQ(e->host, "other.example.com");
+    EXPECT_EQ(r.raw_json.find("\"routerName\":\"other\""),
+              r.raw_json.rfind("\"routerName\":\"other\""));  // exactly once
+  }
+  double conflicts = 0, released = 0;
+  for (Replica* r : rs) {
+    EXPECT_EQ(r->Sum("routestatus_lease_state", {{"state", "disabled"}}), 1);
+    EXPECT_EQ(r->Sum("routestatus_lease_state"), 1);
+    EXPECT_EQ(r->Sum("routestatus_build_info", {{"write_lease", "false"}}), 1);
+    EXPECT_EQ(r->Sum("routestatus_lease_transitions_total"), 0);
+    conflicts += r->Sum("routestatus_status_writes_total", {{"result", "conflict"}});
+    released += r->Sum("routestatus_lease_work_runs_total", {{"outcome", "release"}});
+  }
+  EXPECT_EQ(conflicts, ServerStatusPuts("409"));
+  EXPECT_EQ(released, conflicts);
+  EXPECT_EQ(ServerStatusPuts(), ServerStatusPuts("200") + ServerStatusPuts("409"));  // no errors
+  for (Replica* r : rs) EXPECT_EQ(r->process->Stop(), 0);
 }
 
 TEST(ControllerConfigErrorTest, BadKubeconfigExitsTwoNamingFileAndField) {
