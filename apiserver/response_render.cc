@@ -11,14 +11,6 @@ namespace {
 
 using nlohmann::json;
 
-ApiError NotAcceptableError(const std::string& message) {
-  ApiError e;
-  e.code = 406;
-  e.reason = "NotAcceptable";
-  e.message = message;
-  return e;
-}
-
 std::string MetadataText(const StoredObject& obj) {
   json parsed = json::parse(obj.json, nullptr, false);
   if (parsed.is_discarded() || !parsed.contains("metadata")) return "{}";

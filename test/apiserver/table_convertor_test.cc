@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 
 #include "kubeclient/route.h"
+#include "test/apiserver/routes_crd.h"
 
 namespace routestatus::apiserver {
 namespace {
 
 using nlohmann::json;
+using testing::RoutesCrd;
 using std::chrono::seconds;
 using std::chrono::system_clock;
 
@@ -18,19 +20,6 @@ constexpr char kCreated[] = "2026-11-29T14:00:00Z";
 
 system_clock::time_point CreatedPlus(int64_t s) {
   return system_clock::time_point(seconds(*kubeclient::ParseRfc3339(kCreated) + s));
-}
-
-// The printer columns of deploy/crd/routes.route.openshift.io.yaml.
-json RoutesCrd() {
-  return json::parse(R"({
-    "metadata": {"name": "routes.route.openshift.io"},
-    "spec": {"versions": [{"name": "v1", "additionalPrinterColumns": [
-      {"name": "Host", "type": "string", "jsonPath": ".status.ingress[0].host"},
-      {"name": "Admitted", "type": "string",
-       "jsonPath": ".status.ingress[0].conditions[?(@.type==\"Admitted\")].status"},
-      {"name": "Service", "type": "string", "jsonPath": ".spec.to.name"},
-      {"name": "TLS", "type": "string", "jsonPath": ".spec.tls.termination"},
-      {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}]}]}})");
 }
 
 json RouteObject() {

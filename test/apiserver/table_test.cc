@@ -5,6 +5,7 @@
 
 #include <regex>
 
+#include "test/apiserver/routes_crd.h"
 #include "test/apiserver/test_server.h"
 
 namespace routestatus::apiserver::testing {
@@ -25,17 +26,7 @@ class TableTest : public ServerTest {
   }
   // Stores a CRD with the printer columns of deploy/crd/routes.route.openshift.io.yaml.
   void CreateRoutesCrd() {
-    json crd = json::parse(R"({
-      "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-      "metadata": {"name": "routes.route.openshift.io"},
-      "spec": {"group": "route.openshift.io", "versions": [{"name": "v1",
-        "additionalPrinterColumns": [
-          {"name": "Host", "type": "string", "jsonPath": ".status.ingress[0].host"},
-          {"name": "Admitted", "type": "string",
-           "jsonPath": ".status.ingress[0].conditions[?(@.type==\"Admitted\")].status"},
-          {"name": "Service", "type": "string", "jsonPath": ".spec.to.name"},
-          {"name": "TLS", "type": "string", "jsonPath": ".spec.tls.termination"},
-          {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}]}]}})");
+    json crd = RoutesCrd();
     ASSERT_EQ(Post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd).code, 201);
   }
   // Seeds route `name` with an Admitted entry of router "default".
