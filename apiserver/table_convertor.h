@@ -27,7 +27,7 @@ std::string ShortHumanDuration(int64_t seconds);
 std::string HumanDuration(int64_t seconds);
 
 // One column of a server-side Table (meta.k8s.io TableColumnDefinition plus
-// how its cells are computed).
+// how its cells are computed). Value type.
 struct PrinterColumn {
   enum class Render {
     kText,       // first value printed as kube's JSONPath printer does

@@ -223,6 +223,19 @@ TEST_F(TableTest, WatchAsTableSendsColumnsOnceThenOneRowPerEvent) {
   EXPECT_EQ(deleted["type"], "DELETED");
   EXPECT_EQ(deleted["object"]["rows"][0]["cells"][2], "True");
 
+  // Bookmarks in a Table watch are Tables without rows that carry the version.
+  LineStream marks(server_->port(), RoutesPath() + "?watch=1&allowWatchBookmarks=true&resourceVersion=" +
+                                        std::to_string(server_->store().CurrentRv()),
+                   "", {{"Accept", kKubectlAccept}});
+  std::optional<std::string> line = marks.NextLine(milliseconds(5000));
+  ASSERT_TRUE(line);
+  json bookmark = json::parse(*line);
+  EXPECT_EQ(bookmark["type"], "BOOKMARK");
+  EXPECT_EQ(bookmark["object"]["kind"], "Table");
+  EXPECT_TRUE(bookmark["object"]["rows"].empty());
+  EXPECT_EQ(bookmark["object"]["metadata"]["resourceVersion"],
+            std::to_string(server_->store().CurrentRv()));
+
   // Error events stay Status objects.
   server_->Compact();
   LineStream old(server_->port(), RoutesPath() + "?watch=1&resourceVersion=1", "",
