@@ -72,6 +72,13 @@ ApiError BadRequestError(const std::string& message) {
   return e;
 }
 
+ApiError NotAcceptableError(const std::string& message) {
+  ApiError e = BadRequestError(message);
+  e.code = 406;
+  e.reason = "NotAcceptable";
+  return e;
+}
+
 ApiError InvalidError(const std::string& group_kind, const std::string& group,
                       const std::string& kind, const std::string& name,
                       const std::string& field, const std::string& detail,

@@ -32,6 +32,8 @@ ApiError AlreadyExistsError(const std::string& group, const std::string& resourc
 ApiError ConflictError(const std::string& group, const std::string& resource,
                        const std::string& name);
 ApiError BadRequestError(const std::string& message);
+// 406: the Accept header lists nothing the server can produce.
+ApiError NotAcceptableError(const std::string& message);
 // 422 Invalid; `field` and `detail` become one details.causes entry.
 ApiError InvalidError(const std::string& group_kind, const std::string& group,
                       const std::string& kind, const std::string& name,

@@ -376,6 +376,24 @@ ApiResult<ObjectPtr> ObjectStore::Delete(const ResourceInfo& r, const std::strin
   return DeleteLocked(r, ns, name);
 }
 
+ApiResult<ListPage> ObjectStore::DeleteCollection(const ResourceInfo& r,
+                                                  const ObjectFilter& filter) {
+  ApiResult<ListPage> result;
+  std::lock_guard<std::mutex> lock(mu_);
+  result.value.rv = rv_;
+  Table& table = TableFor(r);
+  std::string prefix = r.namespaced && !filter.ns.empty() ? filter.ns + "/" : "";
+  for (auto it = table.lower_bound(prefix);
+       it != table.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+    if (filter.Matches(*it->second)) result.value.items.push_back(it->second);
+  }
+  for (const ObjectPtr& obj : result.value.items) {
+    auto deleted = DeleteLocked(r, obj->ns, obj->name);
+    if (!deleted.ok()) return ApiResult<ListPage>::Error(*deleted.error);
+  }
+  return result;
+}
+
 ApiResult<ObjectPtr> ObjectStore::Get(const ResourceInfo& r, const std::string& ns,
                                       const std::string& name) const {
   using Result = ApiResult<ObjectPtr>;

@@ -82,6 +82,11 @@ class ObjectStore {
                               const std::optional<std::string>& precondition_rv = std::nullopt,
                               const std::optional<std::string>& precondition_uid = std::nullopt);
 
+  // DELETE on a collection: deletes every object `filter` selects (a
+  // namespace's routes never include other namespaces'), one event each, as
+  // one atomic step. Returns them as they were, with the version before.
+  ApiResult<ListPage> DeleteCollection(const ResourceInfo& r, const ObjectFilter& filter);
+
   ApiResult<ObjectPtr> Get(const ResourceInfo& r, const std::string& ns,
                            const std::string& name) const;
 

@@ -1,5 +1,5 @@
 // The resource verbs of Server::Handler: get, list, watch, create, update,
-// patch, delete.
+// patch, delete, deletecollection.
 
 #include <civetweb.h>
 #include <glog/logging.h>
@@ -30,21 +30,6 @@ void StripDirectives(json* j) {
   } else if (j->is_array()) {
     for (auto& v : *j) StripDirectives(&v);
   }
-}
-
-std::string ListBody(const ResourceInfo& r, const ListPage& page) {
-  std::string out = "{\"apiVersion\":\"" + r.ApiVersion() + "\",\"items\":[";
-  size_t reserve = out.size() + 200;
-  for (const auto& o : page.items) reserve += o->json.size() + 1;
-  out.reserve(reserve);
-  for (size_t i = 0; i < page.items.size(); ++i) {
-    if (i > 0) out += ',';
-    out += page.items[i]->json;
-  }
-  out += "],\"kind\":\"" + r.list_kind + "\",\"metadata\":{";
-  if (!page.continue_token.empty()) out += "\"continue\":\"" + page.continue_token + "\",";
-  out += "\"resourceVersion\":\"" + std::to_string(page.rv) + "\"}}";
-  return out;
 }
 
 void AppendEvent(std::string* out, const std::string& type, const std::string& object) {
@@ -78,6 +63,9 @@ bool Server::Handler::Filter(const HttpRequest& req, const ResourceRequest& rr, 
 
 int Server::Handler::ServeResource(const HttpRequest& req, const ResourceRequest& rr) {
   const ResourceInfo& r = *rr.info;
+  resource_ = rr.info;
+  int code = 0;
+  if (!Negotiate(req, rr, &code)) return code;
   if (r.namespaced && rr.ns.empty() && rr.verb != "LIST" && rr.verb != "WATCH") {
     return Error(req, MethodNotSupportedError(r.group, r.resource, rr.verb == "CREATE" ? "create" : rr.verb));
   }
@@ -91,6 +79,10 @@ int Server::Handler::ServeResource(const HttpRequest& req, const ResourceRequest
   if (rr.verb == "UPDATE" && !rr.name.empty()) return ServeUpdate(req, rr);
   if (rr.verb == "PATCH" && !rr.name.empty()) return ServePatch(req, rr);
   if (rr.verb == "DELETE" && rr.subresource.empty()) return ServeDelete(req, rr);
+  // Why: kube-apiserver serves deletecollection for every resource but namespaces.
+  if (rr.verb == "DELETECOLLECTION" && rr.subresource.empty() && &r != &NamespacesInfo()) {
+    return ServeDeleteCollection(req, rr);
+  }
   if (rr.verb == "APPLY") {
     return Error(req, UnsupportedMediaTypeError(req.Header("Content-Type")));
   }
@@ -111,9 +103,7 @@ int Server::Handler::ServeList(const HttpRequest& req, const ResourceRequest& rr
   }
   auto page = server_.store_->List(*rr.info, filter, limit, req.Query("continue"));
   if (!page.ok()) return Error(req, *page.error);
-  RecordMetric(200);
-  WriteResponse(req.conn, 200, ListBody(*rr.info, page.value));
-  return 200;
+  return List(req, *rr.info, page.value);
 }
 
 int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& rr) {
@@ -134,6 +124,26 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
     if (t) timeout = std::chrono::seconds(*t);
   }
   const kubeclient::Clock& clock = server_.clock_;
+  std::optional<TableConvertor> table;
+  if (format_.kind == ResponseFormat::Kind::kTable) table = Convertor(r);
+  bool headers = true;  // Why: like kube, only the first Table event carries columnDefinitions.
+  auto render = [&](const ObjectPtr& object, const std::string& rv) -> std::string {
+    if (table) {
+      TableConvertor::RenderOptions options = TableOptions(rv);
+      options.headers = headers;
+      headers = false;
+      return table->Render(object ? std::vector<ObjectPtr>{object} : std::vector<ObjectPtr>{},
+                           options);
+    }
+    if (format_.kind == ResponseFormat::Kind::kPartialObjectMetadata) {
+      if (object) return PartialObject(*object);
+      return "{\"kind\":\"PartialObjectMetadata\",\"apiVersion\":\"" + format_.api_version +
+             "\",\"metadata\":{\"resourceVersion\":\"" + rv + "\",\"creationTimestamp\":null}}";
+    }
+    if (object) return object->json;
+    return "{\"kind\":\"" + r.kind + "\",\"apiVersion\":\"" + r.ApiVersion() +
+           "\",\"metadata\":{\"resourceVersion\":\"" + rv + "\",\"creationTimestamp\":null}}";
+  };
   auto opened = server_.store_->Watch(r, filter, from);
   RecordMetric(200);
   if (!StartChunked(req.conn, 200, "application/json")) {
@@ -159,7 +169,13 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
     batch.clear();
     bool open = watcher->Wait(wake, &batch);
     out.clear();
-    for (const auto& rec : batch) AppendEvent(&out, rec.type, rec.object->json);
+    for (const auto& rec : batch) {
+      if (format_.converted()) {
+        AppendEvent(&out, rec.type, render(rec.object, std::to_string(rec.object->rv)));
+      } else {
+        AppendEvent(&out, rec.type, rec.object->json);
+      }
+    }
     if (!out.empty() && !WriteChunk(req.conn, out)) break;
     if (!open) break;
     kubeclient::SteadyTime now = clock.Now();
@@ -170,10 +186,7 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
       uint64_t rv = server_.store_->CurrentRv();
       if (watcher->Empty()) {
         out.clear();
-        AppendEvent(&out, "BOOKMARK",
-                    "{\"kind\":\"" + r.kind + "\",\"apiVersion\":\"" + r.ApiVersion() +
-                        "\",\"metadata\":{\"resourceVersion\":\"" + std::to_string(rv) +
-                        "\",\"creationTimestamp\":null}}");
+        AppendEvent(&out, "BOOKMARK", render(nullptr, std::to_string(rv)));
         alive = WriteChunk(req.conn, out);
       }
       next_bookmark = now + server_.options_.bookmark_interval;
@@ -261,6 +274,22 @@ int Server::Handler::ServeDelete(const HttpRequest& req, const ResourceRequest& 
   }
   auto deleted = server_.store_->Delete(*rr.info, rr.ns, rr.name, rv, uid);
   return deleted.ok() ? Object(req, 200, deleted.value) : Error(req, *deleted.error);
+}
+
+
+int Server::Handler::ServeDeleteCollection(const HttpRequest& req, const ResourceRequest& rr) {
+  if (!req.body.empty()) {
+    json options = json::parse(req.body, nullptr, false);
+    if (options.is_discarded() || !options.is_object()) {
+      return Error(req, BadRequestError("malformed DeleteOptions"));
+    }
+  }
+  ObjectFilter filter;
+  int code = 0;
+  if (!Filter(req, rr, &filter, &code)) return code;
+  auto deleted = server_.store_->DeleteCollection(*rr.info, filter);
+  if (!deleted.ok()) return Error(req, *deleted.error);
+  return List(req, *rr.info, deleted.value);
 }
 
 }  // namespace routestatus::apiserver

@@ -41,10 +41,12 @@ std::vector<ResourceInfo> MakeResources() {
   return {routes, ns, crd};
 }
 
-const std::vector<std::string>& Verbs() {
-  static const std::vector<std::string> verbs = {
-      "create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
-  return verbs;
+// Like kube-apiserver, namespaces have no deletecollection.
+std::vector<std::string> Verbs(const ResourceInfo& r) {
+  if (&r == &NamespacesInfo()) {
+    return {"create", "delete", "get", "list", "patch", "update", "watch"};
+  }
+  return {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
 }
 
 nlohmann::json ResourceEntry(const ResourceInfo& r) {
@@ -52,7 +54,7 @@ nlohmann::json ResourceEntry(const ResourceInfo& r) {
                       {"singularName", r.singular},
                       {"namespaced", r.namespaced},
                       {"kind", r.kind},
-                      {"verbs", Verbs()},
+                      {"verbs", Verbs(r)},
                       {"storageVersionHash", ""}};
   if (!r.short_names.empty()) j["shortNames"] = r.short_names;
   if (r.resource == "routes") j["categories"] = {"all"};
@@ -65,7 +67,7 @@ nlohmann::json AggregatedResourceEntry(const ResourceInfo& r) {
       {"responseKind", {{"group", r.group}, {"version", r.version}, {"kind", r.kind}}},
       {"scope", r.namespaced ? "Namespaced" : "Cluster"},
       {"singularResource", r.singular},
-      {"verbs", Verbs()}};
+      {"verbs", Verbs(r)}};
   if (!r.short_names.empty()) j["shortNames"] = r.short_names;
   if (r.resource == "routes") j["categories"] = {"all"};
   if (r.has_status) {

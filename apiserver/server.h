@@ -40,7 +40,13 @@ struct ServerOptions {
 // An embedded Kubernetes-compatible API server (routes.route.openshift.io/v1
 // with status subresource, v1 namespaces, apiextensions.k8s.io/v1 CRDs) over
 // HTTP(S) via civetweb, usable in-process by tests and as the
-// local-apiserver binary. Admin endpoints (token-protected like the rest):
+// local-apiserver binary. Reads honour the Accept header like kube-apiserver:
+// application/json;as=Table;g=meta.k8s.io;v=v1 (what kubectl get sends)
+// answers a server-side Table whose route columns come from the stored
+// CRD's additionalPrinterColumns; as=PartialObjectMetadata[List] is served
+// too; nothing acceptable is 406. DELETE on a collection (deletecollection,
+// with label/field selectors) is served except for namespaces.
+// Admin endpoints (token-protected like the rest):
 //   POST /admin/faults            body: a FaultRule JSON object or an array
 //   DELETE /admin/faults          clear all rules; GET lists them
 //   POST /admin/close-watches     end every open watch now

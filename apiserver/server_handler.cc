@@ -38,12 +38,6 @@ int Server::Handler::Error(const HttpRequest& req, const ApiError& e) {
   return e.code;
 }
 
-int Server::Handler::Object(const HttpRequest& req, int code, const ObjectPtr& obj) {
-  RecordMetric(code);
-  WriteResponse(req.conn, code, obj->json);
-  return code;
-}
-
 int Server::Handler::Serve(mg_connection* conn) {
   HttpRequest req = ReadRequest(conn, kMaxBody);
   RequestLabels labels;

@@ -6,8 +6,10 @@
 #include <string>
 
 #include "apiserver/http_io.h"
+#include "apiserver/media_type.h"
 #include "apiserver/request_metrics.h"
 #include "apiserver/server.h"
+#include "apiserver/table_convertor.h"
 
 namespace routestatus::apiserver {
 
@@ -40,9 +42,22 @@ class Server::Handler {
   int ServeUpdate(const HttpRequest& req, const ResourceRequest& rr);
   int ServePatch(const HttpRequest& req, const ResourceRequest& rr);
   int ServeDelete(const HttpRequest& req, const ResourceRequest& rr);
+  int ServeDeleteCollection(const HttpRequest& req, const ResourceRequest& rr);
 
   int Error(const HttpRequest& req, const ApiError& e);
+  // Writes one object in the negotiated form (format_).
   int Object(const HttpRequest& req, int code, const ObjectPtr& obj);
+  // Writes a list page (items and metadata) in the negotiated form.
+  int List(const HttpRequest& req, const ResourceInfo& r, const ListPage& page);
+  // Chooses format_/include_ from Accept and includeObject; false + error
+  // response written (406, 400) if they cannot be served.
+  bool Negotiate(const HttpRequest& req, const ResourceRequest& rr, int* code);
+  // The Table columns of `r` (a custom resource's from its stored CRD).
+  TableConvertor Convertor(const ResourceInfo& r) const;
+  // Table options for a response of this request.
+  TableConvertor::RenderOptions TableOptions(const std::string& rv) const;
+  // `obj` as a PartialObjectMetadata document.
+  std::string PartialObject(const StoredObject& obj) const;
   int Json(const HttpRequest& req, int code, const nlohmann::json& body);
   // Builds an ObjectFilter from labelSelector/fieldSelector; false + error
   // response written if they are malformed.
@@ -54,6 +69,9 @@ class Server::Handler {
 
   Server& server_;
   std::optional<RequestLabels> pending_labels_;
+  ResponseFormat format_;                             // set by Negotiate
+  IncludeObject include_ = IncludeObject::kMetadata;  // set by Negotiate
+  const ResourceInfo* resource_ = nullptr;            // set by ServeResource
 };
 
 }  // namespace routestatus::apiserver

@@ -153,7 +153,8 @@ HttpResponse TinyHttpClient::RequestOnce(const std::string& req, bool* reusable)
   return resp;
 }
 
-LineStream::LineStream(int port, const std::string& path, const std::string& token) {
+LineStream::LineStream(int port, const std::string& path, const std::string& token,
+                       const std::map<std::string, std::string>& headers) {
   fd_ = Connect(port);
   if (fd_ < 0) {
     ended_ = true;
@@ -161,15 +162,16 @@ LineStream::LineStream(int port, const std::string& path, const std::string& tok
   }
   std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
   if (!token.empty()) req += "Authorization: Bearer " + token + "\r\n";
+  for (const auto& [name, value] : headers) req += name + ": " + value + "\r\n";
   req += "\r\n";
   SendAll(fd_, req);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (code_ == 0 && Fill(deadline)) {
-    std::map<std::string, std::string> headers;
-    size_t head = ParseHead(raw_, &code_, &headers);
+    std::map<std::string, std::string> response_headers;
+    size_t head = ParseHead(raw_, &code_, &response_headers);
     if (head > 0) {
       raw_.erase(0, head);
-      if (headers["transfer-encoding"] != "chunked") {
+      if (response_headers["transfer-encoding"] != "chunked") {
         decoded_ = raw_;
         raw_.clear();
       }

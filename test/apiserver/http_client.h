@@ -43,7 +43,8 @@ class TinyHttpClient {
 // connection on destruction. Thread-compatible.
 class LineStream {
  public:
-  LineStream(int port, const std::string& path, const std::string& token = "");
+  LineStream(int port, const std::string& path, const std::string& token = "",
+             const std::map<std::string, std::string>& headers = {});
   ~LineStream();
   LineStream(const LineStream&) = delete;
   LineStream& operator=(const LineStream&) = delete;

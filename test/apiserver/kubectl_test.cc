@@ -1,11 +1,13 @@
 // Drives the real /usr/bin/kubectl against the embedded server with the
 // kubeconfig it writes: apply, get -o json, patch --subresource=status,
-// get -w, delete, and namespace labels.
+// get -w, delete, namespace labels, and the server-side Table columns of
+// `kubectl get` (from deploy/crd's additionalPrinterColumns).
 
 #include <sys/stat.h>
 
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "test/apiserver/test_server.h"
@@ -103,6 +105,117 @@ TEST_F(KubectlTest, NamespacesGetAndLabel) {
   EXPECT_EQ(out, "namespace/team-a\n");
   out = Kubectl("get ns team-a -o jsonpath='{.metadata.labels.env}'", &rc);
   EXPECT_EQ(out, "prod");
+}
+
+// The whitespace-separated fields of the first output line starting with `first`.
+std::vector<std::string> Fields(const std::string& out, const std::string& first) {
+  std::istringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::vector<std::string> fields;
+    std::string w;
+    while (words >> w) fields.push_back(w);
+    if (!fields.empty() && fields[0] == first) return fields;
+  }
+  return {};
+}
+
+json SeededRoute(const std::string& ns, const std::string& name, const std::string& admitted,
+                 const std::string& tls) {
+  json conditions = json::array({{{"type", "Admitted"}, {"status", admitted}}});
+  return {{"apiVersion", "route.openshift.io/v1"},
+          {"kind", "Route"},
+          {"metadata", {{"name", name}, {"namespace", ns}}},
+          {"spec",
+           {{"host", name + ".example.com"},
+            {"to", {{"kind", "Service"}, {"name", name + "-svc"}}},
+            {"tls", {{"termination", tls}}}}},
+          {"status",
+           {{"ingress", json::array({{{"routerName", "default"},
+                                      {"host", name + ".apps.example.com"},
+                                      {"conditions", conditions}}})}}}};
+}
+
+TEST_F(KubectlTest, GetShowsServerSideColumnsAndDeleteAllRemovesANamespacesRoutes) {
+  int rc = -1;
+  std::string out = Kubectl(std::string("apply -f ") + ROUTESTATUS_SOURCE_DIR +
+                                "/deploy/crd/routes.route.openshift.io.yaml",
+                            &rc);
+  ASSERT_EQ(rc, 0) << out;
+  ASSERT_TRUE(server_->CreateNamespace("team-b").ok());
+  ASSERT_TRUE(server_->CreateRoute(SeededRoute("team-a", "web", "True", "edge")).ok());
+  ASSERT_TRUE(server_->CreateRoute(SeededRoute("team-a", "api", "False", "passthrough")).ok());
+  ASSERT_TRUE(server_->CreateRoute(SeededRoute("team-b", "web", "True", "reencrypt")).ok());
+
+  out = Kubectl("get routes -n team-a", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(Fields(out, "NAME"),
+            std::vector<std::string>({"NAME", "HOST", "ADMITTED", "SERVICE", "TLS", "AGE"}))
+      << out;
+  std::vector<std::string> web = Fields(out, "web");
+  ASSERT_EQ(web.size(), 6u) << out;
+  EXPECT_EQ(std::vector<std::string>(web.begin(), web.end() - 1),
+            std::vector<std::string>({"web", "web.apps.example.com", "True", "web-svc", "edge"}));
+  EXPECT_EQ(web[5].back(), 's') << out;  // age in seconds
+  std::vector<std::string> api = Fields(out, "api");
+  ASSERT_EQ(api.size(), 6u) << out;
+  EXPECT_EQ(api[1], "api.apps.example.com");
+  EXPECT_EQ(api[2], "False");
+  EXPECT_EQ(api[4], "passthrough");
+
+  out = Kubectl("get routes -A", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(Fields(out, "NAMESPACE").size(), 7u) << out;
+  std::vector<std::string> b = Fields(out, "team-b");
+  ASSERT_EQ(b.size(), 7u) << out;
+  EXPECT_EQ(b[1], "web");
+  EXPECT_EQ(b[5], "reencrypt");
+
+  out = Kubectl("get route web -n team-a", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(Fields(out, "web").size(), 6u) << out;
+
+  out = Kubectl("get ns", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(Fields(out, "NAME"), std::vector<std::string>({"NAME", "STATUS", "AGE"})) << out;
+  std::vector<std::string> ns = Fields(out, "team-a");
+  ASSERT_EQ(ns.size(), 3u) << out;
+  EXPECT_EQ(ns[1], "Active");
+
+  // kubectl get -w: the watch is served as Tables too (one row per event).
+  std::string watch_out;
+  std::thread watcher([&] { watch_out = Kubectl("get routes -n team-a -w --request-timeout=0"); });
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (server_->OpenWatches() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(server_->OpenWatches(), 1u);
+  out = Kubectl("patch route api -n team-a --subresource=status --type=json -p "
+                "'[{\"op\":\"replace\",\"path\":\"/status/ingress/0/conditions/0/status\","
+                "\"value\":\"True\"}]'",
+                &rc);
+  ASSERT_EQ(rc, 0) << out;
+  // Let kubectl print the event, then end its watch.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  server_->CloseAllWatches();
+  watcher.join();
+  EXPECT_NE(watch_out.find("ADMITTED"), std::string::npos) << watch_out;
+  size_t last_api = watch_out.rfind("\napi ");
+  ASSERT_NE(last_api, std::string::npos) << watch_out;
+  EXPECT_EQ(Fields(watch_out.substr(last_api + 1), "api")[2], "True") << watch_out;
+
+  // kubectl 1.32 lists the routes and deletes them one by one (no deletecollection).
+  out = Kubectl("delete routes --all -n team-a", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("route.route.openshift.io \"web\" deleted"), std::string::npos) << out;
+  EXPECT_NE(out.find("route.route.openshift.io \"api\" deleted"), std::string::npos) << out;
+  EXPECT_EQ(server_->RequestCount("DELETE", "routes", "-", 200), 2u);
+  EXPECT_EQ(server_->RequestCount("DELETECOLLECTION", "routes"), 0u);
+  out = Kubectl("get routes -n team-a", &rc);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("No resources found in team-a namespace."), std::string::npos) << out;
+  EXPECT_TRUE(server_->store().Get(RoutesInfo(), "team-b", "web").ok());
 }
 
 }  // namespace
