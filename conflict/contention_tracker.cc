@@ -74,36 +74,36 @@ void ContentionTracker::Changed(const std::string& uid, const std::string& route
     } else if (desired != nullptr && kubeclient::IngressEqual(new_entry, *desired)) {
       // What we would write ourselves: not contention.
       Element& e = ids_[uid];
-      e.last = new_entry;
-      e.route_key = route_key;
+      e.last = kubeclient::IngressFingerprint(new_entry);
       if (e.state == State::kCandidate) e.at = now;
       VLOG(4) << "contention: " << route_key << " changed to our desired entry";
     } else if (auto it = ids_.find(uid);
                it == ids_.end() &&
                !(desired != nullptr && kubeclient::IngressEqual(old_entry, *desired))) {
-      ids_[uid] = Element{now, State::kCandidate, new_entry, route_key};
+      ids_[uid] = Element{now, State::kCandidate, kubeclient::IngressFingerprint(new_entry)};
       VLOG(4) << "contention: " << route_key << " is a candidate";
-    } else if (it == ids_.end() || !kubeclient::IngressEqual(new_entry, it->second.last)) {
+    } else if (it == ids_.end() || kubeclient::IngressFingerprint(new_entry) != it->second.last) {
       // Why (unknown uid): the old entry was exactly what we compute for
       // this object and another writer changed it to something we do not;
       // that is a fight even if this process never wrote the route (e.g.
       // it listed the route after a peer wrote it).
       if (it == ids_.end()) {
-        it = ids_.emplace(uid, Element{now, State::kCandidate, old_entry, route_key}).first;
+        it = ids_.emplace(uid, Element{now, State::kCandidate, kubeclient::IngressFingerprint(old_entry)})
+                 .first;
       }
       Element& e = it->second;
-      const RouteIngress& ours = desired != nullptr ? *desired : e.last;
+      // Without `desired`, the entry the change replaced stands for ours.
+      const RouteIngress& ours = desired != nullptr ? *desired : old_entry;
       const bool fresh = std::none_of(examples_.begin(), examples_.end(),
                                       [&](const Example& x) { return x.route_key == route_key; });
       if (fresh && examples_.size() < options_.max_examples) {
         examples_.push_back(Example{route_key, ours, new_entry});
       }
       VLOG(4) << "contention: " << route_key << " changed by another writer from "
-              << DescribeEntry(e.last) << " to " << DescribeEntry(new_entry);
+              << DescribeEntry(old_entry) << " to " << DescribeEntry(new_entry);
       e.state = State::kContended;
       e.at = now;
-      e.last = new_entry;
-      e.route_key = route_key;
+      e.last = kubeclient::IngressFingerprint(new_entry);
       ++contentions_;
       ++window_events_;
       if (contentions_ == options_.limit + 1) {
@@ -135,7 +135,7 @@ void ContentionTracker::Clear(const std::string& uid, const std::optional<RouteI
       Element& e = ids_[uid];
       e.at = now;
       e.state = State::kCandidate;
-      e.last = *written;
+      e.last = kubeclient::IngressFingerprint(*written);
     }
   }
   Log(warning);

@@ -618,4 +618,33 @@ bool IngressEqual(const RouteIngress& a, const RouteIngress& b) {
   return true;
 }
 
+uint64_t IngressFingerprint(const RouteIngress& entry) {
+  // FNV-1a over length-prefixed fields (so "ab"+"c" != "a"+"bc"), the
+  // conditions in IngressEqual's order-free sort.
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](std::string_view s) {
+    const uint64_t n = s.size();
+    for (int i = 0; i < 8; ++i) h = (h ^ ((n >> (8 * i)) & 0xff)) * 1099511628211ull;
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  };
+  mix(entry.router_name);
+  mix(entry.host);
+  mix(entry.router_canonical_hostname);
+  mix(entry.wildcard_policy);
+  std::vector<const RouteCondition*> conditions;
+  for (const auto& c : entry.conditions) conditions.push_back(&c);
+  std::sort(conditions.begin(), conditions.end(), [](const RouteCondition* l, const RouteCondition* r) {
+    return std::tie(l->type, l->status, l->reason, l->message) <
+           std::tie(r->type, r->status, r->reason, r->message);
+  });
+  mix(std::to_string(conditions.size()));
+  for (const RouteCondition* c : conditions) {
+    mix(c->type);
+    mix(c->status);
+    mix(c->reason);
+    mix(c->message);
+  }
+  return h;
+}
+
 }  // namespace routestatus::kubeclient

@@ -118,6 +118,10 @@ StatusOr<nlohmann::json> WithIngressEntry(const Route& route, std::string_view r
 // policy, router name, and the conditions compared by type/status/reason/
 // message in any order; lastTransitionTime is ignored.
 bool IngressEqual(const RouteIngress& a, const RouteIngress& b);
+// A 64-bit fingerprint of exactly what IngressEqual compares: equal entries
+// have equal fingerprints; different ones collide with probability ~2^-64.
+// For callers that remember many entries only to compare them later.
+uint64_t IngressFingerprint(const RouteIngress& entry);
 
 // Parses an RFC 3339 timestamp ("2026-11-29T14:00:00Z", fractional seconds
 // and offsets accepted) into seconds since the epoch; nullopt if malformed.

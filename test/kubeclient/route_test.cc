@@ -224,7 +224,16 @@ TEST(RouteTest, IngressEqualTable) {
     c.mutate(other);
     EXPECT_EQ(IngressEqual(base, other), c.equal) << c.name;
     EXPECT_EQ(IngressEqual(other, base), c.equal) << c.name << " (swapped)";
+    EXPECT_EQ(IngressFingerprint(base) == IngressFingerprint(other), c.equal)
+        << c.name << " (fingerprint)";
   }
+  // Field boundaries count: moving a character between fields changes it.
+  RouteIngress ab = base, a_b = base;
+  ab.host = "ab";
+  ab.router_canonical_hostname = "c";
+  a_b.host = "a";
+  a_b.router_canonical_hostname = "bc";
+  EXPECT_NE(IngressFingerprint(ab), IngressFingerprint(a_b));
 }
 
 TEST(RouteTest, IngressJsonRoundTrip) {
