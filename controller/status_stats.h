@@ -20,7 +20,8 @@ class StatusStats {
   std::atomic<int64_t> writes_error{0};
   // Reconciles or work that ended without a write, by reason.
   std::atomic<int64_t> skipped_no_change{0};     // observed entry already desired
-  std::atomic<int64_t> skipped_follower{0};      // already desired and ours newest: lease.Extend
+  std::atomic<int64_t> skipped_follower{0};      // already desired, a peer's write: lease.Extend
+  std::atomic<int64_t> skipped_own_write{0};     // the watch brought back our own write
   std::atomic<int64_t> skipped_contended{0};     // tracker says contended
   std::atomic<int64_t> skipped_out_of_shard{0};  // not ours, no entry of ours
   std::atomic<int64_t> skipped_gone{0};          // route deleted or UID changed

@@ -86,6 +86,7 @@ std::optional<RouteIngress> StatusSyncer::Desired(const Route& route,
 SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change) {
   auto route = routes_.Get(key);
   if (!route) {
+    TakeOwnWrite(key, "");
     lease_.Remove(key);
     stats_.ForgetAdmission(key);
     return SyncResult::kGone;
@@ -97,11 +98,15 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
     VLOG(4) << "route " << key << ": outside our shard, no entry of ours";
     return SyncResult::kOutOfShard;
   }
+  const bool own_write =
+      watched_entry_change && TakeOwnWrite(key, route->metadata.resource_version);
   if (SameEntry(observed, desired)) {
     if (watched_entry_change && IsNewestEntry(*route, admission_.router_name)) {
       // Why: DESIGN.md section 2: a follower seeing its entry already correct
       // and written last by its router name drops its work and extends.
-      ++stats_.skipped_follower;
+      // (The lease tells our own write's echo from a peer's by itself; the
+      // counters tell them apart for the operator.)
+      ++(own_write ? stats_.skipped_own_write : stats_.skipped_follower);
       lease_.Extend(key);
       return SyncResult::kFollower;
     }
@@ -148,6 +153,10 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
   auto result = client_.UpdateStatus(kubeclient::RoutesResource(), *body);
   if (result.ok()) {
     ++stats_.writes_success;
+    const auto meta = result->find("metadata");
+    if (meta != result->end() && meta->is_object()) {
+      NoteOwnWrite(key, meta->value("resourceVersion", std::string()));
+    }
     gate_.Clear(uid, desired);
     VLOG(2) << "route " << key << ": wrote status: " << Describe(desired);
     return {WorkResult::kExtend, false};
@@ -168,6 +177,21 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
                    << status.ToString();
       return {WorkResult::kRelease, true};
   }
+}
+
+void StatusSyncer::NoteOwnWrite(const std::string& key, std::string resource_version) {
+  if (resource_version.empty()) return;
+  std::lock_guard<std::mutex> lock(own_writes_mu_);
+  own_writes_[key] = std::move(resource_version);
+}
+
+bool StatusSyncer::TakeOwnWrite(const std::string& key, const std::string& resource_version) {
+  std::lock_guard<std::mutex> lock(own_writes_mu_);
+  auto it = own_writes_.find(key);
+  if (it == own_writes_.end()) return false;
+  const bool ours = it->second == resource_version;
+  own_writes_.erase(it);
+  return ours;
 }
 
 }  // namespace routestatus::controller

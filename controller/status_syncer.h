@@ -1,7 +1,9 @@
 #pragma once
 
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "controller/admission.h"
 #include "controller/contention_gate.h"
@@ -71,6 +73,16 @@ class StatusSyncer {
   const AdmissionOptions& admission_options() const { return admission_; }
 
  private:
+  // Records that our write of `key` came back from the server as
+  // `resource_version`; until the watch delivers it, TakeOwnWrite tells it
+  // from a peer's write.
+  void NoteOwnWrite(const std::string& key, std::string resource_version);
+  // True when `resource_version` of `key` is our own recorded write. Forgets
+  // the record in any case: the first entry change seen after our write is
+  // either its echo or something newer. So the map only holds writes in
+  // flight (bounded by the keys written in the last moments).
+  bool TakeOwnWrite(const std::string& key, const std::string& resource_version);
+
   AdmissionOptions admission_;
   const ShardFilter& shard_;
   const kubeclient::cache::ObjectStore<kubeclient::Route>& routes_;
@@ -79,6 +91,8 @@ class StatusSyncer {
   ContentionGate& gate_;
   const kubeclient::Clock& clock_;
   StatusStats& stats_;
+  std::mutex own_writes_mu_;
+  std::unordered_map<std::string, std::string> own_writes_;  // GUARDED_BY(own_writes_mu_)
 };
 
 }  // namespace routestatus::controller

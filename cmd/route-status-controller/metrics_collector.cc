@@ -69,6 +69,7 @@ void CollectStatus(const controller::StatusStats& s, const ObserveOnlyLease* obs
           MetricType::Counter);
   f.Add(s.skipped_no_change.load(), {{"reason", "no_change"}});
   f.Add(s.skipped_follower.load(), {{"reason", "follower"}});
+  f.Add(s.skipped_own_write.load(), {{"reason", "own_write"}});
   f.Add(s.skipped_contended.load(), {{"reason", "contended"}});
   f.Add(s.skipped_out_of_shard.load(), {{"reason", "out_of_shard"}});
   f.Add(s.skipped_gone.load(), {{"reason", "gone"}});

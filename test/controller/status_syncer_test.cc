@@ -34,12 +34,14 @@ TEST(StatusSyncerTest, NewRouteIsAdmittedWithOneWrite) {
   EXPECT_EQ(h.lease.results, std::vector<WorkResult>{WorkResult::kExtend});
   EXPECT_EQ(h.gate.cleared.size(), 1u);
   EXPECT_EQ(h.stats.writes_success.load(), 1);
-  // The watch brings our write back: already correct, ours newest -> Extend.
+  // The watch brings our write back: already correct, ours newest -> Extend,
+  // counted as our own write's echo, not as a peer's write.
   h.queue.Take();
   h.Deliver("ns", "web");
   h.Drain();
   EXPECT_EQ(h.lease.extended, std::vector<std::string>{"ns/web"});
-  EXPECT_EQ(h.stats.skipped_follower.load(), 1);
+  EXPECT_EQ(h.stats.skipped_own_write.load(), 1);
+  EXPECT_EQ(h.stats.skipped_follower.load(), 0);
   EXPECT_EQ(h.api.puts.size(), 1u);
   // A later reconcile (resync) of the same object does not extend again.
   h.queue.Add("ns/web");
@@ -184,6 +186,8 @@ TEST(StatusSyncerTest, ConflictThenWatchEventExtendsAndDropsWork) {
   EXPECT_EQ(h.lease.extended, std::vector<std::string>{"ns/web"});
   EXPECT_TRUE(h.lease.pending.empty());
   EXPECT_EQ(h.api.puts.size(), 1u);
+  EXPECT_EQ(h.stats.skipped_follower.load(), 1) << "a peer's write";
+  EXPECT_EQ(h.stats.skipped_own_write.load(), 0);
 }
 
 TEST(StatusSyncerTest, NotFoundIsDone) {
