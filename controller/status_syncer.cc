@@ -61,6 +61,12 @@ StatusSyncer::StatusSyncer(AdmissionOptions admission, const ShardFilter& shard,
 
 std::optional<RouteIngress> StatusSyncer::Desired(const Route& route,
                                                   AdmissionDecision* decision) const {
+  return DesiredGiven(route, route.FindIngress(admission_.router_name), decision);
+}
+
+std::optional<RouteIngress> StatusSyncer::DesiredGiven(const Route& route,
+                                                       const std::optional<RouteIngress>& observed,
+                                                       AdmissionDecision* decision) const {
   if (!shard_.InShard(route)) {
     stats_.SetAdmission(route.Key(), "out_of_shard", "");
     return std::nullopt;
@@ -76,7 +82,6 @@ std::optional<RouteIngress> StatusSyncer::Desired(const Route& route,
   AdmissionDecision d = Admit(route, peers, admission_);
   stats_.SetAdmission(route.Key(), d.admitted ? "true" : "false",
                       d.admitted ? kReasonAdmitted : d.reason);
-  std::optional<RouteIngress> observed = route.FindIngress(admission_.router_name);
   RouteIngress entry =
       DesiredEntry(d, admission_, observed ? &*observed : nullptr, clock_.WallNow());
   if (decision != nullptr) *decision = std::move(d);
@@ -92,7 +97,7 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
     return SyncResult::kGone;
   }
   std::optional<RouteIngress> observed = route->FindIngress(admission_.router_name);
-  std::optional<RouteIngress> desired = Desired(*route, nullptr);
+  std::optional<RouteIngress> desired = DesiredGiven(*route, observed, nullptr);
   if (!desired && !observed) {
     ++stats_.skipped_out_of_shard;
     VLOG(4) << "route " << key << ": outside our shard, no entry of ours";
@@ -135,7 +140,7 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
     return {WorkResult::kNone, false};
   }
   std::optional<RouteIngress> observed = route->FindIngress(admission_.router_name);
-  std::optional<RouteIngress> desired = Desired(*route, nullptr);
+  std::optional<RouteIngress> desired = DesiredGiven(*route, observed, nullptr);
   if (SameEntry(observed, desired)) {
     ++stats_.skipped_done;  // e.g. after a 409 the watch brought a correct entry
     return {WorkResult::kNone, false};

@@ -73,6 +73,10 @@ class StatusSyncer {
   const AdmissionOptions& admission_options() const { return admission_; }
 
  private:
+  // Desired() with our entry of `route` already decoded (`observed`).
+  std::optional<kubeclient::RouteIngress> DesiredGiven(
+      const kubeclient::Route& route, const std::optional<kubeclient::RouteIngress>& observed,
+      AdmissionDecision* decision) const;
   // Records that our write of `key` came back from the server as
   // `resource_version`; until the watch delivers it, TakeOwnWrite tells it
   // from a peer's write.
