@@ -50,11 +50,14 @@ TEST_F(ProtobufTest, UpdateNamespaceWithProtobufHonoursResourceVersion) {
   ASSERT_EQ(got.code, 200);
   std::string rv = Body(got)["metadata"]["resourceVersion"];
   std::string meta = Bytes(1, "team-a") + Bytes(6, rv) + StringMap(11, {{"env", "dev"}});
-  std::string body = Envelope("v1", "Namespace", Bytes(1, meta) + Bytes(2, Bytes(1, "kubernetes")));
+  std::string body =
+      Envelope("v1", "Namespace", Bytes(1, meta) + Bytes(2, Bytes(1, "example.com/new")));
   HttpResponse updated =
       http_->Request("PUT", "/api/v1/namespaces/team-a", body, kProtobuf, kKubectlAccept);
   ASSERT_EQ(updated.code, 200) << updated.body;
   EXPECT_EQ(Body(updated)["metadata"]["labels"]["env"], "dev");
+  // Like kube, an update does not change a namespace's finalizers (/finalize does).
+  EXPECT_EQ(Body(updated)["spec"]["finalizers"], json::array({"kubernetes"}));
   // The same (now stale) resourceVersion again: 409 like a JSON update.
   HttpResponse stale =
       http_->Request("PUT", "/api/v1/namespaces/team-a", body, kProtobuf, kKubectlAccept);
