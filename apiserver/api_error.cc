@@ -145,6 +145,15 @@ ApiError UnsupportedMediaTypeError(const std::string& content_type) {
   return e;
 }
 
+ApiError UnsupportedBodyMediaTypeError(const std::vector<std::string>& accepted) {
+  ApiError e;
+  e.code = 415;
+  e.reason = "UnsupportedMediaType";
+  e.message = "the body of the request was in an unknown format - accepted media types include: ";
+  for (size_t i = 0; i < accepted.size(); ++i) e.message += (i > 0 ? ", " : "") + accepted[i];
+  return e;
+}
+
 ApiError InternalError(const std::string& message) {
   ApiError e;
   e.code = 500;

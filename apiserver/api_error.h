@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -46,6 +47,10 @@ ApiError UnauthorizedError();
 ApiError MethodNotSupportedError(const std::string& group, const std::string& resource,
                                  const std::string& verb);
 ApiError UnsupportedMediaTypeError(const std::string& content_type);
+// 415 for a request body in a media type the resource does not decode, in
+// kube-apiserver's words: "the body of the request was in an unknown format -
+// accepted media types include: A, B".
+ApiError UnsupportedBodyMediaTypeError(const std::vector<std::string>& accepted);
 ApiError InternalError(const std::string& message);
 ApiError ServiceUnavailableError(const std::string& message);
 ApiError TooManyRequestsError(int retry_after_seconds);

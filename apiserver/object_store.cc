@@ -1,5 +1,6 @@
 #include "apiserver/object_store.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 
@@ -206,7 +207,13 @@ ApiResult<ObjectPtr> ObjectStore::Create(const ResourceInfo& r, const std::strin
   }
   if (r.has_status && !keep_status) object.erase("status");
   if (&r == &NamespacesInfo()) {
-    object["spec"]["finalizers"] = {"kubernetes"};
+    // Why: like kube's namespace strategy, keep the client's finalizers and
+    // make sure "kubernetes" is one of them.
+    json& finalizers = object["spec"]["finalizers"];
+    if (!finalizers.is_array()) finalizers = json::array();
+    if (std::find(finalizers.begin(), finalizers.end(), "kubernetes") == finalizers.end()) {
+      finalizers.push_back("kubernetes");
+    }
     object["status"] = {{"phase", "Active"}};
     meta["labels"]["kubernetes.io/metadata.name"] = name;
   }
@@ -302,7 +309,11 @@ ApiResult<ObjectPtr> ObjectStore::Mutate(const ResourceInfo& r, const std::strin
         result.erase("status");
       }
     }
-    if (&r == &NamespacesInfo()) meta["labels"]["kubernetes.io/metadata.name"] = name;
+    if (&r == &NamespacesInfo()) {
+      meta["labels"]["kubernetes.io/metadata.name"] = name;
+      // Why: a namespace's finalizers change only through /finalize in kube.
+      if (current.contains("spec")) result["spec"] = current["spec"];
+    }
     if (meta.contains("generation") && SpecPart(result) != SpecPart(current)) {
       meta["generation"] = meta["generation"].get<int64_t>() + 1;
     }

@@ -12,11 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-ApiError MalformedBody(const std::string& what) {
-  return BadRequestError("the object provided is unrecognized (must be of type JSON object): " +
-                         what);
-}
-
 void StripDirectives(json* j) {
   if (j->is_object()) {
     for (auto it = j->begin(); it != j->end();) {
@@ -201,15 +196,17 @@ int Server::Handler::ServeCreate(const HttpRequest& req, const ResourceRequest& 
   if (!rr.subresource.empty()) {
     return Error(req, MethodNotSupportedError(rr.info->group, rr.info->resource, "create"));
   }
-  json body = json::parse(req.body, nullptr, false);
-  if (body.is_discarded() || !body.is_object()) return Error(req, MalformedBody("malformed JSON"));
+  json body;
+  int code = 0;
+  if (!DecodeObject(req, rr, &body, &code)) return code;
   auto created = server_.store_->Create(*rr.info, rr.ns, std::move(body));
   return created.ok() ? Object(req, 201, created.value) : Error(req, *created.error);
 }
 
 int Server::Handler::ServeUpdate(const HttpRequest& req, const ResourceRequest& rr) {
-  json body = json::parse(req.body, nullptr, false);
-  if (body.is_discarded() || !body.is_object()) return Error(req, MalformedBody("malformed JSON"));
+  json body;
+  int code = 0;
+  if (!DecodeObject(req, rr, &body, &code)) return code;
   auto updated = server_.store_->Update(*rr.info, rr.ns, rr.name, std::move(body),
                                         rr.subresource == "status");
   return updated.ok() ? Object(req, 200, updated.value) : Error(req, *updated.error);
@@ -259,11 +256,10 @@ int Server::Handler::ServePatch(const HttpRequest& req, const ResourceRequest& r
 int Server::Handler::ServeDelete(const HttpRequest& req, const ResourceRequest& rr) {
   std::optional<std::string> rv;
   std::optional<std::string> uid;
-  if (!req.body.empty()) {
-    json options = json::parse(req.body, nullptr, false);
-    if (options.is_discarded() || !options.is_object()) {
-      return Error(req, BadRequestError("malformed DeleteOptions"));
-    }
+  json options;
+  int code = 0;
+  if (!DecodeDeleteOptions(req, &options, &code)) return code;
+  if (options.is_object()) {
     auto pre = options.find("preconditions");
     if (pre != options.end() && pre->is_object()) {
       if (pre->contains("resourceVersion") && (*pre)["resourceVersion"].is_string()) {
@@ -278,14 +274,10 @@ int Server::Handler::ServeDelete(const HttpRequest& req, const ResourceRequest& 
 
 
 int Server::Handler::ServeDeleteCollection(const HttpRequest& req, const ResourceRequest& rr) {
-  if (!req.body.empty()) {
-    json options = json::parse(req.body, nullptr, false);
-    if (options.is_discarded() || !options.is_object()) {
-      return Error(req, BadRequestError("malformed DeleteOptions"));
-    }
-  }
-  ObjectFilter filter;
+  json options;
   int code = 0;
+  if (!DecodeDeleteOptions(req, &options, &code)) return code;
+  ObjectFilter filter;
   if (!Filter(req, rr, &filter, &code)) return code;
   auto deleted = server_.store_->DeleteCollection(*rr.info, filter);
   if (!deleted.ok()) return Error(req, *deleted.error);

@@ -44,7 +44,10 @@ struct ServerOptions {
 // application/json;as=Table;g=meta.k8s.io;v=v1 (what kubectl get sends)
 // answers a server-side Table whose route columns come from the stored
 // CRD's additionalPrinterColumns; as=PartialObjectMetadata[List] is served
-// too; nothing acceptable is 406. DELETE on a collection (deletecollection,
+// too; nothing acceptable is 406 (responses are never protobuf). Request
+// bodies are JSON, or Kubernetes protobuf (application/vnd.kubernetes.protobuf,
+// what kubectl's typed clients send) for namespaces and DeleteOptions; routes
+// and CRDs answer 415 for protobuf. DELETE on a collection (deletecollection,
 // with label/field selectors) is served except for namespaces.
 // Admin endpoints (token-protected like the rest):
 //   POST /admin/faults            body: a FaultRule JSON object or an array

@@ -43,6 +43,14 @@ class Server::Handler {
   int ServePatch(const HttpRequest& req, const ResourceRequest& rr);
   int ServeDelete(const HttpRequest& req, const ResourceRequest& rr);
   int ServeDeleteCollection(const HttpRequest& req, const ResourceRequest& rr);
+  // Decodes a create/update body by its Content-Type: JSON (also when the
+  // header is absent) or, for built-in kinds, Kubernetes protobuf. False +
+  // error response written (400 malformed, 415 unsupported media type).
+  bool DecodeObject(const HttpRequest& req, const ResourceRequest& rr, nlohmann::json* out,
+                    int* code);
+  // Decodes an optional DeleteOptions body (JSON or protobuf) into *out
+  // (left null when the body is empty). False + error response written.
+  bool DecodeDeleteOptions(const HttpRequest& req, nlohmann::json* out, int* code);
 
   int Error(const HttpRequest& req, const ApiError& e);
   // Writes one object in the negotiated form (format_).

@@ -1,7 +1,8 @@
 // Drives the real /usr/bin/kubectl against the embedded server with the
 // kubeconfig it writes: apply, get -o json, patch --subresource=status,
-// get -w, delete, namespace labels, and the server-side Table columns of
-// `kubectl get` (from deploy/crd's additionalPrinterColumns).
+// get -w, delete, namespace labels, namespaces created over protobuf, and
+// the server-side Table columns of `kubectl get` (from deploy/crd's
+// additionalPrinterColumns).
 
 #include <sys/stat.h>
 
@@ -105,6 +106,47 @@ TEST_F(KubectlTest, NamespacesGetAndLabel) {
   EXPECT_EQ(out, "namespace/team-a\n");
   out = Kubectl("get ns team-a -o jsonpath='{.metadata.labels.env}'", &rc);
   EXPECT_EQ(out, "prod");
+}
+
+// kubectl's typed clients send built-in kinds as protobuf
+// (application/vnd.kubernetes.protobuf); the server decodes them.
+TEST_F(KubectlTest, CreateLabelReplaceDeleteNamespaceOverProtobuf) {
+  int rc = -1;
+  std::string out = Kubectl("create namespace proto-x -v=8", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("namespace/proto-x created"), std::string::npos) << out;
+  // The request really was protobuf (else this test proves nothing).
+  EXPECT_NE(out.find("Content-Type: application/vnd.kubernetes.protobuf"), std::string::npos)
+      << out;
+  EXPECT_EQ(server_->RequestCount("CREATE", "namespaces", "-", 201), 1u);
+
+  out = Kubectl("label ns proto-x a=b", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("namespace/proto-x labeled"), std::string::npos) << out;
+  out = Kubectl("get ns proto-x -o json", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  json ns = json::parse(out, nullptr, false);
+  ASSERT_FALSE(ns.is_discarded()) << out;
+  EXPECT_EQ(ns["metadata"]["labels"]["a"], "b") << out;
+  EXPECT_EQ(ns["metadata"]["labels"]["kubernetes.io/metadata.name"], "proto-x") << out;
+  EXPECT_EQ(ns["status"]["phase"], "Active") << out;
+
+  // kubectl replace -f (PUT) with an added annotation.
+  ns["metadata"]["annotations"]["note"] = "hi";
+  std::string file = ::testing::TempDir() + "/kubectl-proto-x.json";
+  std::ofstream(file) << ns.dump();
+  out = Kubectl("replace -f " + file, &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("namespace/proto-x replaced"), std::string::npos) << out;
+  out = Kubectl("get ns proto-x -o jsonpath='{.metadata.annotations.note}'", &rc);
+  EXPECT_EQ(out, "hi");
+
+  out = Kubectl("delete ns proto-x", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("namespace \"proto-x\" deleted"), std::string::npos) << out;
+  out = Kubectl("get ns proto-x", &rc);
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(out.find("NotFound"), std::string::npos) << out;
 }
 
 // The whitespace-separated fields of the first output line starting with `first`.
