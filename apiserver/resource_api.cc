@@ -67,7 +67,7 @@ bool Server::Handler::ReadWriteOptions(const HttpRequest& req, const char* optio
                                        int* code) {
   std::vector<std::string> values;
   if (delete_options.is_null()) {
-    values = req.QueryValues("dryRun");
+    if (req.raw_query.find("dryRun") != std::string::npos) values = req.QueryValues("dryRun");
   } else if (delete_options.contains("dryRun") && !delete_options["dryRun"].is_null()) {
     const json& list = delete_options["dryRun"];
     bool ok = list.is_array();
