@@ -17,7 +17,36 @@ std::string Decode(const std::string& in) {
   return out;
 }
 
+// Calls f(key, value) for each '&'-separated pair of `qs`, decoded ("" value
+// when there is no '=').
+template <typename F>
+void ForEachQueryPair(const std::string& qs, F f) {
+  size_t start = 0;
+  while (start < qs.size()) {
+    size_t amp = qs.find('&', start);
+    if (amp == std::string::npos) amp = qs.size();
+    std::string part = qs.substr(start, amp - start);
+    size_t eq = part.find('=');
+    if (!part.empty()) {
+      if (eq == std::string::npos) {
+        f(Decode(part), std::string());
+      } else {
+        f(Decode(part.substr(0, eq)), Decode(part.substr(eq + 1)));
+      }
+    }
+    start = amp + 1;
+  }
+}
+
 }  // namespace
+
+std::vector<std::string> HttpRequest::QueryValues(const std::string& key) const {
+  std::vector<std::string> out;
+  ForEachQueryPair(raw_query, [&](const std::string& k, std::string v) {
+    if (k == key) out.push_back(std::move(v));
+  });
+  return out;
+}
 
 std::string HttpRequest::Header(const char* name) const {
   const char* v = conn == nullptr ? nullptr : mg_get_header(conn, name);
@@ -37,22 +66,10 @@ HttpRequest ReadRequest(mg_connection* conn, size_t max_body) {
     if (slash > start) req.segments.push_back(req.path.substr(start, slash - start));
     start = slash + 1;
   }
-  std::string qs = ri->query_string ? ri->query_string : "";
-  start = 0;
-  while (start < qs.size()) {
-    size_t amp = qs.find('&', start);
-    if (amp == std::string::npos) amp = qs.size();
-    std::string part = qs.substr(start, amp - start);
-    size_t eq = part.find('=');
-    if (!part.empty()) {
-      if (eq == std::string::npos) {
-        req.query[Decode(part)] = "";
-      } else {
-        req.query[Decode(part.substr(0, eq))] = Decode(part.substr(eq + 1));
-      }
-    }
-    start = amp + 1;
-  }
+  req.raw_query = ri->query_string ? ri->query_string : "";
+  ForEachQueryPair(req.raw_query, [&req](std::string key, std::string value) {
+    req.query[std::move(key)] = std::move(value);
+  });
   char buf[16384];
   while (true) {
     int n = mg_read(conn, buf, sizeof(buf));

@@ -14,7 +14,8 @@ struct HttpRequest {
   std::string method;
   std::string path;                           // decoded, without the query
   std::vector<std::string> segments;          // path split on '/'
-  std::map<std::string, std::string> query;   // decoded
+  std::map<std::string, std::string> query;   // decoded; the last value of a repeated key
+  std::string raw_query;                      // as received (undecoded)
   std::string body;
   bool body_too_large = false;
 
@@ -24,6 +25,8 @@ struct HttpRequest {
     return it == query.end() ? "" : it->second;
   }
   bool HasQuery(const std::string& key) const { return query.count(key) != 0; }
+  // Every value of a (possibly repeated) query parameter, in order, decoded.
+  std::vector<std::string> QueryValues(const std::string& key) const;
 };
 
 // Reads method, path, query and body (up to `max_body` bytes).

@@ -137,18 +137,22 @@ void ObjectStore::Dispatch(Watcher& w, const Event& e) {
   }
 }
 
+ObjectPtr ObjectStore::Freeze(const json& object, uint64_t rv) {
+  auto stored = std::make_shared<StoredObject>();
+  stored->ns = MetaString(object, "namespace");
+  stored->name = MetaString(object, "name");
+  stored->uid = MetaString(object, "uid");
+  stored->rv = rv;
+  stored->labels = Labels(object);
+  stored->json = object.dump();
+  return stored;
+}
+
 ObjectPtr ObjectStore::CommitLocked(const ResourceInfo& r, const std::string& key, json* object,
                                     const ObjectPtr& prev, bool deleted) {
   uint64_t rv = ++rv_;
   (*object)["metadata"]["resourceVersion"] = std::to_string(rv);
-  auto stored = std::make_shared<StoredObject>();
-  stored->ns = MetaString(*object, "namespace");
-  stored->name = MetaString(*object, "name");
-  stored->uid = MetaString(*object, "uid");
-  stored->rv = rv;
-  stored->labels = Labels(*object);
-  stored->json = object->dump();
-  ObjectPtr ptr = stored;
+  ObjectPtr ptr = Freeze(*object, rv);
   Table& table = TableFor(r);
   if (deleted) {
     table.erase(key);
@@ -175,7 +179,8 @@ ObjectPtr ObjectStore::CommitLocked(const ResourceInfo& r, const std::string& ke
 }
 
 ApiResult<ObjectPtr> ObjectStore::Create(const ResourceInfo& r, const std::string& ns,
-                                         json object, bool keep_status) {
+                                         json object, bool keep_status,
+                                         const WriteOptions& options) {
   using Result = ApiResult<ObjectPtr>;
   std::string name = object.is_object() ? MetaString(object, "name") : "";
   ApiError bad = ValidateMeta(r, object, name);
@@ -237,13 +242,15 @@ ApiResult<ObjectPtr> ObjectStore::Create(const ResourceInfo& r, const std::strin
   ++uid_counter_;
   meta["uid"] = FormatUid(uid_counter_ >> 12, uid_counter_);
   Result result;
-  result.value = CommitLocked(r, key, &object, nullptr, false);
+  // Why: like kube, a dry-run create answers the object without a resourceVersion.
+  result.value = options.dry_run ? Freeze(object, 0) : CommitLocked(r, key, &object, nullptr, false);
   return result;
 }
 
 ApiResult<ObjectPtr> ObjectStore::Mutate(const ResourceInfo& r, const std::string& ns,
                                          const std::string& name, bool status_subresource,
-                                         bool require_rv, const Mutation& mutation) {
+                                         bool require_rv, const Mutation& mutation,
+                                         const WriteOptions& options) {
   using Result = ApiResult<ObjectPtr>;
   std::lock_guard<std::mutex> lock(mu_);
   std::string key = Key(r, ns, name);
@@ -321,15 +328,18 @@ ApiResult<ObjectPtr> ObjectStore::Mutate(const ResourceInfo& r, const std::strin
   result["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"];
   if (result == current) return Result{prev, std::nullopt};
   Result out;
-  out.value = CommitLocked(r, key, &result, prev, false);
+  // Why: a dry run answers the new object at the current version (kube's
+  // dry-run update bumps nothing).
+  out.value = options.dry_run ? Freeze(result, prev->rv) : CommitLocked(r, key, &result, prev, false);
   return out;
 }
 
 ApiResult<ObjectPtr> ObjectStore::Update(const ResourceInfo& r, const std::string& ns,
                                          const std::string& name, json object,
-                                         bool status_subresource) {
-  return Mutate(r, ns, name, status_subresource, r.require_rv_on_update,
-                [&object](const json&) { return ApiResult<json>{std::move(object), std::nullopt}; });
+                                         bool status_subresource, const WriteOptions& options) {
+  return Mutate(
+      r, ns, name, status_subresource, r.require_rv_on_update,
+      [&object](const json&) { return ApiResult<json>{std::move(object), std::nullopt}; }, options);
 }
 
 ApiResult<ObjectPtr> ObjectStore::DeleteLocked(const ResourceInfo& r, const std::string& ns,
@@ -362,7 +372,8 @@ ApiResult<ObjectPtr> ObjectStore::DeleteLocked(const ResourceInfo& r, const std:
 ApiResult<ObjectPtr> ObjectStore::Delete(const ResourceInfo& r, const std::string& ns,
                                          const std::string& name,
                                          const std::optional<std::string>& precondition_rv,
-                                         const std::optional<std::string>& precondition_uid) {
+                                         const std::optional<std::string>& precondition_uid,
+                                         const WriteOptions& options) {
   using Result = ApiResult<ObjectPtr>;
   std::lock_guard<std::mutex> lock(mu_);
   Table& table = TableFor(r);
@@ -384,11 +395,13 @@ ApiResult<ObjectPtr> ObjectStore::Delete(const ResourceInfo& r, const std::strin
                 ", UID in object meta: " + it->second->uid;
     return Result::Error(e);
   }
+  if (options.dry_run) return Result{it->second, std::nullopt};
   return DeleteLocked(r, ns, name);
 }
 
 ApiResult<ListPage> ObjectStore::DeleteCollection(const ResourceInfo& r,
-                                                  const ObjectFilter& filter) {
+                                                  const ObjectFilter& filter,
+                                                  const WriteOptions& options) {
   ApiResult<ListPage> result;
   std::lock_guard<std::mutex> lock(mu_);
   result.value.rv = rv_;
@@ -398,6 +411,7 @@ ApiResult<ListPage> ObjectStore::DeleteCollection(const ResourceInfo& r,
        it != table.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
     if (filter.Matches(*it->second)) result.value.items.push_back(it->second);
   }
+  if (options.dry_run) return result;
   for (const ObjectPtr& obj : result.value.items) {
     auto deleted = DeleteLocked(r, obj->ns, obj->name);
     if (!deleted.ok()) return ApiResult<ListPage>::Error(*deleted.error);

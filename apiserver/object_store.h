@@ -40,6 +40,15 @@ struct ListPage {
   std::string continue_token;   // "" on the last page
 };
 
+// How a write is carried out. Value type.
+struct WriteOptions {
+  // dryRun=All: every check runs and the result is what the write would
+  // return (a create has uid/creationTimestamp/generation but no
+  // resourceVersion; an update keeps the current one), but nothing is
+  // stored, no resourceVersion is used and no watch event is sent.
+  bool dry_run = false;
+};
+
 // The in-memory object store: one global, increasing resourceVersion (like
 // etcd's revision), uid/creationTimestamp/generation bookkeeping, a bounded
 // event history for watch replay and consistent paginated lists, and the
@@ -58,7 +67,8 @@ class ObjectStore {
   // (seeding from tests). 404 if the namespace is missing, 409 AlreadyExists,
   // 422 without a name, 400 for a namespace mismatch.
   ApiResult<ObjectPtr> Create(const ResourceInfo& r, const std::string& ns,
-                              nlohmann::json object, bool keep_status = false);
+                              nlohmann::json object, bool keep_status = false,
+                              const WriteOptions& options = {});
 
   // Computes the new object from the current one (PUT body or patched
   // object) and stores it under the update rules: `status_subresource`
@@ -70,22 +80,26 @@ class ObjectStore {
   using Mutation = std::function<ApiResult<nlohmann::json>(const nlohmann::json& current)>;
   ApiResult<ObjectPtr> Mutate(const ResourceInfo& r, const std::string& ns,
                               const std::string& name, bool status_subresource,
-                              bool require_rv, const Mutation& mutation);
+                              bool require_rv, const Mutation& mutation,
+                              const WriteOptions& options = {});
   // PUT: Mutate with the body as the result.
   ApiResult<ObjectPtr> Update(const ResourceInfo& r, const std::string& ns,
                               const std::string& name, nlohmann::json object,
-                              bool status_subresource);
+                              bool status_subresource, const WriteOptions& options = {});
 
   // DELETE; optional preconditions. Deleting a namespace deletes its routes.
+  // A dry run returns the object as it is now.
   ApiResult<ObjectPtr> Delete(const ResourceInfo& r, const std::string& ns,
                               const std::string& name,
                               const std::optional<std::string>& precondition_rv = std::nullopt,
-                              const std::optional<std::string>& precondition_uid = std::nullopt);
+                              const std::optional<std::string>& precondition_uid = std::nullopt,
+                              const WriteOptions& options = {});
 
   // DELETE on a collection: deletes every object `filter` selects (a
   // namespace's routes never include other namespaces'), one event each, as
   // one atomic step. Returns them as they were, with the version before.
-  ApiResult<ListPage> DeleteCollection(const ResourceInfo& r, const ObjectFilter& filter);
+  ApiResult<ListPage> DeleteCollection(const ResourceInfo& r, const ObjectFilter& filter,
+                                       const WriteOptions& options = {});
 
   ApiResult<ObjectPtr> Get(const ResourceInfo& r, const std::string& ns,
                            const std::string& name) const;
@@ -130,6 +144,8 @@ class ObjectStore {
   static void Dispatch(Watcher& w, const Event& e);
 
   static std::string Key(const ResourceInfo& r, const std::string& ns, const std::string& name);
+  // The immutable stored form of `object` at version `rv`.
+  static ObjectPtr Freeze(const nlohmann::json& object, uint64_t rv);
   Table& TableFor(const ResourceInfo& r);
   const Table* FindTable(const ResourceInfo& r) const;
   // REQUIRES: mu_ is held. Stamps rv, serializes, stores/erases, records history

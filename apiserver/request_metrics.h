@@ -11,7 +11,7 @@ namespace routestatus::apiserver {
 // The labels of kube-apiserver's apiserver_request_total counter.
 struct RequestLabels {
   std::string verb;         // GET LIST WATCH CREATE UPDATE PATCH DELETE APPLY
-  std::string dry_run;      // "" (dry run is not supported)
+  std::string dry_run;      // "", "All" (dryRun=All in the query) or "invalid"
   std::string group;
   std::string version;
   std::string resource;

@@ -35,7 +35,62 @@ void AppendEvent(std::string* out, const std::string& type, const std::string& o
   *out += "}\n";
 }
 
+// Go's %#v of a []string, as kube's "Unsupported value" messages print it.
+std::string GoStringSlice(const std::vector<std::string>& values) {
+  std::string out = "[]string{";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += json(values[i]).dump();
+  }
+  return out + "}";
+}
+
 }  // namespace
+
+bool ValidDryRun(const std::vector<std::string>& values) {
+  for (const std::string& v : values) {
+    if (v != "All") return false;
+  }
+  return true;
+}
+
+std::string DryRunLabel(const HttpRequest& req) {
+  // Why: like kube, skip the parse for the common request without dryRun.
+  if (req.raw_query.find("dryRun") == std::string::npos) return "";
+  std::vector<std::string> values = req.QueryValues("dryRun");
+  if (values.empty()) return "";
+  return ValidDryRun(values) ? "All" : "invalid";
+}
+
+bool Server::Handler::ReadWriteOptions(const HttpRequest& req, const char* options_kind,
+                                       const json& delete_options, WriteOptions* out,
+                                       int* code) {
+  std::vector<std::string> values;
+  if (delete_options.is_null()) {
+    if (req.raw_query.find("dryRun") != std::string::npos) values = req.QueryValues("dryRun");
+  } else if (delete_options.contains("dryRun") && !delete_options["dryRun"].is_null()) {
+    const json& list = delete_options["dryRun"];
+    bool ok = list.is_array();
+    for (size_t i = 0; ok && i < list.size(); ++i) {
+      ok = list[i].is_string();
+      if (ok) values.push_back(list[i].get<std::string>());
+    }
+    if (!ok) {
+      *code = Error(req, BadRequestError("malformed DeleteOptions: dryRun must be a list of strings"));
+      return false;
+    }
+  }
+  if (!ValidDryRun(values)) {
+    std::string kind = options_kind;
+    *code = Error(req, InvalidError(kind + ".meta.k8s.io", "meta.k8s.io", kind, "", "dryRun",
+                                    "Unsupported value: " + GoStringSlice(values) +
+                                        ": supported values: \"All\"",
+                                    "FieldValueNotSupported"));
+    return false;
+  }
+  out->dry_run = !values.empty();
+  return true;
+}
 
 bool Server::Handler::Filter(const HttpRequest& req, const ResourceRequest& rr, ObjectFilter* out,
                              int* code) {
@@ -196,19 +251,24 @@ int Server::Handler::ServeCreate(const HttpRequest& req, const ResourceRequest& 
   if (!rr.subresource.empty()) {
     return Error(req, MethodNotSupportedError(rr.info->group, rr.info->resource, "create"));
   }
-  json body;
+  WriteOptions options;
   int code = 0;
+  if (!ReadWriteOptions(req, "CreateOptions", nullptr, &options, &code)) return code;
+  json body;
   if (!DecodeObject(req, rr, &body, &code)) return code;
-  auto created = server_.store_->Create(*rr.info, rr.ns, std::move(body));
+  auto created = server_.store_->Create(*rr.info, rr.ns, std::move(body), /*keep_status=*/false,
+                                        options);
   return created.ok() ? Object(req, 201, created.value) : Error(req, *created.error);
 }
 
 int Server::Handler::ServeUpdate(const HttpRequest& req, const ResourceRequest& rr) {
-  json body;
+  WriteOptions options;
   int code = 0;
+  if (!ReadWriteOptions(req, "UpdateOptions", nullptr, &options, &code)) return code;
+  json body;
   if (!DecodeObject(req, rr, &body, &code)) return code;
   auto updated = server_.store_->Update(*rr.info, rr.ns, rr.name, std::move(body),
-                                        rr.subresource == "status");
+                                        rr.subresource == "status", options);
   return updated.ok() ? Object(req, 200, updated.value) : Error(req, *updated.error);
 }
 
@@ -219,6 +279,9 @@ int Server::Handler::ServePatch(const HttpRequest& req, const ResourceRequest& r
   bool merge = type == "application/merge-patch+json";
   bool strategic = type == "application/strategic-merge-patch+json";
   if (!json_patch && !merge && !strategic) return Error(req, UnsupportedMediaTypeError(type));
+  WriteOptions options;
+  int code = 0;
+  if (!ReadWriteOptions(req, "PatchOptions", nullptr, &options, &code)) return code;
   json patch = json::parse(req.body, nullptr, false);
   if (patch.is_discarded()) return Error(req, BadRequestError("error decoding patch: malformed JSON"));
   if (json_patch && !patch.is_array()) {
@@ -249,7 +312,7 @@ int Server::Handler::ServePatch(const HttpRequest& req, const ResourceRequest& r
     return out;
   };
   auto patched = server_.store_->Mutate(r, rr.ns, rr.name, rr.subresource == "status",
-                                        /*require_rv=*/false, mutation);
+                                        /*require_rv=*/false, mutation, options);
   return patched.ok() ? Object(req, 200, patched.value) : Error(req, *patched.error);
 }
 
@@ -259,6 +322,8 @@ int Server::Handler::ServeDelete(const HttpRequest& req, const ResourceRequest& 
   json options;
   int code = 0;
   if (!DecodeDeleteOptions(req, &options, &code)) return code;
+  WriteOptions write;
+  if (!ReadWriteOptions(req, "DeleteOptions", options, &write, &code)) return code;
   if (options.is_object()) {
     auto pre = options.find("preconditions");
     if (pre != options.end() && pre->is_object()) {
@@ -268,7 +333,7 @@ int Server::Handler::ServeDelete(const HttpRequest& req, const ResourceRequest& 
       if (pre->contains("uid") && (*pre)["uid"].is_string()) uid = (*pre)["uid"].get<std::string>();
     }
   }
-  auto deleted = server_.store_->Delete(*rr.info, rr.ns, rr.name, rv, uid);
+  auto deleted = server_.store_->Delete(*rr.info, rr.ns, rr.name, rv, uid, write);
   return deleted.ok() ? Object(req, 200, deleted.value) : Error(req, *deleted.error);
 }
 
@@ -276,10 +341,12 @@ int Server::Handler::ServeDelete(const HttpRequest& req, const ResourceRequest& 
 int Server::Handler::ServeDeleteCollection(const HttpRequest& req, const ResourceRequest& rr) {
   json options;
   int code = 0;
-  if (!DecodeDeleteOptions(req, &options, &code)) return code;
   ObjectFilter filter;
   if (!Filter(req, rr, &filter, &code)) return code;
-  auto deleted = server_.store_->DeleteCollection(*rr.info, filter);
+  if (!DecodeDeleteOptions(req, &options, &code)) return code;
+  WriteOptions write;
+  if (!ReadWriteOptions(req, "DeleteOptions", options, &write, &code)) return code;
+  auto deleted = server_.store_->DeleteCollection(*rr.info, filter, write);
   if (!deleted.ok()) return Error(req, *deleted.error);
   return List(req, *rr.info, deleted.value);
 }

@@ -83,7 +83,8 @@ int Server::Handler::Object(const HttpRequest& req, int code, const ObjectPtr& o
   switch (format_.kind) {
     case ResponseFormat::Kind::kTable:
       WriteResponse(req.conn, code,
-                    Convertor(*resource_).Render({obj}, TableOptions(std::to_string(obj->rv))),
+                    Convertor(*resource_).Render(
+                        {obj}, TableOptions(obj->rv == 0 ? "" : std::to_string(obj->rv))),
                     format_.ContentType());
       break;
     case ResponseFormat::Kind::kPartialObjectMetadata:

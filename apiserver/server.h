@@ -48,7 +48,11 @@ struct ServerOptions {
 // bodies are JSON, or Kubernetes protobuf (application/vnd.kubernetes.protobuf,
 // what kubectl's typed clients send) for namespaces and DeleteOptions; routes
 // and CRDs answer 415 for protobuf. DELETE on a collection (deletecollection,
-// with label/field selectors) is served except for namespaces.
+// with label/field selectors) is served except for namespaces. Every write
+// honours dryRun=All like kube-apiserver (query parameter; for deletes the
+// DeleteOptions body's dryRun when a body is sent): the real checks and
+// response, nothing stored, no new resourceVersion, no watch event, and
+// dry_run="All" on apiserver_request_total; any other value is 422.
 // Admin endpoints (token-protected like the rest):
 //   POST /admin/faults            body: a FaultRule JSON object or an array
 //   DELETE /admin/faults          clear all rules; GET lists them

@@ -42,6 +42,7 @@ int Server::Handler::Serve(mg_connection* conn) {
   HttpRequest req = ReadRequest(conn, kMaxBody);
   RequestLabels labels;
   labels.verb = req.method;
+  labels.dry_run = DryRunLabel(req);
   if (!server_.options_.token.empty() &&
       req.Header("Authorization") != "Bearer " + server_.options_.token) {
     labels.code = "401";

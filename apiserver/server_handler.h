@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "apiserver/http_io.h"
 #include "apiserver/media_type.h"
@@ -21,6 +22,14 @@ struct ResourceRequest {
   std::string subresource;
   std::string verb;  // GET LIST WATCH CREATE UPDATE PATCH DELETE
 };
+
+// kube's ValidateDryRun: true if every dryRun value is "All" (an empty list
+// is valid and means a real write).
+bool ValidDryRun(const std::vector<std::string>& values);
+// kube's cleanDryRun: the dry_run label of apiserver_request_total for a
+// request: "" without a dryRun query parameter, "invalid" if one is not
+// "All", else "All".
+std::string DryRunLabel(const HttpRequest& req);
 
 // Serves one request at a time per calling thread; shares the server's state.
 // Thread-safe (stateless besides the Server it points to).
@@ -51,6 +60,13 @@ class Server::Handler {
   // Decodes an optional DeleteOptions body (JSON or protobuf) into *out
   // (left null when the body is empty). False + error response written.
   bool DecodeDeleteOptions(const HttpRequest& req, nlohmann::json* out, int* code);
+
+  // Reads a write's dryRun directive the way kube-apiserver does: from the
+  // query, except that a delete with a DeleteOptions body (`delete_options`
+  // not null) takes it from the body only. False + 422 Invalid written (an
+  // `options_kind`.meta.k8s.io error) if a value is not "All".
+  bool ReadWriteOptions(const HttpRequest& req, const char* options_kind,
+                        const nlohmann::json& delete_options, WriteOptions* out, int* code);
 
   int Error(const HttpRequest& req, const ApiError& e);
   // Writes one object in the negotiated form (format_).

@@ -149,6 +149,65 @@ TEST_F(KubectlTest, CreateLabelReplaceDeleteNamespaceOverProtobuf) {
   EXPECT_NE(out.find("NotFound"), std::string::npos) << out;
 }
 
+// kubectl --dry-run=server sends dryRun=All (create/apply: in the query;
+// delete: in the DeleteOptions body): the server answers as if it wrote, but
+// nothing changes.
+TEST_F(KubectlTest, ServerSideDryRunChangesNothing) {
+  int rc = -1;
+  std::string out = Kubectl("create namespace dry-x --dry-run=server -v=6", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("namespace/dry-x created (server dry run)"), std::string::npos) << out;
+  EXPECT_NE(out.find("dryRun=All"), std::string::npos) << out;  // really a server dry run
+  out = Kubectl("get ns dry-x", &rc);
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(out.find("NotFound"), std::string::npos) << out;
+  EXPECT_EQ(server_->RequestCount("CREATE", "namespaces", "-", 201), 1u);
+
+  std::string yaml = ::testing::TempDir() + "/kubectl-dry-route.yaml";
+  auto write_route = [&](const std::string& host) {
+    std::ofstream(yaml, std::ios::trunc)
+        << "apiVersion: route.openshift.io/v1\nkind: Route\nmetadata:\n"
+           "  name: dry\n  namespace: team-a\n"
+           "spec:\n  host: " << host << "\n  to:\n    kind: Service\n    name: web\n";
+  };
+  write_route("dry.example.com");
+  out = Kubectl("apply --dry-run=server -f " + yaml + " -o json", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  json obj = json::parse(out, nullptr, false);
+  ASSERT_FALSE(obj.is_discarded()) << out;
+  EXPECT_EQ(obj["spec"]["host"], "dry.example.com");
+  EXPECT_FALSE(obj["metadata"]["uid"].get<std::string>().empty()) << out;
+  out = Kubectl("get route dry -n team-a", &rc);
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(out.find("NotFound"), std::string::npos) << out;
+
+  // Applied for real, then a dry-run apply of a change (a patch) and a
+  // dry-run delete leave it as it is.
+  out = Kubectl("apply -f " + yaml, &rc);
+  ASSERT_EQ(rc, 0) << out;
+  std::string before = Kubectl("get route dry -n team-a -o json", &rc);
+  ASSERT_EQ(rc, 0) << before;
+  write_route("changed.example.com");
+  out = Kubectl("apply --dry-run=server -f " + yaml, &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("route.route.openshift.io/dry configured (server dry run)"),
+            std::string::npos)
+      << out;
+  out = Kubectl("delete route dry -n team-a --dry-run=server", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("route.route.openshift.io \"dry\" deleted (server dry run)"),
+            std::string::npos)
+      << out;
+  out = Kubectl("patch route dry -n team-a --type=merge -p '{\"spec\":{\"host\":\"p.example.com\"}}' "
+                "--dry-run=server -o jsonpath='{.spec.host}'",
+                &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(out, "p.example.com");
+  EXPECT_EQ(Kubectl("get route dry -n team-a -o json", &rc), before);
+  EXPECT_EQ(server_->RequestCount("DELETE", "routes", "-", 200), 1u);
+  EXPECT_EQ(server_->RequestCount("PATCH", "routes", "-", 200), 2u);
+}
+
 // The whitespace-separated fields of the first output line starting with `first`.
 std::vector<std::string> Fields(const std::string& out, const std::string& first) {
   std::istringstream lines(out);

@@ -126,5 +126,52 @@ TEST_F(ObjectStoreTest, CreateRequiresNamespaceAndName) {
   EXPECT_EQ(generated.value->name.size(), 9u);
 }
 
+TEST_F(ObjectStoreTest, DryRunWritesStoreNothing) {
+  ObjectPtr a = Create("a");
+  ObjectFilter all;
+  auto watcher = store_.Watch(RoutesInfo(), all, store_.CurrentRv());
+  ASSERT_TRUE(watcher.ok());
+  const uint64_t rv = store_.CurrentRv();
+  const WriteOptions dry{true};
+
+  auto created = store_.Create(RoutesInfo(), "ns", Route("b", "b"), false, dry);
+  ASSERT_TRUE(created.ok());
+  EXPECT_EQ(created.value->rv, 0u);
+  EXPECT_EQ(created.value->name, "b");
+  EXPECT_FALSE(created.value->uid.empty());
+  EXPECT_FALSE(json::parse(created.value->json)["metadata"].contains("resourceVersion"));
+  auto again = store_.Create(RoutesInfo(), "ns", Route("a", "a"), false, dry);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error->reason, "AlreadyExists");
+
+  json obj = json::parse(a->json);
+  obj["spec"]["host"] = "changed";
+  auto updated = store_.Update(RoutesInfo(), "ns", "a", obj, false, dry);
+  ASSERT_TRUE(updated.ok());
+  EXPECT_EQ(updated.value->rv, a->rv);
+  EXPECT_EQ(json::parse(updated.value->json)["spec"]["host"], "changed");
+  EXPECT_EQ(json::parse(updated.value->json)["metadata"]["resourceVersion"], std::to_string(a->rv));
+
+  auto deleted = store_.Delete(RoutesInfo(), "ns", "a", std::nullopt, std::nullopt, dry);
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_EQ(deleted.value, a);
+  auto ns_deleted = store_.Delete(NamespacesInfo(), "", "ns", std::nullopt, std::nullopt, dry);
+  ASSERT_TRUE(ns_deleted.ok());
+  auto collection = store_.DeleteCollection(RoutesInfo(), all, dry);
+  ASSERT_TRUE(collection.ok());
+  EXPECT_EQ(collection.value.items.size(), 1u);
+
+  EXPECT_EQ(store_.CurrentRv(), rv);
+  EXPECT_EQ(store_.Count(RoutesInfo()), 1u);
+  EXPECT_EQ(store_.Count(NamespacesInfo()), 1u);
+  auto got = store_.Get(RoutesInfo(), "ns", "a");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got.value, a);
+  EXPECT_TRUE(watcher.value->Empty());
+  // A real write does reach the watcher.
+  ASSERT_TRUE(store_.Delete(RoutesInfo(), "ns", "a").ok());
+  EXPECT_FALSE(watcher.value->Empty());
+}
+
 }  // namespace
 }  // namespace routestatus::apiserver
