@@ -158,10 +158,7 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
   auto result = client_.UpdateStatus(kubeclient::RoutesResource(), *body);
   if (result.ok()) {
     ++stats_.writes_success;
-    const auto meta = result->find("metadata");
-    if (meta != result->end() && meta->is_object()) {
-      NoteOwnWrite(key, meta->value("resourceVersion", std::string()));
-    }
+    NoteOwnWrite(key, kubeclient::ResourceVersionOf(*result));
     gate_.Clear(uid, desired);
     VLOG(2) << "route " << key << ": wrote status: " << Describe(desired);
     return {WorkResult::kExtend, false};

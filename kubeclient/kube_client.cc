@@ -37,7 +37,7 @@ const char* WatchEventTypeName(WatchEventType type) {
   return "UNKNOWN";
 }
 
-std::string WatchEvent::ResourceVersion() const {
+std::string ResourceVersionOf(const nlohmann::json& object) {
   if (!object.is_object()) return "";
   auto m = object.find("metadata");
   if (m == object.end() || !m->is_object()) return "";
@@ -45,6 +45,8 @@ std::string WatchEvent::ResourceVersion() const {
   if (rv == m->end() || !rv->is_string()) return "";
   return rv->get<std::string>();
 }
+
+std::string WatchEvent::ResourceVersion() const { return ResourceVersionOf(object); }
 
 Status WatchEvent::ErrorStatus() const {
   int code = 500;

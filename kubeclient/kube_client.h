@@ -78,6 +78,10 @@ enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
 bool ParseWatchEventType(std::string_view text, WatchEventType* type);
 const char* WatchEventTypeName(WatchEventType type);
 
+// object.metadata.resourceVersion when it is a string, else "" (any other
+// shape, including a non-object). Pure.
+std::string ResourceVersionOf(const nlohmann::json& object);
+
 // One event of a watch stream. For kError, `object` is a Kubernetes Status
 // object (e.g. 410 "too old resource version"); ErrorStatus() decodes it.
 struct WatchEvent {

@@ -24,6 +24,22 @@ bool InDesiredState(const kubeclient::Route& r, const std::string& router) {
   return IsAdmittedBy(r, router) && e->host == r.spec.host;
 }
 
+// Every applied change was accepted, then every route reached its desired
+// state for `router` and the server saw no status write for 3 s. Call with
+// ASSERT_NO_FATAL_FAILURE.
+void ExpectAcceptedAndConverged(TestCluster& cluster, const std::vector<AppliedChange>& applied,
+                                const std::string& router) {
+  int failed = 0;
+  for (const auto& a : applied) failed += a.status.ok() ? 0 : 1;
+  ASSERT_EQ(failed, 0) << "changes the API server rejected";
+  std::string why;
+  ASSERT_TRUE(WaitForRoutes(
+      cluster, [&](const kubeclient::Route& r) { return InDesiredState(r, router); }, seconds(60),
+      -1, &why))
+      << why;
+  ASSERT_TRUE(WaitForWritesToSettle(cluster, seconds(3), seconds(30)));
+}
+
 class ScaleTest : public E2eTest, public ::testing::WithParamInterface<int> {};
 
 // N replicas; 10 routes converge first (the start-up election, reported
@@ -55,14 +71,7 @@ TEST_P(ScaleTest, WritesPerChangeDoNotGrowWithReplicas) {
   const int needing = CountNeedingWrites(changes);
   WriteCounts before = cluster().StatusWrites();
   auto applied = ApplyChanges(cluster(), changes, 25);
-  int failed = 0;
-  for (const auto& a : applied) failed += a.status.ok() ? 0 : 1;
-  ASSERT_EQ(failed, 0) << "changes the API server rejected";
-  ASSERT_TRUE(WaitForRoutes(
-      cluster(), [&](const kubeclient::Route& r) { return InDesiredState(r, router); }, seconds(60),
-      -1, &why))
-      << why;
-  ASSERT_TRUE(WaitForWritesToSettle(cluster(), seconds(3), seconds(30)));
+  ASSERT_NO_FATAL_FAILURE(ExpectAcceptedAndConverged(cluster(), applied, router));
   WriteCounts w = cluster().StatusWrites() - before;
   Figure("replicas", n);
   Figure("changes", changes_count);
@@ -105,15 +114,7 @@ TEST_F(StressTest, RandomChurnFiftyPerSecondFiveReplicas) {
   auto t0 = std::chrono::steady_clock::now();
   auto applied = ApplyChanges(cluster(), changes, 50);
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  int failed = 0;
-  for (const auto& a : applied) failed += a.status.ok() ? 0 : 1;
-  ASSERT_EQ(failed, 0) << "changes the API server rejected";
-  std::string why;
-  ASSERT_TRUE(WaitForRoutes(
-      cluster(), [&](const kubeclient::Route& r) { return InDesiredState(r, router); }, seconds(60),
-      -1, &why))
-      << why;
-  ASSERT_TRUE(WaitForWritesToSettle(cluster(), seconds(3), seconds(30)));
+  ASSERT_NO_FATAL_FAILURE(ExpectAcceptedAndConverged(cluster(), applied, router));
   WriteCounts w = cluster().StatusWrites() - before;
   Figure("changes", static_cast<double>(changes.size()));
   Figure("apply_seconds", took);

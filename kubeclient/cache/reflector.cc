@@ -21,17 +21,6 @@ bool ParseRv(const std::string& s, uint64_t* out) {
 // without bound. Past it we keep only the newest-version rule per key.
 constexpr size_t kMaxTombstones = 200000;
 
-// object.metadata.resourceVersion when it is a string, else "" (as
-// WatchEvent::ResourceVersion()).
-std::string ResourceVersionOf(const nlohmann::json& object) {
-  if (!object.is_object()) return "";
-  auto m = object.find("metadata");
-  if (m == object.end() || !m->is_object()) return "";
-  auto rv = m->find("resourceVersion");
-  if (rv == m->end() || !rv->is_string()) return "";
-  return rv->get<std::string>();
-}
-
 }  // namespace
 
 bool ResourceVersionNewer(const std::string& a, const std::string& b) {

@@ -54,17 +54,24 @@ class TrackerGateTest : public ::testing::Test {
     o.limit = 5;
     return o;
   }
+  // After our write of `ours`, the watch changes route u1's entry from host
+  // `from` to host `to` as the controller reports it (update, then Changed).
+  std::shared_ptr<const Route> OurWriteThenChange(const std::string& ours, const std::string& from,
+                                                  const std::string& to) {
+    gate_.Clear("u1", Entry(ours));  // our write
+    auto old_obj = RouteWith("u1", Entry(from));
+    auto new_obj = RouteWith("u1", Entry(to));
+    gate_.OnUpdate(old_obj, new_obj);  // registered before the controller
+    gate_.Changed("u1", *new_obj->FindIngress("r"));
+    return new_obj;
+  }
   routestatus::testing::FakeClock clock_;
   conflict::ContentionTracker tracker_;
   controller::TrackerGate gate_;
 };
 
 TEST_F(TrackerGateTest, ChangeAwayFromOurWriteIsContention) {
-  gate_.Clear("u1", Entry("ours.example.com"));  // our write
-  auto old_obj = RouteWith("u1", Entry("ours.example.com"));
-  auto new_obj = RouteWith("u1", Entry("theirs.example.com"));
-  gate_.OnUpdate(old_obj, new_obj);  // registered before the controller
-  gate_.Changed("u1", *new_obj->FindIngress("r"));
+  OurWriteThenChange("ours.example.com", "ours.example.com", "theirs.example.com");
   EXPECT_TRUE(gate_.IsChangeContended("u1"));
   EXPECT_EQ(tracker_.Snapshot().contended_routes, 1u);
   // The window passes: writable again.
@@ -73,26 +80,18 @@ TEST_F(TrackerGateTest, ChangeAwayFromOurWriteIsContention) {
 }
 
 TEST_F(TrackerGateTest, ChangeBackToOurValueIsNotContention) {
-  gate_.Clear("u1", Entry("ours.example.com"));
-  auto old_obj = RouteWith("u1", Entry("stale.example.com"));
-  auto new_obj = RouteWith("u1", Entry("ours.example.com"));
-  gate_.OnUpdate(old_obj, new_obj);
-  gate_.Changed("u1", *new_obj->FindIngress("r"));
+  OurWriteThenChange("ours.example.com", "stale.example.com", "ours.example.com");
   EXPECT_FALSE(gate_.IsChangeContended("u1"));
 }
 
 TEST_F(TrackerGateTest, DeleteForgetsAndUnannouncedChangesAreIgnored) {
-  gate_.Clear("u1", Entry("ours.example.com"));
-  auto old_obj = RouteWith("u1", Entry("ours.example.com"));
-  auto new_obj = RouteWith("u1", Entry("theirs.example.com"));
-  gate_.OnUpdate(old_obj, new_obj);
-  gate_.Changed("u1", *new_obj->FindIngress("r"));
+  auto new_obj = OurWriteThenChange("ours.example.com", "ours.example.com", "theirs.example.com");
   ASSERT_TRUE(gate_.IsChangeContended("u1"));
   gate_.OnDelete(new_obj);
   EXPECT_FALSE(gate_.IsChangeContended("u1"));
   // A Changed() for another uid than the announced update: ignored.
   gate_.Clear("u2", Entry("ours.example.com"));
-  gate_.OnUpdate(old_obj, new_obj);
+  gate_.OnUpdate(RouteWith("u1", Entry("ours.example.com")), new_obj);
   gate_.Changed("u2", Entry("theirs.example.com"));
   EXPECT_FALSE(gate_.IsChangeContended("u2"));
 }
