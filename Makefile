@@ -9,8 +9,12 @@ SEEDS      ?= 10000
 # Debug-info flag of both trees (the CMake defaults; .ci/run exports -g1:
 # line tables only, about a quarter less compile time).
 DEBUG_INFO ?= -g
+# ccache, when installed, caches compiles across trees (a developer's worktrees;
+# CI has none and compiles everything once).
+CCACHE := $(shell command -v ccache 2>/dev/null)
+LAUNCHER := $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE))
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O2 $(DEBUG_INFO) -DNDEBUG'
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O2 $(DEBUG_INFO) -DNDEBUG' $(LAUNCHER)
 
 DEB_PACKAGES := cmake make g++ pkg-config libssl-dev libcpprest-dev libyaml-cpp-dev \
   nlohmann-json3-dev prometheus-cpp-dev libcivetweb-dev libgoogle-glog-dev \
@@ -49,7 +53,7 @@ test: build
 # need; no e2e suite, benchmarks or demo): see cmake/RoutestatusTestTargets.cmake.
 SANITIZE_CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG='$(DEBUG_INFO)' \
   -DROUTESTATUS_SANITIZE=ON \
-  -DROUTESTATUS_TEST_LABELS='unit;integration'
+  -DROUTESTATUS_TEST_LABELS='unit;integration' $(LAUNCHER)
 
 build-sanitize: deps
 	cmake -S . -B $(ASAN_BUILD) $(SANITIZE_CMAKE_FLAGS)
@@ -61,7 +65,10 @@ test-sanitize: build-sanitize
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j$(JOBS) -L 'unit|integration' --timeout 600
 
-run: build
+# The demo needs only its own binary and the two it starts (not the ~500
+# test programs that `make build` compiles).
+run: deps $(BUILD)/Makefile
+	cmake --build $(BUILD) -j$(JOBS) --target routestatus-demo
 	$(BUILD)/cmd/routestatus-demo
 
 bench: build
