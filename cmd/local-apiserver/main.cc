@@ -24,7 +24,7 @@ void Usage() {
                "  --token              require this bearer token\n"
                "  --tls                serve HTTPS with a generated self-signed certificate\n"
                "  --watch-history      events kept for watch resume (default 10000)\n"
-               "  --bookmark-interval  milliseconds between watch bookmarks (default 1000)\n";
+               "  --bookmark-interval  milliseconds between watch bookmarks (default 60000, kube's)\n";
 }
 
 bool ParseNumber(const std::string& text, long long* out) {
