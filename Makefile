@@ -18,7 +18,7 @@ CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 
 DEB_PACKAGES := cmake make g++ pkg-config libssl-dev libcpprest-dev libyaml-cpp-dev \
   nlohmann-json3-dev prometheus-cpp-dev libcivetweb-dev libgoogle-glog-dev \
-  libgtest-dev libgmock-dev procps curl
+  libgtest-dev libgmock-dev procps curl python3-kubernetes
 
 .PHONY: all deps build test build-sanitize test-sanitize run bench sim soak clean
 
