@@ -52,41 +52,60 @@ size_t Runes(const std::string& s) {
 // A value as kube's field errors print it: strings quoted, others as JSON.
 std::string Printed(const json& v) { return v.dump(); }
 
+// The schema of `key` in an object's schema: its property, else
+// additionalProperties; nullptr for neither.
+const json* PropertySchema(const json& schema, const std::string& key) {
+  const json* properties = Child(schema, "properties");
+  if (properties != nullptr) {
+    auto p = properties->find(key);
+    if (p != properties->end() && p->is_object()) return &*p;
+  }
+  return Child(schema, "additionalProperties");
+}
+
+std::string ItemPath(const std::string& path, size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
+
+bool Preserves(const json& schema) {
+  return Flag(schema, "x-kubernetes-preserve-unknown-fields") ||
+         (schema.contains("additionalProperties") && schema["additionalProperties"].is_boolean() &&
+          schema["additionalProperties"].get<bool>());
+}
+
+void ApplyDefaults(json* node, const json& schema) {
+  const json* properties = Child(schema, "properties");
+  if (properties == nullptr) return;
+  for (auto p = properties->begin(); p != properties->end(); ++p) {
+    if (p.value().is_object() && p.value().contains("default") && !node->contains(p.key())) {
+      (*node)[p.key()] = p.value()["default"];
+    }
+  }
+}
+
 void NormalizeNode(json* node, const json& schema, const std::string& path, bool root,
                    std::vector<std::string>* pruned) {
   if (node->is_array()) {
     const json* items = Child(schema, "items");
-    if (items == nullptr) return;
-    for (size_t i = 0; i < node->size(); ++i) {
-      NormalizeNode(&(*node)[i], *items, path + "[" + std::to_string(i) + "]", false, pruned);
+    for (size_t i = 0; items != nullptr && i < node->size(); ++i) {
+      NormalizeNode(&(*node)[i], *items, ItemPath(path, i), false, pruned);
     }
     return;
   }
   if (!node->is_object()) return;
-  const json* properties = Child(schema, "properties");
-  const json* additional = Child(schema, "additionalProperties");
-  const bool preserve = Flag(schema, "x-kubernetes-preserve-unknown-fields") ||
-                        (schema.contains("additionalProperties") &&
-                         schema["additionalProperties"].is_boolean() &&
-                         schema["additionalProperties"].get<bool>());
+  const bool preserve = Preserves(schema);
   for (auto it = node->begin(); it != node->end();) {
-    const std::string& key = it.key();
     // Why: kube checks apiVersion, kind and metadata itself, never by schema.
-    if (root && (key == "apiVersion" || key == "kind" || key == "metadata")) {
+    if (root && (it.key() == "apiVersion" || it.key() == "kind" || it.key() == "metadata")) {
       ++it;
       continue;
     }
-    const json* sub = nullptr;
-    if (properties != nullptr) {
-      auto p = properties->find(key);
-      if (p != properties->end() && p->is_object()) sub = &*p;
-    }
-    if (sub == nullptr) sub = additional;
+    const json* sub = PropertySchema(schema, it.key());
     if (sub == nullptr) {
       if (preserve) {
         ++it;
       } else {
-        pruned->push_back(Join(path, key));
+        pruned->push_back(Join(path, it.key()));
         it = node->erase(it);
       }
       continue;
@@ -96,14 +115,61 @@ void NormalizeNode(json* node, const json& schema, const std::string& path, bool
       it = node->erase(it);
       continue;
     }
-    NormalizeNode(&it.value(), *sub, Join(path, key), false, pruned);
+    NormalizeNode(&it.value(), *sub, Join(path, it.key()), false, pruned);
     ++it;
   }
-  if (properties != nullptr) {
-    for (auto p = properties->begin(); p != properties->end(); ++p) {
-      if (p.value().is_object() && p.value().contains("default") && !node->contains(p.key())) {
-        (*node)[p.key()] = p.value()["default"];
-      }
+  ApplyDefaults(node, schema);
+}
+
+// The checks of one value against its own schema (type, enum, maxLength);
+// false when the type is wrong (nothing below it is checked then).
+// Why: kept out of ValidateNode so the recursion's frames stay small (the
+// HTTP worker threads have small stacks).
+bool CheckValue(const json& node, const json& schema, const std::string& path,
+                std::vector<FieldCause>* causes) {
+  std::string type = schema.value("type", std::string());
+  std::string actual = TypeName(node);
+  if (Flag(schema, "x-kubernetes-int-or-string")) {
+    if (!HasType(node, "integer") && !node.is_string()) {
+      causes->push_back({path,
+                         "Invalid value: \"" + actual + "\": " + path +
+                             " in body must be of type integer,string: \"" + actual + "\"",
+                         "FieldValueTypeInvalid"});
+      return false;
+    }
+  } else if (!type.empty() && !HasType(node, type)) {
+    std::string where = path.empty() ? "body" : path + " in body";
+    causes->push_back({path,
+                       "Invalid value: \"" + actual + "\": " + where + " must be of type " + type +
+                           ": \"" + actual + "\"",
+                       "FieldValueTypeInvalid"});
+    return false;
+  }
+  auto en = schema.find("enum");
+  if (en != schema.end() && en->is_array() &&
+      std::find(en->begin(), en->end(), node) == en->end()) {
+    std::string values;
+    for (const json& v : *en) values += (values.empty() ? "" : ", ") + Printed(v);
+    causes->push_back({path,
+                       "Unsupported value: " + Printed(node) + ": supported values: " + values,
+                       "FieldValueNotSupported"});
+  }
+  auto max_length = schema.find("maxLength");
+  if (node.is_string() && max_length != schema.end() && max_length->is_number_integer() &&
+      Runes(node.get_ref<const std::string&>()) > max_length->get<size_t>()) {
+    causes->push_back(
+        {path, "Too long: may not be longer than " + max_length->dump(), "FieldValueTooLong"});
+  }
+  return true;
+}
+
+void CheckRequired(const json& node, const json& schema, const std::string& path,
+                   std::vector<FieldCause>* causes) {
+  auto required = schema.find("required");
+  if (required == schema.end() || !required->is_array()) return;
+  for (const json& r : *required) {
+    if (r.is_string() && !node.contains(r.get<std::string>())) {
+      causes->push_back({Join(path, r.get<std::string>()), "Required value", "FieldValueRequired"});
     }
   }
 }
@@ -111,68 +177,24 @@ void NormalizeNode(json* node, const json& schema, const std::string& path, bool
 void ValidateNode(const json& node, const json& schema, const std::string& path, bool root,
                   std::vector<FieldCause>* causes) {
   if (node.is_null() && Flag(schema, "nullable")) return;
-  std::string type = schema.value("type", std::string());
-  if (Flag(schema, "x-kubernetes-int-or-string")) {
-    if (!HasType(node, "integer") && !node.is_string()) {
-      std::string actual = TypeName(node);
-      causes->push_back({path, "Invalid value: \"" + actual + "\": " + path +
-                                   " in body must be of type integer,string: \"" + actual + "\"",
-                         "FieldValueTypeInvalid"});
-      return;
-    }
-  } else if (!type.empty() && !HasType(node, type)) {
-    std::string actual = TypeName(node);
-    std::string where = path.empty() ? "body" : path + " in body";
-    causes->push_back({path, "Invalid value: \"" + actual + "\": " + where +
-                                 " must be of type " + type + ": \"" + actual + "\"",
-                       "FieldValueTypeInvalid"});
-    return;
-  }
-  auto en = schema.find("enum");
-  if (en != schema.end() && en->is_array() &&
-      std::find(en->begin(), en->end(), node) == en->end()) {
-    std::string values;
-    for (const json& v : *en) values += (values.empty() ? "" : ", ") + Printed(v);
-    causes->push_back({path, "Unsupported value: " + Printed(node) + ": supported values: " + values,
-                       "FieldValueNotSupported"});
-  }
-  auto max_length = schema.find("maxLength");
-  if (node.is_string() && max_length != schema.end() && max_length->is_number_integer() &&
-      Runes(node.get_ref<const std::string&>()) > max_length->get<size_t>()) {
-    causes->push_back({path, "Too long: may not be longer than " + max_length->dump(),
-                       "FieldValueTooLong"});
-  }
+  if (!CheckValue(node, schema, path, causes)) return;
   if (node.is_array()) {
     const json* items = Child(schema, "items");
     for (size_t i = 0; items != nullptr && i < node.size(); ++i) {
-      ValidateNode(node[i], *items, path + "[" + std::to_string(i) + "]", false, causes);
+      ValidateNode(node[i], *items, ItemPath(path, i), false, causes);
     }
     return;
   }
   if (!node.is_object()) return;
-  const json* properties = Child(schema, "properties");
-  const json* additional = Child(schema, "additionalProperties");
   for (auto it = node.begin(); it != node.end(); ++it) {
     if (root && (it.key() == "apiVersion" || it.key() == "kind" || it.key() == "metadata")) {
       continue;
     }
-    const json* sub = nullptr;
-    if (properties != nullptr) {
-      auto p = properties->find(it.key());
-      if (p != properties->end() && p->is_object()) sub = &*p;
-    }
-    if (sub == nullptr) sub = additional;
-    if (sub != nullptr) ValidateNode(it.value(), *sub, Join(path, it.key()), false, causes);
-  }
-  auto required = schema.find("required");
-  if (required != schema.end() && required->is_array()) {
-    for (const json& r : *required) {
-      if (r.is_string() && !node.contains(r.get<std::string>())) {
-        causes->push_back({Join(path, r.get<std::string>()), "Required value",
-                           "FieldValueRequired"});
-      }
+    if (const json* sub = PropertySchema(schema, it.key())) {
+      ValidateNode(it.value(), *sub, Join(path, it.key()), false, causes);
     }
   }
+  CheckRequired(node, schema, path, causes);
 }
 
 }  // namespace

@@ -10,7 +10,7 @@ namespace {
 // The states of Go's JSON scanner (encoding/json/scanner.go) this checker
 // needs; each names what it expects, which becomes the error's context.
 enum class State {
-  kBeginValueOrEmpty,   // after '['
+  kBeginValueOrEmpty,  // after '['
   kBeginValue,
   kBeginStringOrEmpty,  // after '{'
   kBeginString,         // after ',' in an object
@@ -18,16 +18,16 @@ enum class State {
   kEndTop,
   kInString,
   kInStringEsc,
-  kInStringEscU,        // + `hex_left` digits to go
+  kInStringEscU,  // + `hex_left` digits to go
   kNeg,
-  kOne,                 // inside an integer starting 1-9
+  kOne,  // inside an integer starting 1-9
   kZero,
   kDot,
   kDotDigits,
   kE,
   kESign,
   kEDigits,
-  kLiteral,             // inside true/false/null: `literal` and `literal_at`
+  kLiteral,  // inside true/false/null: `literal` and `literal_at`
 };
 
 enum class Container { kObjectKey, kObjectValue, kArray };
@@ -90,8 +90,7 @@ class Checker {
         if (IsSpace(c)) return true;
         if (c == ']') return EndValue(c);
         return BeginValue(c);
-      case State::kBeginValue:
-        return BeginValue(c);
+      case State::kBeginValue: return BeginValue(c);
       case State::kBeginStringOrEmpty:
         if (IsSpace(c)) return true;
         if (c == '}') {
@@ -99,12 +98,9 @@ class Checker {
           return EndValue(c);
         }
         return BeginString(c);
-      case State::kBeginString:
-        return BeginString(c);
-      case State::kEndValue:
-        return EndValue(c);
-      case State::kEndTop:
-        return IsSpace(c) || Fail(c, "after top-level value");
+      case State::kBeginString: return BeginString(c);
+      case State::kEndValue: return EndValue(c);
+      case State::kEndTop: return IsSpace(c) || Fail(c, "after top-level value");
       case State::kInString:
         if (c == '"') return To(State::kEndValue);
         if (c == '\\') return To(State::kInStringEsc);
@@ -130,8 +126,7 @@ class Checker {
       case State::kOne:
         if (IsDigit(c)) return true;
         return Zero(c);
-      case State::kZero:
-        return Zero(c);
+      case State::kZero: return Zero(c);
       case State::kDot:
         if (IsDigit(c)) return To(State::kDotDigits);
         return Fail(c, "after decimal point in numeric literal");
@@ -184,12 +179,8 @@ class Checker {
   bool BeginValue(unsigned char c) {
     if (IsSpace(c)) return true;
     switch (c) {
-      case '{':
-        stack_.push_back(Container::kObjectKey);
-        return To(State::kBeginStringOrEmpty);
-      case '[':
-        stack_.push_back(Container::kArray);
-        return To(State::kBeginValueOrEmpty);
+      case '{': stack_.push_back(Container::kObjectKey); return To(State::kBeginStringOrEmpty);
+      case '[': stack_.push_back(Container::kArray); return To(State::kBeginValueOrEmpty);
       case '"': return To(State::kInString);
       case '-': return To(State::kNeg);
       case '0': return To(State::kZero);

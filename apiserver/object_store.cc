@@ -486,9 +486,10 @@ ApiResult<ObjectPtr> ObjectStore::Delete(const ResourceInfo& r, const std::strin
     ApiError e = ConflictError(r.group, r.resource, name);
     e.message = "Operation cannot be fulfilled on " + r.GroupResource() + " \"" + name +
                 "\": " +
-                StorageError(r, ns, name, "Precondition failed: ResourceVersion in precondition: " +
-                                              *precondition_rv + ", ResourceVersion in object meta: " +
-                                              std::to_string(it->second->rv));
+                StorageError(r, ns, name,
+                             "Precondition failed: ResourceVersion in precondition: " +
+                                 *precondition_rv + ", ResourceVersion in object meta: " +
+                                 std::to_string(it->second->rv));
     return Result::Error(e);
   }
   if (options.dry_run) return Result{it->second, std::nullopt};

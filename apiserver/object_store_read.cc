@@ -91,9 +91,8 @@ ApiResult<ListPage> ObjectStore::List(const ResourceInfo& r, const ObjectFilter&
       continue;
     }
     if (limit != 0 && result.value.items.size() >= limit) {
-      result.value.continue_token =
-          EncodeContinueToken(ContinueToken{static_cast<int64_t>(snapshot_rv),
-                                            last_key.substr(ns_prefix.size())});
+      result.value.continue_token = EncodeContinueToken(
+          ContinueToken{static_cast<int64_t>(snapshot_rv), last_key.substr(ns_prefix.size())});
       if (!unfiltered) break;
       cut = true;
       remaining = 1;
@@ -106,8 +105,7 @@ ApiResult<ListPage> ObjectStore::List(const ResourceInfo& r, const ObjectFilter&
   return result;
 }
 
-ApiResult<std::shared_ptr<Watcher>> ObjectStore::Watch(const ResourceInfo& r,
-                                                       ObjectFilter filter,
+ApiResult<std::shared_ptr<Watcher>> ObjectStore::Watch(const ResourceInfo& r, ObjectFilter filter,
                                                        std::optional<uint64_t> from_rv) {
   using Result = ApiResult<std::shared_ptr<Watcher>>;
   auto watcher = std::make_shared<Watcher>(r, std::move(filter), options_.watcher_buffer, clock_);

@@ -77,7 +77,9 @@ bool Server::Handler::DecodeObject(const HttpRequest& req, const ResourceRequest
                 " into Go value of type struct { APIVersion string \"json:\\\"apiVersion,"
                 "omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }";
       }
-      if (error && !out->is_null()) error = "couldn't get version/kind; json parse error: " + *error;
+      if (error && !out->is_null()) {
+        error = "couldn't get version/kind; json parse error: " + *error;
+      }
     } else {
       error = "couldn't get version/kind; json parse error: " + *error;
     }

@@ -34,7 +34,7 @@ struct RequestInfo {
   // method in lower case for anything else).
   std::string verb;
   std::string ns;
-  std::string name;         // from the path
+  std::string name;  // from the path
   std::string subresource;
   // The name kube-apiserver's metrics see: the path's, or for a list/watch
   // the value of a fieldSelector `metadata.name=X` (kube's RequestInfo sets

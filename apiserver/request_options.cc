@@ -38,8 +38,7 @@ std::string DryRunLabel(const HttpRequest& req) {
 }
 
 bool Server::Handler::ReadWriteOptions(const HttpRequest& req, const char* options_kind,
-                                       const json& delete_options, WriteOptions* out,
-                                       int* code) {
+                                       const json& delete_options, WriteOptions* out, int* code) {
   std::vector<std::string> values;
   if (delete_options.is_null()) {
     if (req.raw_query.find("dryRun") != std::string::npos) values = req.QueryValues("dryRun");
@@ -51,7 +50,8 @@ bool Server::Handler::ReadWriteOptions(const HttpRequest& req, const char* optio
       if (ok) values.push_back(list[i].get<std::string>());
     }
     if (!ok) {
-      *code = Error(req, BadRequestError("malformed DeleteOptions: dryRun must be a list of strings"));
+      *code =
+          Error(req, BadRequestError("malformed DeleteOptions: dryRun must be a list of strings"));
       return false;
     }
   }
@@ -108,16 +108,26 @@ bool Server::Handler::ReadListOptions(const HttpRequest& req, bool watch, ListOp
   if (!watch && !match.empty()) {
     const char* field = "resourceVersionMatch";
     if (out->resource_version.empty()) {
-      causes.push_back({field, "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided", "FieldValueForbidden"});
+      causes.push_back(
+          {field, "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+           "FieldValueForbidden"});
     }
     if (!out->continue_token.empty()) {
-      causes.push_back({field, "Forbidden: resourceVersionMatch is forbidden when continue is provided", "FieldValueForbidden"});
+      causes.push_back({field,
+                        "Forbidden: resourceVersionMatch is forbidden when continue is provided",
+                        "FieldValueForbidden"});
     }
     if (match != "Exact" && match != "NotOlderThan") {
-      causes.push_back({field, "Unsupported value: \"" + match + "\": supported values: \"Exact\", \"NotOlderThan\", \"\"", "FieldValueNotSupported"});
+      causes.push_back({field,
+                        "Unsupported value: \"" + match +
+                            "\": supported values: \"Exact\", \"NotOlderThan\", \"\"",
+                        "FieldValueNotSupported"});
     }
     if (match == "Exact" && out->resource_version == "0") {
-      causes.push_back({field, "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"", "FieldValueForbidden"});
+      causes.push_back(
+          {field,
+           "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+           "FieldValueForbidden"});
     }
   }
   if (!causes.empty()) {
@@ -128,7 +138,8 @@ bool Server::Handler::ReadListOptions(const HttpRequest& req, bool watch, ListOp
   out->exact = match == "Exact";
   if (!watch && !out->continue_token.empty() && !out->resource_version.empty() &&
       out->resource_version != "0") {
-    *code = Error(req, BadRequestError("specifying resource version is not allowed when using continue"));
+    *code = Error(
+        req, BadRequestError("specifying resource version is not allowed when using continue"));
     return false;
   }
   if (!out->resource_version.empty() && out->resource_version != "0") {
@@ -182,10 +193,11 @@ bool Server::Handler::CheckDeleteOptions(const HttpRequest& req, const json& bod
   }
   if (propagation && *propagation != "Foreground" && *propagation != "Background" &&
       *propagation != "Orphan") {
-    causes.push_back({"propagationPolicy",
-                      "Unsupported value: \"" + *propagation +
-                          "\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\"",
-                      "FieldValueNotSupported"});
+    causes.push_back(
+        {"propagationPolicy",
+         "Unsupported value: \"" + *propagation +
+             "\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\"",
+         "FieldValueNotSupported"});
   }
   if (causes.empty()) return true;
   *code = Error(req, InvalidCausesError("DeleteOptions.meta.k8s.io", "meta.k8s.io", "DeleteOptions",

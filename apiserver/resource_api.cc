@@ -45,7 +45,8 @@ std::string BookmarkObject(const ResourceInfo& r, const std::string& rv) {
            "\",\"metadata\":{\"resourceVersion\":\"" + rv + "\"}}";
   }
   std::string out = "{\"kind\":\"" + r.kind + "\",\"apiVersion\":\"" + r.ApiVersion() +
-                    "\",\"metadata\":{\"resourceVersion\":\"" + rv + "\",\"creationTimestamp\":null}";
+                    "\",\"metadata\":{\"resourceVersion\":\"" + rv +
+                    "\",\"creationTimestamp\":null}";
   if (&r == &NamespacesInfo()) out += ",\"spec\":{},\"status\":{}";
   return out + "}";
 }

@@ -7,8 +7,20 @@ namespace routestatus::apiserver {
 namespace {
 
 enum class Tok {
-  kError, kEnd, kClosedPar, kComma, kDoesNotExist, kDoubleEquals, kEquals, kGreater,
-  kIdentifier, kIn, kLess, kNotEquals, kNotIn, kOpenPar,
+  kError,
+  kEnd,
+  kClosedPar,
+  kComma,
+  kDoesNotExist,
+  kDoubleEquals,
+  kEquals,
+  kGreater,
+  kIdentifier,
+  kIn,
+  kLess,
+  kNotEquals,
+  kNotIn,
+  kOpenPar,
 };
 
 struct Token {
@@ -66,7 +78,10 @@ std::vector<Token> Lex(std::string_view in) {
     size_t start = i;
     while (i < in.size() && !IsSpace(in[i]) && !IsSpecial(in[i])) ++i;
     std::string word(in.substr(start, i - start));
-    out.push_back({word == "in" ? Tok::kIn : word == "notin" ? Tok::kNotIn : Tok::kIdentifier, word});
+    out.push_back({word == "in"      ? Tok::kIn
+                   : word == "notin" ? Tok::kNotIn
+                                     : Tok::kIdentifier,
+                   word});
   }
 }
 
@@ -79,7 +94,8 @@ class Parser {
     while (true) {
       Token t = Lookahead(true);
       if (t.tok == Tok::kIdentifier || t.tok == Tok::kDoesNotExist) {
-        if (std::optional<std::string> e = Requirement()) return "unable to parse requirement: " + *e;
+        if (std::optional<std::string> e = Requirement())
+          return "unable to parse requirement: " + *e;
         Token next = Consume(true);
         if (next.tok == Tok::kEnd) return std::nullopt;
         if (next.tok != Tok::kComma) {
@@ -120,8 +136,7 @@ class Parser {
     Token op = Consume(false);
     switch (op.tok) {
       case Tok::kIn:
-      case Tok::kNotIn:
-        return Values();
+      case Tok::kNotIn: return Values();
       case Tok::kEquals:
       case Tok::kDoubleEquals:
       case Tok::kNotEquals:
@@ -133,8 +148,7 @@ class Parser {
         if (v.tok == Tok::kIdentifier) return std::nullopt;
         return "found '" + v.literal + "', expected: identifier";
       }
-      default:
-        return "found '" + op.literal + "', expected: in, notin, =, ==, !=, gt, lt";
+      default: return "found '" + op.literal + "', expected: in, notin, =, ==, !=, gt, lt";
     }
   }
 

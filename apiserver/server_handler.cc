@@ -81,7 +81,9 @@ int Server::Handler::Json(const HttpRequest& req, int code, const nlohmann::json
 
 int Server::Handler::Error(const HttpRequest& req, const ApiError& e) {
   RecordMetric(e.code);
-  if (e.retry_after_seconds) headers_.emplace_back("Retry-After", std::to_string(*e.retry_after_seconds));
+  if (e.retry_after_seconds) {
+    headers_.emplace_back("Retry-After", std::to_string(*e.retry_after_seconds));
+  }
   Write(req, e.code, e.ToJson().dump());
   return e.code;
 }

@@ -24,7 +24,8 @@ void Usage() {
                "  --token              require this bearer token\n"
                "  --tls                serve HTTPS with a generated self-signed certificate\n"
                "  --watch-history      events kept for watch resume (default 10000)\n"
-               "  --bookmark-interval  milliseconds between watch bookmarks (default 60000, kube's)\n";
+               "  --bookmark-interval  milliseconds between watch bookmarks (default 60000, as\n"
+               "                       kube-apiserver's watch cache; also 2 s before a timeout)\n";
 }
 
 bool ParseNumber(const std::string& text, long long* out) {

@@ -45,7 +45,8 @@ TEST(CrdSchemaTest, RouteErrorsAreKubes) {
                 "spec.to: Required value"}));
   causes.clear();
   schema.Validate(json::parse(R"({"spec":{"to":{"kind":"Service","name":"s"},
-      "wildcardPolicy":"All","host":")" + std::string(254, 'a') + R"("}})"),
+      "wildcardPolicy":"All","host":")" +
+                              std::string(254, 'a') + R"("}})"),
                   &causes);
   EXPECT_EQ(Fields(causes),
             (std::vector<std::string>{

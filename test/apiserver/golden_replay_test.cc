@@ -250,13 +250,15 @@ class GoldenReplayTest : public ::testing::Test {
   }
 
   void Note(const std::string& file, const Difference& d) {
-    std::cout << "[golden] " << file << ": differs on purpose (" << d.id << "): " << d.why
-              << "\n";
+    std::cout << "[golden] " << file << ": differs on purpose (" << d.id << "): " << d.why << "\n";
+    RecordProperty(file.substr(0, 2) + "_differs_" + d.id, d.why);
   }
 
   void CompareHeaders(const Golden& g, const std::map<std::string, std::string>& ours) {
-    EXPECT_EQ(ours.count("content-type") ? ours.at("content-type") : "", g.headers.at("content-type"));
-    EXPECT_EQ(ours.count("cache-control") ? ours.at("cache-control") : "", g.headers.at("cache-control"));
+    EXPECT_EQ(ours.count("content-type") ? ours.at("content-type") : "",
+              g.headers.at("content-type"));
+    EXPECT_EQ(ours.count("cache-control") ? ours.at("cache-control") : "",
+              g.headers.at("cache-control"));
     ASSERT_TRUE(ours.count("audit-id"));
     EXPECT_TRUE(std::regex_match(ours.at("audit-id"), kUuid)) << ours.at("audit-id");
     bool chunked = g.headers.count("transfer-encoding") != 0;
@@ -298,8 +300,9 @@ class GoldenReplayTest : public ::testing::Test {
     std::map<std::string, std::string> headers;
     if (g.request_headers.count("Accept")) headers["Accept"] = g.request_headers.at("Accept");
     if (path.find("watch=") != std::string::npos) return ReplayWatch(g, path, headers);
-    std::string type = g.request_headers.count("Content-Type") ? g.request_headers.at("Content-Type")
-                                                               : "application/json";
+    std::string type = g.request_headers.count("Content-Type")
+                           ? g.request_headers.at("Content-Type")
+                           : "application/json";
     HttpResponse r = http_->Request(g.method, path, body, type, headers);
     ASSERT_EQ(r.code, g.code) << r.body;
     CompareHeaders(g, r.headers);
@@ -321,11 +324,13 @@ class GoldenReplayTest : public ::testing::Test {
       }
     };
     if (g.file.rfind("35", 0) == 0) {
-      ASSERT_EQ(http_->Request("PATCH", kRoutes + "/r1/status",
-                               R"({"status":{"ingress":[{"routerName":"w","host":"r1.example.com"}]}})",
-                               "application/merge-patch+json")
-                    .code,
-                200);
+      ASSERT_EQ(
+          http_
+              ->Request("PATCH", kRoutes + "/r1/status",
+                        R"({"status":{"ingress":[{"routerName":"w","host":"r1.example.com"}]}})",
+                        "application/merge-patch+json")
+              .code,
+          200);
       ASSERT_EQ(http_->Request("DELETE", kRoutes + "/r2").code, 200);
       read_available();
       // kube's watch cache sends the bookmark 2 s before the timeout.
@@ -360,9 +365,9 @@ TEST_F(GoldenReplayTest, AnswersLikeKubeApiserver126) {
 
   std::ifstream crd_file(kGoldenDir + "/route-crd.json");
   std::string crd((std::istreambuf_iterator<char>(crd_file)), std::istreambuf_iterator<char>());
-  ASSERT_EQ(http_->Request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
-                .code,
-            201);
+  ASSERT_EQ(
+      http_->Request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd).code,
+      201);
 
   for (const std::string& file : files) {
     SCOPED_TRACE(file);

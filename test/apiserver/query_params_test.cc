@@ -74,7 +74,8 @@ TEST_F(ServerTest, ResourceVersionMatchIsValidatedLikeKube) {
   }
   json first = MustCreate("a", "a.example.com");
   std::string rv = first["metadata"]["resourceVersion"];
-  HttpResponse token_and_rv = http_->Get(RoutesPath() + "?limit=1&continue=x&resourceVersion=" + rv);
+  HttpResponse token_and_rv =
+      http_->Get(RoutesPath() + "?limit=1&continue=x&resourceVersion=" + rv);
   EXPECT_EQ(token_and_rv.code, 400);
   EXPECT_EQ(Body(token_and_rv)["message"],
             "specifying resource version is not allowed when using continue");
@@ -86,7 +87,8 @@ TEST_F(ServerTest, ResourceVersionMatchIsValidatedLikeKube) {
   json newer = Body(http_->Get(RoutesPath() + "?resourceVersion=" + rv));
   EXPECT_EQ(newer["items"].size(), 2u);
   server_->Compact();
-  HttpResponse gone = http_->Get(RoutesPath() + "?resourceVersionMatch=Exact&resourceVersion=" + rv);
+  HttpResponse gone =
+      http_->Get(RoutesPath() + "?resourceVersionMatch=Exact&resourceVersion=" + rv);
   EXPECT_EQ(gone.code, 410);
   EXPECT_EQ(Body(gone)["reason"], "Expired");
 }
@@ -114,8 +116,9 @@ TEST_F(ServerTest, UnknownFieldsArePrunedWarnedOrRefused) {
   // spec keeps unknown fields (x-kubernetes-preserve-unknown-fields in deploy/crd).
   json spec_extra = Route("c", "c.example.com");
   spec_extra["spec"]["tls"] = {{"termination", "edge"}, {"extra", true}};
-  EXPECT_EQ(Body(Post(RoutesPath() + "?fieldValidation=Strict", spec_extra))["spec"]["tls"]["extra"],
-            true);
+  EXPECT_EQ(
+      Body(Post(RoutesPath() + "?fieldValidation=Strict", spec_extra))["spec"]["tls"]["extra"],
+      true);
 }
 
 TEST_F(ServerTest, DeleteOptionsAreValidatedLikeKube) {
@@ -171,8 +174,9 @@ class FakeClockServerTest : public ServerTest {
 
 TEST_F(FakeClockServerTest, BookmarksEveryMinuteAndTwoSecondsBeforeTheTimeout) {
   std::string rv = std::to_string(server_->store().CurrentRv());
-  LineStream w(server_->port(),
-               RoutesPath() + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=150&resourceVersion=" + rv);
+  LineStream w(
+      server_->port(),
+      RoutesPath() + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=150&resourceVersion=" + rv);
   ASSERT_EQ(w.code(), 200);
   clock_.Advance(std::chrono::seconds(59));
   EXPECT_EQ(Drain(w), std::vector<std::string>{});
@@ -187,7 +191,8 @@ TEST_F(FakeClockServerTest, BookmarksEveryMinuteAndTwoSecondsBeforeTheTimeout) {
   EXPECT_EQ(Drain(w), std::vector<std::string>{});
   EXPECT_TRUE(w.ended());
   // Without allowWatchBookmarks, none.
-  LineStream quiet(server_->port(), RoutesPath() + "?watch=1&timeoutSeconds=3&resourceVersion=" + rv);
+  LineStream quiet(server_->port(),
+                   RoutesPath() + "?watch=1&timeoutSeconds=3&resourceVersion=" + rv);
   clock_.Advance(std::chrono::seconds(3));
   EXPECT_EQ(Drain(quiet), std::vector<std::string>{});
   EXPECT_TRUE(quiet.ended());

@@ -2,9 +2,10 @@
 // RequestInfo verbs and the apiserver_request_total labels.
 
 #include "apiserver/request_info.h"
-#include "apiserver/selector_syntax.h"
 
 #include <gtest/gtest.h>
+
+#include "apiserver/selector_syntax.h"
 
 namespace routestatus::apiserver {
 namespace {
@@ -24,11 +25,21 @@ TEST(QueryBoolTest, DecodesLikeConvertSliceStringToBool) {
   // kube's Convert_Slice_string_To_bool: only absence, "0" and "false" (any
   // case) are false; the first value counts.
   const Case cases[] = {
-      {"", false},           {"limit=1", false},     {"watch=0", false},
-      {"watch=false", false}, {"watch=FALSE", false}, {"watch=False", false},
-      {"watch=1", true},     {"watch=true", true},   {"watch=True", true},
-      {"watch=yes", true},   {"watch=f", true},      {"watch=", true},
-      {"watch", true},       {"watch=0&watch=1", false}, {"watch=1&watch=0", true},
+      {"", false},
+      {"limit=1", false},
+      {"watch=0", false},
+      {"watch=false", false},
+      {"watch=FALSE", false},
+      {"watch=False", false},
+      {"watch=1", true},
+      {"watch=true", true},
+      {"watch=True", true},
+      {"watch=yes", true},
+      {"watch=f", true},
+      {"watch=", true},
+      {"watch", true},
+      {"watch=0&watch=1", false},
+      {"watch=1&watch=0", true},
       {"watchers=1", false},
   };
   for (const Case& c : cases) {
@@ -74,9 +85,9 @@ TEST(RequestVerbTest, FollowsRequestInfoFactory) {
 TEST(FieldSelectorNameTest, OnlyAnExactNameMatch) {
   EXPECT_EQ(FieldSelectorName(Request("GET", "fieldSelector=metadata.name%3Dr2")), "r2");
   EXPECT_EQ(FieldSelectorName(Request("GET", "fieldSelector=metadata.name%3D%3Dr2")), "r2");
-  EXPECT_EQ(FieldSelectorName(
-                Request("GET", "fieldSelector=metadata.namespace%3Dns,metadata.name%3Dr2")),
-            "r2");
+  EXPECT_EQ(
+      FieldSelectorName(Request("GET", "fieldSelector=metadata.namespace%3Dns,metadata.name%3Dr2")),
+      "r2");
   EXPECT_EQ(FieldSelectorName(Request("GET", "fieldSelector=metadata.name!%3Dr2")), "");
   EXPECT_EQ(FieldSelectorName(Request("GET", "fieldSelector=metadata.name%3Da%2Fb")), "");
   EXPECT_EQ(FieldSelectorName(Request("GET", "fieldSelector=metadata.name%3Dr2&limit=x")), "");
@@ -87,7 +98,7 @@ TEST(MetricLabelsTest, VerbsAreHttpMethodsLikeKubeApiserver) {
   struct Case {
     const char* method;
     const char* query;
-    bool custom;     // routes (CRD handler) or namespaces (built-in)
+    bool custom;  // routes (CRD handler) or namespaces (built-in)
     const char* ns;
     const char* name;
     const char* verb;

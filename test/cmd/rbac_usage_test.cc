@@ -94,7 +94,8 @@ TEST(RbacUsageTest, ClusterRoleGrantsExactlyWhatTheControllerUses) {
     if (s.name != "apiserver_request_total" || s.value <= 0) continue;
     std::string resource = s.labels.at("resource");
     if (!s.labels.at("subresource").empty()) resource += "/" + s.labels.at("subresource");
-    used.emplace(s.labels.at("group"), resource, RbacVerb(s.labels.at("verb"), s.labels.at("scope")));
+    used.emplace(s.labels.at("group"), resource,
+                 RbacVerb(s.labels.at("verb"), s.labels.at("scope")));
   }
   const std::set<Permission> granted =
       GrantedByClusterRole(std::string(ROUTESTATUS_SOURCE_DIR) + "/deploy/controller/clusterrole.yaml");

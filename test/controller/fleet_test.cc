@@ -147,7 +147,8 @@ TEST_F(FleetTest, ThreeReplicasConvergeWithAboutOneWritePerRoute) {
     ASSERT_TRUE(server_->CreateRoute(r).ok());
   }
   json dup = {{"metadata", {{"namespace", "b"}, {"name", "dup"}}},
-              {"spec", {{"host", "h0.example.com"}, {"to", {{"kind", "Service"}, {"name", "svc"}}}}}};
+              {"spec",
+               {{"host", "h0.example.com"}, {"to", {{"kind", "Service"}, {"name", "svc"}}}}}};
   ASSERT_TRUE(server_->CreateRoute(dup).ok());
   for (uint64_t seed = 1; seed <= 3; ++seed) {
     replicas_.push_back(std::make_unique<Replica>(server_->base_url(), seed));
