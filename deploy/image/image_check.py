@@ -228,7 +228,7 @@ class RuntimeCheck:
                 + "\n".join(lines)
                 + (f"\n  add {' '.join(packages)} to {self.args.runtime_packages}" if packages else "")
                 + f"\n  ldd {binary} (uid {uid}, runtime root):\n"
-                + "".join("    " + l + "\n" for l in result.stdout.splitlines()))
+                + "".join("    " + l.strip() + "\n" for l in result.stdout.splitlines()))
         if result.returncode != 0:
             raise CheckError(f"ldd {binary} exited {result.returncode}: {result.stdout}{result.stderr}")
         self.ok(f"ldd as uid {uid}: {len(result.stdout.splitlines())} entries, none \"not found\"")
