@@ -165,7 +165,10 @@ int Main(int argc, char** argv) {
             << rest_config->origin;
 
   kubeclient::RealClock clock;  // outlives the clients below
+  prometheus::Registry registry;
+  RestClientMetrics rest_metrics(registry);
   kubeclient::rest::RestOptions rest = components->rest;
+  rest.observer = &rest_metrics;
   rest.version = BuildVersion();
   rest.user_agent = std::string("route-status-controller/") + BuildVersion() + " (router " +
                     options.router_name + ")";
@@ -182,7 +185,6 @@ int Main(int argc, char** argv) {
     return RunClear(options, **client, clock, components->clear);
   }
 
-  prometheus::Registry registry;
   auto app = std::make_unique<ControllerApp>(
       options, *components,
       std::make_unique<InstrumentedKubeClient>(std::move(client).value(), registry), registry);
