@@ -199,6 +199,10 @@ int Main(int argc, char** argv) {
     LOG(ERROR) << endpoint.status().ToString();
     return kExitRuntime;
   }
+  // Why: civetweb (the endpoint) sets SIGCHLD to SIG_IGN, which makes the
+  // kernel reap children at once; an exec credential plugin's exit status
+  // would then be lost.
+  signal(SIGCHLD, SIG_DFL);
   (*endpoint)->AddCollectable(app->collector());
   app->Start();
 

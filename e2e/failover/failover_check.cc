@@ -36,6 +36,7 @@ struct RunResult {
   std::string why;
   double failover_ms = -1;
   size_t failed_writes = 0;  // log lines containing kNeedle
+  double stale_replaced = -1;  // survivors' routestatus_api_connection_retries_total{stale_connection}
   int leader = -1;
 };
 
@@ -123,6 +124,8 @@ RunResult RunOnce(int run, int idle_seconds) {
   auto took = std::chrono::steady_clock::now() - start;
   r.failover_ms = std::chrono::duration<double, std::milli>(took).count();
   r.failed_writes = set.GrepLogs(kNeedle).size();
+  r.stale_replaced = set.SumMetric("routestatus_api_connection_retries_total",
+                                   {{"reason", "stale_connection"}});
   set.StopAll();
   if (!seen) {
     r.why = "after-failover not admitted within 120 s";
@@ -145,9 +148,9 @@ int Main(int argc, char** argv) {
     RunResult r = RunOnce(run, idle);
     total_failed += r.failed_writes;
     std::printf("run %2d: leader %d killed, create -> Admitted=True %8.0f ms, "
-                "\"%s\" lines %zu%s%s\n",
-                run, r.leader, r.failover_ms, kNeedle, r.failed_writes, r.ok ? "" : ", FAILED: ",
-                r.why.c_str());
+                "\"%s\" lines %zu, stale connections replaced %.0f%s%s\n",
+                run, r.leader, r.failover_ms, kNeedle, r.failed_writes, r.stale_replaced,
+                r.ok ? "" : ", FAILED: ", r.why.c_str());
     std::fflush(stdout);
     if (r.ok) figures.push_back(r.failover_ms); else ++bad;
   }

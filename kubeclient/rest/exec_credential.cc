@@ -40,7 +40,7 @@ std::string Tail(const std::string& s, size_t n = 1024) {
 // What one plugin run produced.
 struct RunResult {
   int spawn_error = 0;  // errno of posix_spawn (ENOENT: not found)
-  int exit_code = -1;   // -1 when killed by a signal
+  int exit_code = -1;   // -1 when killed by a signal, -2 unknown (SIGCHLD ignored)
   bool timed_out = false;
   bool cancelled = false;
   std::string out, err;
@@ -136,7 +136,11 @@ RunResult Run(const std::vector<std::string>& argv, const std::vector<std::strin
     if (f.fd >= 0) close(f.fd);
   }
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  bool status_known = true;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno == EINTR) continue;
+    status_known = false;  // ECHILD: SIGCHLD is ignored, the kernel reaped it
+    break;
   }
   {
     std::lock_guard<std::mutex> l(pid_mu);
@@ -144,7 +148,11 @@ RunResult Run(const std::vector<std::string>& argv, const std::vector<std::strin
   }
   reg.Reset();
   r.cancelled = cancel != nullptr && cancel->cancelled();
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (!status_known) {
+    r.exit_code = -2;
+  } else {
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
   return r;
 }
 
@@ -285,7 +293,9 @@ StatusOr<std::shared_ptr<const ExecCredential>> ExecCredentialProvider::RunLocke
     return Unauthorized(what + ": killed after running " +
                         std::to_string(options_.timeout.count()) + " ms");
   }
-  if (r.exit_code != 0) {
+  // Why -2 passes: with SIGCHLD ignored the exit status is unknown; the
+  // output is checked all the same.
+  if (r.exit_code != 0 && r.exit_code != -2) {
     report("error");
     std::string m = "exec: executable " + exec.command + " failed with exit code " +
                     std::to_string(r.exit_code);
@@ -295,7 +305,8 @@ StatusOr<std::shared_ptr<const ExecCredential>> ExecCredentialProvider::RunLocke
   auto cred = ParseExecCredential(r.out, exec.api_version);
   if (!cred.ok()) {
     report("error");
-    return Unauthorized(what + ": " + cred.status().message());
+    return Unauthorized(what + ": " + cred.status().message() +
+                        (r.err.empty() ? "" : "; stderr: " + Tail(r.err)));
   }
   report("ok");
   if (!r.err.empty()) VLOG(1) << what << " stderr: " << Tail(r.err);
