@@ -1,6 +1,7 @@
 #include "apiserver/server.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -28,6 +29,13 @@ int LogMessage(const mg_connection*, const char* message) {
   return 1;
 }
 
+// The port of an AF_INET/AF_INET6 address, -1 for anything else.
+int PortOf(const sockaddr_storage& a) {
+  if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port);
+  if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
+  return -1;
+}
+
 }  // namespace
 
 Server::Server(ServerOptions options)
@@ -45,8 +53,63 @@ Server::~Server() { Stop(); }
 
 int Server::HandleRequest(mg_connection* conn, void* self) {
   Server* server = static_cast<Server*>(self);
+  // Why: CloseIdleConnections must leave connections inside a request alone.
+  const mg_request_info* info = mg_get_request_info(conn);
+  const int peer = info != nullptr ? info->remote_port : -1;
+  std::multiset<int>::iterator busy;
+  {
+    std::lock_guard<std::mutex> lock(server->conn_mu_);
+    busy = server->busy_ports_.insert(peer);
+  }
   Handler handler(*server);
-  return handler.Serve(conn);
+  int code = handler.Serve(conn);
+  std::lock_guard<std::mutex> lock(server->conn_mu_);
+  server->busy_ports_.erase(busy);
+  return code;
+}
+
+int Server::InitConnection(const mg_connection* conn, void**) {
+  Server* server = static_cast<Server*>(mg_get_user_data(mg_get_context(conn)));
+  std::chrono::milliseconds hold = server->faults_.TakeNeverRead();
+  if (hold.count() <= 0) return 0;
+  VLOG(1) << "fault: holding a new connection unread for " << hold.count() << " ms";
+  server->FaultDelay(hold);
+  return 0;
+}
+
+void Server::FaultDelay(std::chrono::milliseconds d) {
+  kubeclient::SteadyTime until = clock_.Now() + d;
+  std::unique_lock<std::mutex> lock(conn_mu_);
+  while (!stopping_.load() && clock_.Now() < until) clock_.WaitUntil(conn_cv_, lock, until);
+}
+
+size_t Server::CloseIdleConnections() {
+  std::multiset<int> busy;
+  {
+    std::lock_guard<std::mutex> lock(conn_mu_);
+    busy = busy_ports_;
+  }
+  // Why /proc: civetweb does not expose its connections' sockets; ours are
+  // the connected ones whose local port is the listener's.
+  size_t closed = 0;
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return 0;
+  while (dirent* e = readdir(dir)) {
+    int fd = std::atoi(e->d_name);
+    if (fd <= 2 || fd == dirfd(dir)) continue;
+    sockaddr_storage local{}, peer{};
+    socklen_t ll = sizeof(local), pl = sizeof(peer);
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &ll) != 0) continue;
+    if (PortOf(local) != backend_port_) continue;
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0) continue;  // the listener
+    if (busy.count(PortOf(peer)) > 0) continue;
+    // Why shutdown, not close: civetweb owns the descriptor; its worker
+    // sees end-of-stream and closes the connection itself.
+    if (shutdown(fd, SHUT_RDWR) == 0) ++closed;
+  }
+  closedir(dir);
+  VLOG(1) << "fault: closed " << closed << " idle connection(s)";
+  return closed;
 }
 
 Status Server::Start() {
@@ -88,6 +151,7 @@ Status Server::StartListener(const std::string& listen) {
   opts.push_back(nullptr);
   mg_callbacks callbacks{};
   callbacks.log_message = LogMessage;
+  callbacks.init_connection = &Server::InitConnection;
   char error[256] = "";
   mg_init_data init{};
   init.callbacks = &callbacks;
@@ -114,7 +178,11 @@ Status Server::StartListener(const std::string& listen) {
 void Server::StopListener() {
   std::lock_guard<std::mutex> lock(lifecycle_mu_);
   if (ctx_ == nullptr) return;
-  stopping_.store(true);
+  {
+    std::lock_guard<std::mutex> hold_lock(conn_mu_);
+    stopping_.store(true);
+  }
+  conn_cv_.notify_all();  // FaultDelay: injected latency, never-read connections
   store_->CloseAllWatches();
   // Why: civetweb's accept loop polls with a 2 s timeout before it notices
   // mg_stop; a connection to the listener wakes it at once.

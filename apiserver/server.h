@@ -2,10 +2,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -59,6 +61,11 @@ struct ServerOptions {
 //   POST /admin/close-watches     end every open watch now
 //   POST /admin/compact           forget history (resumes get 410)
 //   POST /admin/drop-connections  close every connection (restarts the listener)
+//   POST /admin/close-idle-connections  close every keep-alive connection
+//                                 that is between requests (as a load
+//                                 balancer's idle timeout does)
+//   POST /admin/never-read        body {"count":N,"holdMs":M}: the next N
+//                                 accepted connections are held M ms unread
 // Thread-safe: every method may be called from any thread, except that
 // Start/Stop/DropConnections must not be called from a request handler.
 class Server {
@@ -105,10 +112,19 @@ class Server {
   // the listener on the same port. Must not be called from a handler.
   kubeclient::Status DropConnections();
   size_t OpenWatches() const { return store_->WatcherCount(); }
+  // Closes (shutdown) every connection to the HTTP listener that is not
+  // inside a request: idle keep-alive connections. Returns how many. With
+  // TLS the front end then closes the client's connection too.
+  size_t CloseIdleConnections();
 
  private:
   class Handler;
   static int HandleRequest(mg_connection* conn, void* self);
+  // civetweb's init_connection: holds a never-read connection (before any
+  // byte is read) until its hold ends or the server stops.
+  static int InitConnection(const mg_connection* conn, void** conn_data);
+  // Sleeps `d` on the clock for an injected fault; Stop() ends it early.
+  void FaultDelay(std::chrono::milliseconds d);
   // Starts civetweb on `listen` (plain HTTP); sets backend_port_.
   kubeclient::Status StartListener(const std::string& listen);
   void StopListener();
@@ -131,6 +147,9 @@ class Server {
   std::vector<std::thread> admin_threads_;  // guarded by admin_mu_
   int port_ = 0;
   std::string host_ = "127.0.0.1";
+  std::mutex conn_mu_;
+  std::condition_variable conn_cv_;  // wakes FaultDelay at Stop
+  std::multiset<int> busy_ports_;    // guarded by conn_mu_: peers inside a request
 };
 
 }  // namespace routestatus::apiserver

@@ -118,4 +118,32 @@ Status InstrumentedKubeClient::Delete(const ResourceRef& res, const std::string&
   return s;
 }
 
+RestClientMetrics::RestClientMetrics(prometheus::Registry& registry)
+    : retries_(prometheus::BuildCounter()
+                   .Name("routestatus_api_connection_retries_total")
+                   .Help("API requests sent again on another connection, by reason: "
+                         "stale_connection (a pooled keep-alive connection the API server had "
+                         "closed, found before sending), connection_failure (a read or "
+                         "resourceVersion-guarded write whose connection failed before any "
+                         "response), unauthorized (a 401 with exec plugin credentials: the "
+                         "plugin ran again).")
+                   .Register(registry)),
+      exec_runs_(prometheus::BuildCounter()
+                     .Name("routestatus_exec_plugin_runs_total")
+                     .Help("Runs of the kubeconfig's exec credential plugin, by result (ok, "
+                           "error, not_found).")
+                     .Register(registry)) {
+  for (const char* reason : {"stale_connection", "connection_failure", "unauthorized"}) {
+    retries_.Add({{"reason", reason}});
+  }
+}
+
+void RestClientMetrics::OnConnectionRetry(std::string_view reason) {
+  retries_.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void RestClientMetrics::OnExecPlugin(std::string_view result) {
+  exec_runs_.Add({{"result", std::string(result)}}).Increment();
+}
+
 }  // namespace routestatus::cmd

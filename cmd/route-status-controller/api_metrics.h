@@ -9,6 +9,7 @@
 #include <prometheus/registry.h>
 
 #include "kubeclient/kube_client.h"
+#include "kubeclient/rest/rest_kube_client.h"
 
 namespace routestatus::cmd {
 
@@ -49,6 +50,7 @@ class InstrumentedKubeClient final : public kubeclient::KubeClient {
                                                     const nlohmann::json& object) override;
   kubeclient::Status Delete(const kubeclient::ResourceRef& res, const std::string& ns,
                             const std::string& name) override;
+  void Shutdown() override { inner_->Shutdown(); }
 
  private:
   class Timer;
@@ -56,6 +58,22 @@ class InstrumentedKubeClient final : public kubeclient::KubeClient {
   std::unique_ptr<kubeclient::KubeClient> inner_;
   prometheus::Family<prometheus::Counter>& requests_;
   prometheus::Family<prometheus::Histogram>& latency_;
+};
+
+// The REST client's connection retries and exec plugin runs, into
+// `registry`:
+//   routestatus_api_connection_retries_total{reason}
+//   routestatus_exec_plugin_runs_total{result}
+// Thread-safe; `registry` must outlive this.
+class RestClientMetrics final : public kubeclient::rest::RestObserver {
+ public:
+  explicit RestClientMetrics(prometheus::Registry& registry);
+  void OnConnectionRetry(std::string_view reason) override;
+  void OnExecPlugin(std::string_view result) override;
+
+ private:
+  prometheus::Family<prometheus::Counter>& retries_;
+  prometheus::Family<prometheus::Counter>& exec_runs_;
 };
 
 }  // namespace routestatus::cmd

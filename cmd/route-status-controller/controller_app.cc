@@ -241,14 +241,25 @@ bool ControllerApp::Stop(std::chrono::milliseconds timeout) {
     stopping_ = true;
     cv_.notify_all();  // the flush loop
   }
-  // No new events, no new keys, no new work; running status PUTs finish.
+  // No new events, no new keys, no new work; running status PUTs may finish
+  // in the first half of the time, then the client cancels whatever is
+  // still in flight (a slow list, a watch being opened, a rate-limit or
+  // Retry-After wait, a write) so that every thread ends in time.
   routes_.Stop();
   namespaces_.Stop();
   if (resync_) resync_->Stop();
   queue_.ShutDownNow();
   if (lease_) lease_->Shutdown();
+  auto all_exited = [this] { return exited_ == threads_.size(); };
   std::unique_lock<std::mutex> lock(mu_);
-  bool done = cv_.wait_until(lock, deadline, [this] { return exited_ == threads_.size(); });
+  bool done = cv_.wait_until(lock, std::chrono::steady_clock::now() + timeout / 2, all_exited);
+  if (!done) {
+    VLOG(1) << (threads_.size() - exited_) << " internal thread(s) busy; cancelling API requests";
+    lock.unlock();
+    client_->Shutdown();
+    lock.lock();
+    done = cv_.wait_until(lock, deadline, all_exited);
+  }
   if (!done) {
     LOG(WARNING) << (threads_.size() - exited_) << " internal thread(s) still busy (in-flight "
                  << "API requests) after " << FormatDuration(timeout);

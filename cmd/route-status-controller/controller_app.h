@@ -61,10 +61,12 @@ class ControllerApp {
   void Start();
   // Ready once both informers have synced.
   Readiness Ready() const;
-  // Stops taking work (informers, resync, queue, lease), lets running
-  // status writes finish and joins every thread, within `timeout`. Returns
-  // false when some thread was still busy at the deadline (it is then left
-  // running; the caller should exit the process). Idempotent.
+  // Stops taking work (informers, resync, queue, lease), gives running
+  // status writes half of `timeout` to finish, then shuts the client down
+  // (KubeClient::Shutdown: every request and wait in it ends), and joins
+  // every thread, within `timeout`. Returns false when some thread was
+  // still busy at the deadline (it is then left running; the caller should
+  // exit the process). Idempotent.
   bool Stop(std::chrono::milliseconds timeout);
 
   // Reads every component's stats at scrape time (routestatus_* metrics,

@@ -165,7 +165,10 @@ int Main(int argc, char** argv) {
             << rest_config->origin;
 
   kubeclient::RealClock clock;  // outlives the clients below
+  prometheus::Registry registry;
+  RestClientMetrics rest_metrics(registry);
   kubeclient::rest::RestOptions rest = components->rest;
+  rest.observer = &rest_metrics;
   rest.version = BuildVersion();
   rest.user_agent = std::string("route-status-controller/") + BuildVersion() + " (router " +
                     options.router_name + ")";
@@ -182,7 +185,6 @@ int Main(int argc, char** argv) {
     return RunClear(options, **client, clock, components->clear);
   }
 
-  prometheus::Registry registry;
   auto app = std::make_unique<ControllerApp>(
       options, *components,
       std::make_unique<InstrumentedKubeClient>(std::move(client).value(), registry), registry);
@@ -197,6 +199,10 @@ int Main(int argc, char** argv) {
     LOG(ERROR) << endpoint.status().ToString();
     return kExitRuntime;
   }
+  // Why: civetweb (the endpoint) sets SIGCHLD to SIG_IGN, which makes the
+  // kernel reap children at once; an exec credential plugin's exit status
+  // would then be lost.
+  signal(SIGCHLD, SIG_DFL);
   (*endpoint)->AddCollectable(app->collector());
   app->Start();
 
