@@ -281,7 +281,8 @@ class InformerRestartTest : public InformerIntegrationTest,
 // Issue 15: the server restarts (down 3 s, then a fresh watch history). With
 // the default retry options the informer relists once, and a route created
 // as soon as the server is back is in the cache within about half a second
-// (the reconnect schedule's 500 ms cap, then the 410 relists at once).
+// of its creation (the reconnect schedule's 500 ms cap, then the 410
+// relists at once).
 TEST_P(InformerRestartTest, RestartedServerIsRelistedOnceSoonAfterItsReturn) {
   for (const char* n : {"a", "b", "c"}) CreateRoute(n);
   const InformerOptions defaults;
@@ -291,7 +292,6 @@ TEST_P(InformerRestartTest, RestartedServerIsRelistedOnceSoonAfterItsReturn) {
   ASSERT_TRUE(informer_->WaitForSync());
   recorder_.WaitForEntries(0, 3);
   ASSERT_TRUE(server_->Restart(seconds(3)).ok());
-  const auto back = std::chrono::steady_clock::now();
   Status created;
   for (int attempt = 0; attempt < 5; ++attempt) {
     created = client_->Create(RoutesResource(), "ns", NewRoute("ns", "after", "after.example.com"))
@@ -299,6 +299,9 @@ TEST_P(InformerRestartTest, RestartedServerIsRelistedOnceSoonAfterItsReturn) {
     if (created.ok()) break;  // Why: the first request may meet a connection the restart closed.
   }
   ASSERT_TRUE(created.ok()) << created.ToString();
+  // Why: from the create on, so that the test client's own reconnect (a
+  // TLS handshake, slow under the sanitizers) is not counted.
+  const auto back = std::chrono::steady_clock::now();
   auto log = recorder_.WaitForEntries(3, 1);
   const auto took_ms =
       std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - back).count();
@@ -308,7 +311,7 @@ TEST_P(InformerRestartTest, RestartedServerIsRelistedOnceSoonAfterItsReturn) {
   EXPECT_EQ(informer_->Stats().relists, 1u);
   EXPECT_GE(informer_->Stats().watch_failures, 1u) << "the reconnects were refused";
   EXPECT_EQ(CacheContent(), ServerContent());
-  std::cout << "server back -> new route cached: " << took_ms << " ms\n";
+  std::cout << "route created after the restart -> cached: " << took_ms << " ms\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(Transport, InformerRestartTest, ::testing::Bool(),
