@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <vector>
 
 #include <civetweb.h>
 #include <glog/logging.h>
@@ -34,6 +35,33 @@ int PortOf(const sockaddr_storage& a) {
   if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port);
   if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
   return -1;
+}
+
+// Why: civetweb 1.15 leaves a connection it accepted just as mg_stop began
+// open and unanswered (a worker takes it off the queue and exits), so its
+// client waits for a timeout. Once civetweb is gone, every connected socket
+// of this process still bound to `port` is such a leftover: close it.
+int CloseLeftoverConnections(int port) {
+  std::vector<int> fds;
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return 0;
+  while (dirent* e = readdir(dir)) {
+    int fd = std::atoi(e->d_name);
+    if (fd > 2 && fd != dirfd(dir)) fds.push_back(fd);
+  }
+  closedir(dir);
+  int closed = 0;
+  for (int fd : fds) {
+    sockaddr_storage local{}, peer{};
+    socklen_t len = sizeof(local), peer_len = sizeof(peer);
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) != 0) continue;
+    if (PortOf(local) != port) continue;
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0) continue;
+    shutdown(fd, SHUT_RDWR);
+    close(fd);
+    ++closed;
+  }
+  return closed;
 }
 
 }  // namespace
@@ -114,6 +142,10 @@ size_t Server::CloseIdleConnections() {
 
 Status Server::Start() {
   mg_init_library(0);
+  {
+    std::lock_guard<std::mutex> lock(admin_mu_);
+    shut_down_ = false;
+  }
   if (!options_.tls) {
     Status s = StartListener(options_.listen);
     port_ = backend_port_;
@@ -124,6 +156,7 @@ Status Server::Start() {
   auto cert = GenerateSelfSignedCert();
   if (!cert.ok()) return cert.status();
   ca_pem_ = cert.value().cert_pem;
+  key_pem_ = cert.value().key_pem;
   Status s = StartListener("127.0.0.1:0");
   if (!s.ok()) return s;
   size_t colon = options_.listen.rfind(':');
@@ -204,14 +237,19 @@ void Server::StopListener() {
   stopped.store(true);
   poker.join();
   ctx_ = nullptr;
+  if (int n = CloseLeftoverConnections(port); n > 0) {
+    VLOG(1) << "closed " << n << " connection(s) civetweb left open at stop";
+  }
 }
 
 void Server::Stop() {
   std::vector<std::thread> threads;
   {
     std::lock_guard<std::mutex> lock(admin_mu_);
+    shut_down_ = true;
     threads.swap(admin_threads_);
   }
+  admin_cv_.notify_all();
   for (auto& t : threads) t.join();
   tls_proxy_.Stop();
   StopListener();
@@ -224,11 +262,45 @@ Status Server::DropConnections() {
   return StartListener(host + ":" + std::to_string(backend_port_));
 }
 
-void Server::DropConnectionsAsync() {
+Status Server::Restart(std::chrono::milliseconds down) {
+  LOG(INFO) << "local-apiserver: restarting: every connection closed, new ones refused for "
+            << down.count() << " ms";
+  // Why: from here on nothing accepts connections; closing the open ones
+  // (civetweb drains its workers) takes part of `down`, not more.
+  const kubeclient::SteadyTime until = clock_.Now() + down;
+  if (options_.tls) tls_proxy_.Stop();
+  StopListener();
+  {
+    std::unique_lock<std::mutex> lock(admin_mu_);
+    while (!shut_down_ && clock_.Now() < until) clock_.WaitUntil(admin_cv_, lock, until);
+    if (shut_down_) return Status(StatusCode::kCancelled, "server stopped while restarting");
+  }
+  uint64_t rv = store_->RestartWatchCache();
+  std::string host = options_.tls ? "127.0.0.1" : host_;
+  Status s = StartListener(host + ":" + std::to_string(backend_port_));
+  if (s.ok() && options_.tls) s = tls_proxy_.Start(host_, port_, ca_pem_, key_pem_, backend_port_);
+  if (!s.ok()) return s;
+  LOG(INFO) << "local-apiserver: restarted, serving " << base_url()
+            << " again; watches from resourceVersions before " << rv << " get 410";
+  return Status::Ok();
+}
+
+void Server::RunAdminThread(std::function<void()> body) {
   std::lock_guard<std::mutex> lock(admin_mu_);
-  admin_threads_.emplace_back([this] {
+  admin_threads_.emplace_back(std::move(body));
+}
+
+void Server::DropConnectionsAsync() {
+  RunAdminThread([this] {
     Status s = DropConnections();
     if (!s.ok()) LOG(ERROR) << "drop-connections: " << s.ToString();
+  });
+}
+
+void Server::RestartAsync(std::chrono::milliseconds down) {
+  RunAdminThread([this, down] {
+    Status s = Restart(down);
+    if (!s.ok()) LOG(ERROR) << "restart: " << s.ToString();
   });
 }
 

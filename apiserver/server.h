@@ -4,6 +4,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -66,8 +67,9 @@ struct ServerOptions {
 //                                 balancer's idle timeout does)
 //   POST /admin/never-read        body {"count":N,"holdMs":M}: the next N
 //                                 accepted connections are held M ms unread
+//   POST /admin/restart           body {"downMs": N}: Restart(N ms) after answering
 // Thread-safe: every method may be called from any thread, except that
-// Start/Stop/DropConnections must not be called from a request handler.
+// Start/Stop/DropConnections/Restart must not be called from a request handler.
 class Server {
  public:
   explicit Server(ServerOptions options = {});
@@ -116,6 +118,13 @@ class Server {
   // inside a request: idle keep-alive connections. Returns how many. With
   // TLS the front end then closes the client's connection too.
   size_t CloseIdleConnections();
+  // A kube-apiserver restart: closes every connection and watch, refuses new
+  // connections (nothing listens) for `down`, then serves again on the same
+  // port with the same objects and a fresh watch cache
+  // (ObjectStore::RestartWatchCache: watches from any older resourceVersion
+  // get 410). Blocks for `down` on the clock; Stop() ends the wait (the
+  // server then stays down). Not from a handler, not concurrently with Stop.
+  kubeclient::Status Restart(std::chrono::milliseconds down);
 
  private:
   class Handler;
@@ -128,8 +137,10 @@ class Server {
   // Starts civetweb on `listen` (plain HTTP); sets backend_port_.
   kubeclient::Status StartListener(const std::string& listen);
   void StopListener();
-  // DropConnections on a helper thread (joined by Stop).
+  // DropConnections / Restart on a helper thread (joined by Stop).
   void DropConnectionsAsync();
+  void RestartAsync(std::chrono::milliseconds down);
+  void RunAdminThread(std::function<void()> body);
 
   const ServerOptions options_;
   std::unique_ptr<kubeclient::Clock> owned_clock_;
@@ -138,13 +149,16 @@ class Server {
   FaultInjector faults_;
   RequestMetrics metrics_;
   std::string ca_pem_;
+  std::string key_pem_;    // with TLS: the certificate's key (Restart restarts the proxy)
   TlsProxy tls_proxy_;     // HTTPS front end (civetweb then serves plain HTTP on loopback)
   int backend_port_ = 0;   // civetweb's own port
   std::mutex lifecycle_mu_;
   mg_context* ctx_ = nullptr;  // guarded by lifecycle_mu_
   std::atomic<bool> stopping_{false};
   std::mutex admin_mu_;
+  std::condition_variable admin_cv_;
   std::vector<std::thread> admin_threads_;  // guarded by admin_mu_
+  bool shut_down_ = false;                  // guarded by admin_mu_: Stop() was called
   int port_ = 0;
   std::string host_ = "127.0.0.1";
   std::mutex conn_mu_;

@@ -255,6 +255,19 @@ int Server::Handler::ServeAdmin(const HttpRequest& req) {
     // Why: the listener cannot be restarted from one of its own worker threads.
     server_.DropConnectionsAsync();
     return 200;
+  } else if (req.method == "POST" && what == "restart") {
+    nlohmann::json body = req.body.empty() ? nlohmann::json::object()
+                                           : nlohmann::json::parse(req.body, nullptr, false);
+    if (!body.is_object()) return Error(req, BadRequestError("body must be a JSON object"));
+    auto down = body.find("downMs");
+    if (down != body.end() && (!down->is_number_integer() || down->get<int64_t>() < 0)) {
+      return Error(req, BadRequestError("downMs must be an integer >= 0"));
+    }
+    std::chrono::milliseconds ms(down == body.end() ? 0 : down->get<int64_t>());
+    Json(req, 200, {{"downMs", ms.count()}});
+    // Why: as for drop-connections, the listener stops on a helper thread.
+    server_.RestartAsync(ms);
+    return 200;
   }
   ApiError e;
   e.code = 404;

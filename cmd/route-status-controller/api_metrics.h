@@ -8,6 +8,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include "cmd/route-status-controller/api_reachability.h"
 #include "kubeclient/kube_client.h"
 #include "kubeclient/rest/rest_kube_client.h"
 
@@ -19,12 +20,15 @@ namespace routestatus::cmd {
 //   routestatus_api_request_duration_seconds{verb,resource} (histogram)
 // Verbs follow kube-apiserver: get, list, watch, create, update, delete;
 // `result` is kubeclient::StatusCodeName ("ok", "conflict", ...). For a
-// watch the latency is the time to open the stream. Thread-safe as the
-// wrapped client is; `inner` is owned, `registry` must outlive this.
+// watch the latency is the time to open the stream. With `reachability`,
+// every outcome (and every watch event read) is also recorded there.
+// Thread-safe as the wrapped client is; `inner` is owned, `registry` and
+// `reachability` must outlive this.
 class InstrumentedKubeClient final : public kubeclient::KubeClient {
  public:
   InstrumentedKubeClient(std::unique_ptr<kubeclient::KubeClient> inner,
-                         prometheus::Registry& registry);
+                         prometheus::Registry& registry,
+                         ApiReachability* reachability = nullptr);
 
   kubeclient::StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef& res,
                                            const std::string& ns,
@@ -37,7 +41,8 @@ class InstrumentedKubeClient final : public kubeclient::KubeClient {
   kubeclient::StatusOr<kubeclient::RawListPage> ListRaw(
       const kubeclient::ResourceRef& res, const std::string& ns,
       const kubeclient::ListOptions& options) override;
-  // The stream is the wrapped client's own (its NextRaw() included).
+  // The stream is the wrapped client's own (its NextRaw() included),
+  // wrapped to record its events when `reachability` is set.
   kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
       const kubeclient::ResourceRef& res, const std::string& ns,
       const kubeclient::WatchOptions& options) override;
@@ -54,8 +59,10 @@ class InstrumentedKubeClient final : public kubeclient::KubeClient {
 
  private:
   class Timer;
+  class RecordingStream;
 
   std::unique_ptr<kubeclient::KubeClient> inner_;
+  ApiReachability* const reachability_;
   prometheus::Family<prometheus::Counter>& requests_;
   prometheus::Family<prometheus::Histogram>& latency_;
 };

@@ -80,7 +80,7 @@ kubeclient::cache::RateLimitingWorkQueue::Options QueueOptions(
 
 ControllerApp::ControllerApp(const Options& options, const ComponentOptions& components,
                              std::unique_ptr<kubeclient::KubeClient> client,
-                             prometheus::Registry& registry)
+                             prometheus::Registry& registry, ApiReachability* api)
     : options_(options),
       components_(components),
       client_(std::move(client)),
@@ -114,14 +114,13 @@ ControllerApp::ControllerApp(const Options& options, const ComponentOptions& com
     resync_ = std::make_unique<kubeclient::cache::PeriodicResync>(
         clock_, options.resync_interval, [this] {
           try {
-            auto keys = routes_.Keys();
-            VLOG(1) << "resync: re-queueing " << keys.size() << " routes";
-            for (const auto& key : keys) queue_.Add(key);
+            RequeueAllRoutes("resync");
           } catch (const std::exception& e) {
             LOG(FATAL) << "internal thread resync crashed: " << e.what();
           }
         });
   }
+  if (api != nullptr) api->SetRecoveryHandler([this] { RequeueAllRoutes("API server back"); });
   MetricsSources sources;
   sources.clock = &clock_;
   sources.status = &stats_;
@@ -134,9 +133,16 @@ ControllerApp::ControllerApp(const Options& options, const ComponentOptions& com
   sources.routes = &routes_;
   sources.namespaces = &namespaces_;
   sources.resync = resync_.get();
+  sources.api = api;
   sources.router_name = options.router_name;
   sources.version = BuildVersion();
   collector_ = std::make_shared<MetricsCollector>(std::move(sources));
+}
+
+void ControllerApp::RequeueAllRoutes(const char* why) {
+  auto keys = routes_.Keys();
+  VLOG(1) << why << ": re-queueing " << keys.size() << " routes";
+  for (const auto& key : keys) queue_.Add(key);
 }
 
 lease::WriteLease& ControllerApp::StatusLease() {

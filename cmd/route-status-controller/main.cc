@@ -185,9 +185,11 @@ int Main(int argc, char** argv) {
     return RunClear(options, **client, clock, components->clear);
   }
 
+  ApiReachability reachability(clock, {WithoutUserInfo(rest_config->server)});
   auto app = std::make_unique<ControllerApp>(
       options, *components,
-      std::make_unique<InstrumentedKubeClient>(std::move(client).value(), registry), registry);
+      std::make_unique<InstrumentedKubeClient>(std::move(client).value(), registry, &reachability),
+      registry, &reachability);
   std::atomic<bool> shutting_down{false};
   HttpEndpoint::Options http_options;
   http_options.address = options.metrics_address;
