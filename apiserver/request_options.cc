@@ -136,6 +136,7 @@ bool Server::Handler::ReadListOptions(const HttpRequest& req, bool watch, ListOp
     return false;
   }
   out->exact = match == "Exact";
+  out->not_older_than = match == "NotOlderThan";
   if (!watch && !out->continue_token.empty() && !out->resource_version.empty() &&
       out->resource_version != "0") {
     *code = Error(

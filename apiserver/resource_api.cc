@@ -116,15 +116,20 @@ int Server::Handler::ServeList(const HttpRequest& req, const ResourceRequest& rr
   ListOptions options;
   if (!ReadListOptions(req, /*watch=*/false, &options, &code)) return code;
   if (!Filter(req, rr, &filter, &code)) return code;
+  // Why: kube's cacher serves "0" from the watch cache, which ignores the
+  // limit; etcd reads a limited list at N without resourceVersionMatch (the
+  // legacy paged read) at exactly N.
+  const bool from_cache = options.resource_version == "0";
+  const size_t limit = from_cache ? 0 : options.limit;
   std::optional<uint64_t> exact;
-  if (options.rv && options.exact) exact = options.rv;
+  if (options.rv && (options.exact || (limit > 0 && !options.not_older_than))) exact = options.rv;
   // Why: a NotOlderThan version the store has not reached yet is kube's 504
   // (after a 3 s wait in the watch cache; the store answers at once).
   uint64_t current = server_.store_->CurrentRv();
-  if (options.rv && !options.exact && options.continue_token.empty() && *options.rv > current) {
+  if (options.rv && !exact && options.continue_token.empty() && *options.rv > current) {
     return Error(req, TooLargeResourceVersionError(*options.rv, current));
   }
-  auto page = server_.store_->List(*rr.info, filter, options.limit, options.continue_token, exact);
+  auto page = server_.store_->List(*rr.info, filter, limit, options.continue_token, exact);
   if (!page.ok()) return Error(req, *page.error);
   return List(req, *rr.info, page.value);
 }

@@ -51,6 +51,7 @@ class Server::Handler {
     std::string resource_version;           // as sent
     std::optional<uint64_t> rv;             // parsed; nullopt for "", "0"
     bool exact = false;                     // resourceVersionMatch=Exact
+    bool not_older_than = false;            // resourceVersionMatch=NotOlderThan
     std::string continue_token;
     bool bookmarks = false;                 // allowWatchBookmarks
   };
