@@ -28,13 +28,19 @@ RouteIngress DesiredEntry(const AdmissionDecision& decision, const AdmissionOpti
       if (c.type == kAdmittedCondition) previous = &c;
     }
   }
-  if (previous != nullptr && previous->status == cond.status && previous->reason == cond.reason &&
-      previous->message == cond.message && !previous->last_transition_time.empty()) {
+  if (previous != nullptr && !previous->last_transition_time.empty()) {
+    // Why compare the whole entry: any change of it (host, canonical
+    // hostname, wildcard policy, the condition, a dropped condition) is a
+    // transition, as in the OpenShift router; people read the time as "when
+    // did this entry change", and IsNewestEntry needs every changing write
+    // to stamp it.
     cond.last_transition_time = previous->last_transition_time;
-  } else {
-    auto secs = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
-    cond.last_transition_time = kubeclient::FormatRfc3339(secs);
+    entry.conditions.push_back(cond);
+    if (kubeclient::IngressEqual(entry, *observed)) return entry;
+    entry.conditions.clear();
   }
+  auto secs = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+  cond.last_transition_time = kubeclient::FormatRfc3339(secs);
   entry.conditions.push_back(std::move(cond));
   return entry;
 }

@@ -12,11 +12,11 @@ namespace routestatus::controller {
 // host, routerCanonicalHostname, wildcardPolicy and one Admitted condition
 // (status True, or False with reason and message). Rejections carry host,
 // canonical hostname and wildcard policy too.
-// lastTransitionTime: kept from `observed`'s Admitted condition when its
-// status, reason and message are unchanged (Why: a write that changes
-// nothing about the condition is not a transition, and an unchanged time
-// keeps the entry IngressEqual-stable); otherwise `now` as RFC 3339 whole
-// seconds. Pure; thread-safe.
+// lastTransitionTime: kept from `observed`'s Admitted condition when the
+// entry is otherwise unchanged (IngressEqual: host, canonical hostname,
+// wildcard policy and every condition's status, reason and message);
+// any change of the entry is a transition, stamped `now` as RFC 3339 whole
+// seconds (as the OpenShift router does). Pure; thread-safe.
 kubeclient::RouteIngress DesiredEntry(const AdmissionDecision& decision,
                                       const AdmissionOptions& options,
                                       const kubeclient::RouteIngress* observed,

@@ -74,13 +74,34 @@ TEST(DesiredEntryTest, TransitionTime) {
     std::string want;
   } cases[] = {
       {"unchanged keeps", Admitted("a.example.com"), old_time},
-      {"host change only keeps", Admitted("b.example.com"), old_time},
+      // Why: like openshift, any change of the entry is a transition; users
+      // read the time as "when did this entry change" (and IsNewestEntry
+      // relies on every write that changes the entry stamping it).
+      {"host change only stamps", Admitted("b.example.com"), now},
       {"status change stamps", Rejected("a.example.com", "InvalidHost", "m"), now},
   };
   for (const auto& c : cases) {
     RouteIngress e = DesiredEntry(c.decision, Opts(), &observed, At(1800000000));
     EXPECT_EQ(e.conditions[0].last_transition_time, c.want) << c.name;
   }
+  AdmissionOptions other_canonical = Opts();
+  other_canonical.canonical_hostname = "router-b.apps.example.com";
+  EXPECT_EQ(DesiredEntry(Admitted("a.example.com"), other_canonical, &observed, At(1800000000))
+                .conditions[0].last_transition_time,
+            now)
+      << "a canonical hostname change is a transition";
+  AdmissionDecision wildcard = Admitted("a.example.com");
+  wildcard.wildcard_policy = "Subdomain";
+  EXPECT_EQ(DesiredEntry(wildcard, Opts(), &observed, At(1800000000))
+                .conditions[0].last_transition_time,
+            now)
+      << "a wildcard policy change is a transition";
+  RouteIngress extra = observed;
+  extra.conditions.push_back(RouteCondition{"Custom", "True", "", "", old_time});
+  EXPECT_EQ(DesiredEntry(Admitted("a.example.com"), Opts(), &extra, At(1800000000))
+                .conditions[0].last_transition_time,
+            now)
+      << "dropping another condition changes the entry";
   RouteIngress rejected =
       DesiredEntry(Rejected("a.example.com", "HostAlreadyClaimed", "m1"), Opts(), nullptr, At(5));
   EXPECT_EQ(DesiredEntry(Rejected("a.example.com", "HostAlreadyClaimed", "m1"), Opts(), &rejected,
