@@ -196,8 +196,11 @@ Status Reflector::ListAndReplace() {
   for (RawEventHandler* h : handlers_) {
     for (const auto& [o, n] : result.updated) h->OnUpdate(o, n);
   }
+  // Why only the first list is "initial": objects a relist adds are new to
+  // the handlers (e.g. the controller's claim fan-out must see them), as in
+  // client-go, where isInInitialList holds for the first list only.
   for (RawEventHandler* h : handlers_) {
-    for (const auto& a : result.added) h->OnAdd(a, /*initial_list=*/true);
+    for (const auto& a : result.added) h->OnAdd(a, /*initial_list=*/first);
   }
   if (first) {
     std::lock_guard<std::mutex> l(mu_);
