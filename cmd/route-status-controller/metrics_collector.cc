@@ -211,7 +211,9 @@ void CollectInformers(
   per_resource("routestatus_informer_watch_failures_total", "Watch sessions ending in an error.",
                MetricType::Counter, [](const S& s) { return s.watch_failures; });
   per_resource("routestatus_informer_stale_events_total",
-               "Watch events older than the cached object, ignored.", MetricType::Counter,
+               "Watch events repeating a version already applied (opaque versions are matched, "
+               "never compared), ignored.",
+               MetricType::Counter,
                [](const S& s) { return s.stale_events_ignored; });
   per_resource("routestatus_informer_decode_errors_total", "Objects that failed to decode.",
                MetricType::Counter, [](const S& s) { return s.decode_errors; });
