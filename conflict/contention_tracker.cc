@@ -106,6 +106,7 @@ void ContentionTracker::Changed(const std::string& uid, const std::string& route
       e.last = kubeclient::IngressFingerprint(new_entry);
       ++contentions_;
       ++window_events_;
+      ++events_total_;
       if (contentions_ == options_.limit + 1) {
         VLOG(2) << "contention: more than " << options_.limit
                 << " contentions; not changing existing entries until the window ends";
@@ -252,6 +253,7 @@ ContentionSnapshot ContentionTracker::Snapshot() const {
   }
   s.flushes = flushes_;
   s.warnings = warnings_;
+  s.events_total = events_total_;
   s.cutoff_active = contentions_ > options_.limit;
   return s;
 }

@@ -35,6 +35,7 @@ struct ContentionSnapshot {
   size_t tracked_routes = 0;
   uint64_t flushes = 0;
   uint64_t warnings = 0;
+  uint64_t events_total = 0;   // contention events since construction
   bool cutoff_active = false;  // contentions > limit
 };
 
@@ -140,6 +141,7 @@ class ContentionTracker {
   kubeclient::SteadyTime next_flush_{};           // GUARDED_BY(mu_)
   uint64_t flushes_ = 0;                          // GUARDED_BY(mu_)
   uint64_t warnings_ = 0;                         // GUARDED_BY(mu_)
+  uint64_t events_total_ = 0;                     // GUARDED_BY(mu_)
   std::string last_warning_;                      // GUARDED_BY(mu_)
 };
 
