@@ -86,13 +86,14 @@ class Controller::NamespaceHandler final : public kubeclient::cache::EventHandle
 Controller::Controller(StatusSyncer& syncer, const kubeclient::cache::ObjectStore<Route>& routes,
                        const kubeclient::cache::ObjectStore<Namespace>* namespaces,
                        const ShardFilter& shard, kubeclient::cache::WorkQueueInterface& queue,
-                       ContentionGate& gate)
+                       ContentionGate& gate, const kubeclient::Clock& clock)
     : syncer_(syncer),
       routes_(routes),
       namespaces_(namespaces),
       shard_(shard),
       queue_(queue),
       gate_(gate),
+      clock_(clock),
       route_handler_(std::make_unique<RouteHandler>(*this)),
       namespace_handler_(std::make_unique<NamespaceHandler>(*this)) {}
 
@@ -128,16 +129,34 @@ void Controller::EnqueueNamespace(const std::string& ns) {
   VLOG(2) << "namespace " << ns << " changed: re-evaluating " << n << " routes";
 }
 
+bool Controller::CachesSynced() const {
+  return routes_.HasSynced() &&
+         (!shard_.NeedsNamespaces() || (namespaces_ != nullptr && namespaces_->HasSynced()));
+}
+
+bool Controller::WaitForCacheSync() {
+  std::unique_lock<std::mutex> lock(mu_);
+  bool logged = false;
+  while (!stopping_ && !CachesSynced()) {
+    if (!logged) {
+      VLOG(1) << "reconcile worker waiting for the caches to sync";
+      logged = true;
+    }
+    clock_.WaitUntil(cv_, lock, clock_.Now() + kSyncPoll);
+  }
+  return !stopping_;
+}
+
+void Controller::Stop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stopping_ = true;
+  cv_.notify_all();
+}
+
 bool Controller::ProcessNextItem() {
   std::string key;
   if (!queue_.Get(&key)) return false;
-  bool synced = routes_.HasSynced() &&
-                (!shard_.NeedsNamespaces() || (namespaces_ != nullptr && namespaces_->HasSynced()));
-  if (!synced) {  // the entry_changed_ flag stays for the retry
-    queue_.Done(key);
-    queue_.AddAfter(key, kNotSyncedDelay);
-    return true;
-  }
+  CHECK(CachesSynced()) << "reconcile of " << key << " before the caches synced";
   bool entry_changed = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -151,6 +170,7 @@ bool Controller::ProcessNextItem() {
 }
 
 void Controller::RunWorker() {
+  if (!WaitForCacheSync()) return;
   while (ProcessNextItem()) {
   }
 }

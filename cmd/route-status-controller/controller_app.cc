@@ -102,7 +102,7 @@ ControllerApp::ControllerApp(const Options& options, const ComponentOptions& com
       shard_(components.shard, &namespaces_),
       syncer_(components.admission, shard_, routes_, *client_, StatusLease(), Gate(), clock_,
               stats_),
-      controller_(syncer_, routes_, &namespaces_, shard_, queue_, Gate()) {
+      controller_(syncer_, routes_, &namespaces_, shard_, queue_, Gate(), clock_) {
   gate_.SetSyncer(&syncer_);
   routes_.AddIndex(controller::kRoutesByHostIndex,
                    controller::RoutesByHostIndexFunc(components.admission));
@@ -223,9 +223,13 @@ void ControllerApp::FlushLoop() {
 Readiness ControllerApp::Ready() const {
   bool r = routes_.HasSynced(), n = namespaces_.HasSynced();
   if (r && n) return {true, ""};
-  std::string reason = "waiting for the caches to sync:";
-  if (!r) reason += " routes";
-  if (!n) reason += " namespaces";
+  std::string reason = "waiting for the caches to sync (reconcile workers start then):";
+  auto add = [&reason](const char* name, const kubeclient::cache::InformerStats& s) {
+    reason += std::string(" ") + name;
+    if (!s.last_list_error.empty()) reason += " (last list failed: " + s.last_list_error + ")";
+  };
+  if (!r) add("routes", routes_.Stats());
+  if (!n) add("namespaces", namespaces_.Stats());
   return {false, reason};
 }
 
@@ -242,6 +246,7 @@ bool ControllerApp::Stop(std::chrono::milliseconds timeout) {
     cv_.notify_all();  // the flush loop
   }
   // No new events, no new keys, no new work; running status PUTs finish.
+  controller_.Stop();  // workers still waiting for the caches
   routes_.Stop();
   namespaces_.Stop();
   if (resync_) resync_->Stop();

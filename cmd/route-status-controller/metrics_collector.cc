@@ -219,6 +219,10 @@ void CollectInformers(
                MetricType::Counter, [](const S& s) { return s.decode_errors; });
   per_resource("routestatus_informer_objects", "Objects in the cache.", MetricType::Gauge,
                [](const S& s) { return s.objects; });
+  per_resource("routestatus_informer_synced",
+               "1 once the cache holds its first full list (reconcile workers start when every "
+               "cache the shard needs has synced), else 0.",
+               MetricType::Gauge, [](const S& s) { return s.synced ? 1 : 0; });
   per_resource("routestatus_informer_last_sync_timestamp_seconds",
                "Wall time of the last successful full list, in seconds since the epoch (0 = "
                "never).",

@@ -149,6 +149,7 @@ Status Reflector::ListAndReplace() {
     if (!s.ok()) {
       std::lock_guard<std::mutex> l(mu_);
       ++stats_.list_failures;
+      stats_.last_list_error = s.ToString();
       return s;
     }
     if (next.empty()) break;
@@ -164,6 +165,7 @@ Status Reflector::ListAndReplace() {
     ++stats_.lists;
     if (!first) ++stats_.relists;
     stats_.last_sync = clock_.WallNow();
+    stats_.last_list_error.clear();
     stats_.resource_version = last_rv_;
   }
   VLOG(2) << options_.name << ": listed at " << list_rv << ": " << result.added.size()
@@ -417,6 +419,7 @@ InformerStats Reflector::Stats() const {
   std::lock_guard<std::mutex> l(mu_);
   InformerStats s = stats_;
   s.objects = store_.Size();
+  s.synced = synced_.load();
   return s;
 }
 

@@ -80,6 +80,10 @@ struct InformerStats {
   uint64_t watch_restarts = 0;   // watches opened after the first
   uint64_t watch_failures = 0;   // watch sessions ending in an error
   SystemTime last_sync{};        // wall time of the last successful list
+  bool synced = false;           // the first full list is cached
+  // Why the last list failed ("" once a list succeeded), e.g. "forbidden:
+  // namespaces is forbidden: ..." for /readyz while the cache cannot sync.
+  std::string last_list_error;
   std::string resource_version;  // the last resourceVersion received (the resume point)
   size_t objects = 0;
   size_t tombstones = 0;         // deleted keys remembered (<= max_tombstones)

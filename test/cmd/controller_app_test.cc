@@ -3,7 +3,9 @@
 // ControllerApp's thread supervision (a crashing internal thread is fatal
 // and named; an idle app stops at once) and its metrics per mode.
 #include <chrono>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -220,6 +222,78 @@ class UnavailableClient final : public kubeclient::KubeClient {
                             const std::string&) override { return Down(); }
 };
 
+// Routes list fine (and their watch stays open, idle); namespaces answer
+// 403 (RBAC missing), so the namespace cache never syncs.
+class ForbiddenNamespacesClient final : public kubeclient::KubeClient {
+ public:
+  explicit ForbiddenNamespacesClient(int routes) : routes_(routes) {}
+  static kubeclient::Status Forbidden() {
+    return kubeclient::Status(kubeclient::StatusCode::kForbidden,
+                              "namespaces is forbidden: User \"system:serviceaccount:x:y\" "
+                              "cannot list resource \"namespaces\"");
+  }
+  kubeclient::StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef&, const std::string&,
+                                           const std::string&) override { return Forbidden(); }
+  kubeclient::StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef& res,
+                                                  const std::string&,
+                                                  const kubeclient::ListOptions&) override {
+    if (res.resource == "namespaces") return Forbidden();
+    kubeclient::ListPage page;
+    page.resource_version = "10";
+    for (int i = 0; i < routes_; ++i) {
+      const std::string name = "r" + std::to_string(i);
+      page.items.push_back({{"apiVersion", "route.openshift.io/v1"},
+                            {"kind", "Route"},
+                            {"metadata",
+                             {{"name", name},
+                              {"namespace", "a"},
+                              {"uid", "u" + name},
+                              {"resourceVersion", "5"},
+                              {"creationTimestamp", "2026-01-01T00:00:00Z"}}},
+                            {"spec", {{"host", name + ".example.com"}}}});
+    }
+    return page;
+  }
+  kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
+      const kubeclient::ResourceRef& res, const std::string&,
+      const kubeclient::WatchOptions&) override {
+    if (res.resource == "namespaces") return Forbidden();
+    return std::unique_ptr<kubeclient::WatchStream>(std::make_unique<IdleStream>());
+  }
+  kubeclient::StatusOr<nlohmann::json> Create(const kubeclient::ResourceRef&, const std::string&,
+                                              const nlohmann::json&) override { return Forbidden(); }
+  kubeclient::StatusOr<nlohmann::json> Update(const kubeclient::ResourceRef&,
+                                              const nlohmann::json&) override { return Forbidden(); }
+  kubeclient::StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef&,
+                                                    const nlohmann::json&) override {
+    return Forbidden();
+  }
+  kubeclient::Status Delete(const kubeclient::ResourceRef&, const std::string&,
+                            const std::string&) override { return Forbidden(); }
+
+ private:
+  // A watch with no events until cancelled.
+  class IdleStream final : public kubeclient::WatchStream {
+   public:
+    kubeclient::StatusOr<kubeclient::WatchEvent> Next() override {
+      std::unique_lock<std::mutex> l(mu_);
+      cv_.wait(l, [this] { return cancelled_; });
+      return kubeclient::Status(kubeclient::StatusCode::kCancelled, "cancelled");
+    }
+    void Cancel() override {
+      std::lock_guard<std::mutex> l(mu_);
+      cancelled_ = true;
+      cv_.notify_all();
+    }
+
+   private:
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool cancelled_ = false;
+  };
+  const int routes_;
+};
+
 ComponentOptions Components(const Options& o) { return BuildComponentOptions(o, {}).value(); }
 
 TEST(ControllerAppTest, IdleAppIsNotReadyAndStopsPromptly) {
@@ -290,6 +364,41 @@ TEST(ControllerAppTest, MetricsTellTheWriteLeaseMode) {
     EXPECT_EQ(Has(families, "routestatus_contended_routes"), write_lease);
     EXPECT_TRUE(app.Stop(std::chrono::seconds(3)));
   }
+}
+
+// Issue 13 item 3: while the namespace cache cannot sync (403), reconcile
+// workers wait (no key cycles through the queue), /readyz names the cache
+// and the server's answer, and routestatus_informer_synced says which cache.
+TEST(ControllerAppTest, UnsyncedCacheKeepsWorkersWaitingAndIsReported) {
+  Options o;
+  o.workers = 2;
+  o.namespace_labels = "team=a";  // the shard needs the namespace cache
+  prometheus::Registry registry;
+  ControllerApp app(o, Components(o), std::make_unique<ForbiddenNamespacesClient>(3), registry);
+  app.Start();
+  auto synced = [&](const std::string& resource) {
+    return Sum(app.collector()->Collect(), "routestatus_informer_synced",
+               {{"resource", resource}});
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (synced("routes") != 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(synced("routes"), 1);
+  // Why real time: the app runs on the real clock; a worker that requeued
+  // keys until the caches synced would add each of the 3 keys 5 times a
+  // second.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  auto families = app.collector()->Collect();
+  EXPECT_EQ(Sum(families, "routestatus_workqueue_adds_total"), 3) << "only the initial list's adds";
+  EXPECT_EQ(Sum(families, "routestatus_informer_synced", {{"resource", "namespaces"}}), 0);
+  EXPECT_GE(Sum(families, "routestatus_informer_list_failures_total", {{"resource", "namespaces"}}),
+            1);
+  Readiness r = app.Ready();
+  EXPECT_FALSE(r.ready);
+  EXPECT_THAT(r.reason, ::testing::HasSubstr("namespaces (last list failed: forbidden"));
+  EXPECT_THAT(r.reason, ::testing::Not(::testing::HasSubstr("routes")));
+  EXPECT_TRUE(app.Stop(std::chrono::seconds(3)));
 }
 
 TEST(ControllerAppDeathTest, CrashOfAnInternalThreadIsFatalAndNamed) {

@@ -4,6 +4,7 @@
 // queue without threads, a pass-through write lease and an in-memory
 // KubeClient that records status PUTs. Not thread-safe unless stated.
 
+#include <atomic>
 #include <deque>
 #include <map>
 #include <memory>
@@ -64,7 +65,7 @@ class FakeStore final : public kubeclient::cache::ObjectStore<T> {
  private:
   std::map<std::string, Ptr> objects_;
   std::map<std::string, kubeclient::cache::IndexFunc<T>> indexes_;
-  bool synced_ = true;
+  std::atomic<bool> synced_{true};  // Why atomic: a worker thread may poll it
 };
 
 // A FIFO of unique keys; Get never blocks (false when empty).

@@ -1,7 +1,10 @@
 #include "controller/status_syncer.h"
 
+#include <thread>
+
 #include <gtest/gtest.h>
 
+#include "kubeclient/label_selector.h"
 #include "test/controller/harness.h"
 
 namespace routestatus::controller::testing {
@@ -353,13 +356,40 @@ TEST(ControllerTest, StatusOnlyUpdateDoesNotFanOut) {
   EXPECT_EQ(h.queue.Take(), std::vector<std::string>{"a/x"});
 }
 
-TEST(ControllerTest, WaitsForSync) {
+// Workers start reconciling only once the caches have synced (as with
+// client-go's WaitForCacheSync): keys queued meanwhile wait in the queue,
+// nothing re-adds them (before: every key was re-added every 200 ms, so a
+// cache that could not sync, e.g. a 403 on namespaces, spun every route).
+TEST(ControllerTest, WorkersWaitForTheCachesToSync) {
+  ShardOptions shard;
+  shard.namespace_selector = kubeclient::LabelSelector::Parse("team=a").value();
+  Harness h(shard);
+  kubeclient::Namespace ns;
+  ns.metadata.name = "a";
+  ns.metadata.labels.insert_or_assign("team", "a");
+  h.namespaces.Set(ns);
+  h.namespaces.SetSynced(false);
+  h.Create(Harness::RouteJson("a", "x", "www.example.com"), true);
+  std::thread worker([&] { h.controller.RunWorker(); });
+  for (int i = 0; i < 20; ++i) h.clock.Advance(Controller::kSyncPoll);
+  EXPECT_FALSE(h.controller.CachesSynced());
+  EXPECT_EQ(h.queue.keys.size(), 1u) << "the key waits in the queue";
+  EXPECT_TRUE(h.queue.delayed.empty()) << "nothing re-adds keys while unsynced";
+  EXPECT_EQ(h.api.puts.size(), 0u);
+  h.namespaces.SetSynced(true);
+  h.clock.Advance(Controller::kSyncPoll);
+  worker.join();  // FakeWorkQueue::Get returns false once empty
+  EXPECT_TRUE(h.queue.keys.empty());
+  EXPECT_EQ(h.api.puts.size(), 1u);
+}
+
+TEST(ControllerTest, StopEndsTheWaitForSync) {
   Harness h;
   h.routes.SetSynced(false);
-  h.Create(Harness::RouteJson("a", "x", "www.example.com"), true);
-  EXPECT_TRUE(h.controller.ProcessNextItem());
-  EXPECT_EQ(h.queue.delayed, std::vector<std::string>{"a/x"});
-  EXPECT_EQ(h.api.puts.size(), 0u);
+  std::thread worker([&] { h.controller.RunWorker(); });
+  h.controller.Stop();
+  worker.join();
+  EXPECT_FALSE(h.controller.WaitForCacheSync());
 }
 
 TEST(StatusSyncerTest, AdmissionGauge) {

@@ -48,7 +48,7 @@ Replica::Replica(Scheduler& scheduler, SimApi& api, std::mt19937_64& rng, Replic
   syncer_ = std::make_unique<controller::StatusSyncer>(spec_.admission, *shard_, *routes_, *client_,
                                                        *lease_view_, *gate_, clock, *stats_);
   controller_ = std::make_unique<controller::Controller>(*syncer_, *routes_, namespaces_.get(),
-                                                         *shard_, *queue_, *gate_);
+                                                         *shard_, *queue_, *gate_, clock);
   // The wiring of cmd/route-status-controller/controller_app.cc.
   gate_->SetSyncer(syncer_.get());
   routes_->AddIndex(controller::kRoutesByHostIndex,
@@ -80,6 +80,7 @@ void Replica::Stop() {
   if (stopped_) return;
   stopped_ = true;
   client_->Close();
+  controller_->Stop();
   routes_->Stop();
   namespaces_->Stop();
   queue_->ShutDown();
