@@ -123,6 +123,9 @@ void Controller::EnqueueNamespace(const std::string& ns) {
   for (const auto& route : routes_.List()) {
     if (route && route->metadata.namespace_name == ns) {
       queue_.Add(route->Key());
+      // Why: the route enters or leaves the shard, so its host claims appear
+      // or vanish for the routes of other namespaces that share the hosts.
+      EnqueueClaimPeers(*route);
       ++n;
     }
   }

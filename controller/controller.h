@@ -24,7 +24,8 @@ namespace routestatus::controller {
 // policy, labels, creation) enqueues every route found under the old or new
 // HostClaimPeerKeys (for a wildcard route: the plain routes in its
 // subdomain), so the next route in line is admitted without a resync;
-// namespace label changes enqueue that namespace's routes.
+// namespace label changes enqueue that namespace's routes and their claim
+// peers.
 //
 // Thread-safe: handlers run on the informer threads, any number of workers
 // may run RunWorker (they start reconciling once the caches have synced).

@@ -293,6 +293,32 @@ TEST(StatusSyncerTest, NamespaceSelectorAndLabelChange) {
   EXPECT_TRUE(h.ServerEntry("team", "web").has_value());
 }
 
+// A namespace entering or leaving the shard moves the host claims of its
+// routes: the routes of other namespaces that share those hosts must be
+// re-evaluated too (found by the simulator: the next in line stayed
+// rejected, or two routes stayed admitted, until the resync).
+TEST(StatusSyncerTest, NamespaceShardChangeReevaluatesClaimPeers) {
+  ShardOptions shard;
+  shard.namespace_selector = kubeclient::LabelSelector::Parse("env in (prod)").value();
+  Harness h(shard);
+  for (const char* name : {"a", "b"}) {
+    kubeclient::Namespace ns;
+    ns.metadata.name = name;
+    ns.metadata.labels = {{"env", "prod"}};
+    h.namespaces.Set(ns);
+  }
+  h.Create(Harness::RouteJson("a", "old", "www.example.com", "2026-01-01T00:00:00Z"));
+  h.Create(Harness::RouteJson("b", "new", "www.example.com", "2026-01-02T00:00:00Z"));
+  h.Drain();
+  EXPECT_EQ(h.ServerEntry("b", "new")->conditions[0].reason, "HostAlreadyClaimed");
+  auto old_ns = h.namespaces.Get("a");
+  kubeclient::Namespace moved = *old_ns;
+  moved.metadata.labels = {{"env", "dev"}};  // namespace a leaves the shard
+  h.namespaces.Set(moved);
+  h.controller.namespace_handler().OnUpdate(old_ns, h.namespaces.Get("a"));
+  EXPECT_EQ(h.queue.Take(), (std::vector<std::string>{"a/old", "b/new"}));
+}
+
 TEST(StatusSyncerTest, ContendedChangeBlockedCreationNot) {
   Harness h;
   json r = Harness::RouteJson("ns", "web", "www.example.com");
