@@ -39,16 +39,16 @@ class Controller::RouteHandler final : public kubeclient::cache::EventHandler<Ro
       c_.entry_changed_.insert(new_obj->Key());
     }
     c_.queue_.Add(new_obj->Key());
-    if (old_entry && new_entry &&
-        old_obj->metadata.uid == new_obj->metadata.uid &&
-        !kubeclient::IngressEqual(*old_entry, *new_entry)) {
-      c_.gate_.Changed(new_obj->metadata.uid, *new_entry);
-    } else if (!old_entry && new_entry &&
-               old_obj->metadata.uid == new_obj->metadata.uid) {
-      // Why: a router sharing our name but configured differently shows up
-      // first as someone else creating our entry; without this, every
-      // replica overwrites every route once before any fight is noticed.
-      c_.gate_.Appeared(new_obj->metadata.uid, *new_entry);
+    // Why also a created entry: a router sharing our name but configured
+    // differently shows up first as someone else creating our entry;
+    // without it, every replica overwrites every route once before any
+    // fight is noticed. Why everything as arguments: a relist delivers a
+    // batch of updates to one handler after another, so nothing about
+    // "the update being delivered" may be kept for a later call.
+    if (new_entry && old_obj->metadata.uid == new_obj->metadata.uid &&
+        (!old_entry || !kubeclient::IngressEqual(*old_entry, *new_entry))) {
+      c_.gate_.EntryChanged(*new_obj, old_entry, *new_entry,
+                            c_.syncer_.Desired(*new_obj, nullptr));
     }
     if (ClaimChanged(*old_obj, *new_obj, c_.syncer_.admission_options())) {
       c_.EnqueueClaimPeers(*old_obj);
@@ -57,6 +57,7 @@ class Controller::RouteHandler final : public kubeclient::cache::EventHandler<Ro
   }
 
   void OnDelete(const Ptr& last) override {
+    c_.gate_.Forget(last->metadata.uid);
     c_.queue_.Add(last->Key());  // Sync sees it gone: lease.Remove
     c_.EnqueueClaimPeers(*last);
   }

@@ -98,16 +98,13 @@ ControllerApp::ControllerApp(const Options& options, const ComponentOptions& com
       unleased_(lease_ && !options.write_lease ? std::make_unique<UnleasedWriteLease>(*lease_)
                                                : nullptr),
       tracker_(clock_, components.tracker),
-      gate_(tracker_, options.router_name),
+      gate_(tracker_),
       shard_(components.shard, &namespaces_),
       syncer_(components.admission, shard_, routes_, *client_, StatusLease(), Gate(), clock_,
               stats_),
       controller_(syncer_, routes_, &namespaces_, shard_, queue_, Gate(), clock_) {
-  gate_.SetSyncer(&syncer_);
   routes_.AddIndex(controller::kRoutesByHostIndex,
                    controller::RoutesByHostIndexFunc(components.admission));
-  // Order matters: the gate must see each update before the controller.
-  if (options.write_lease) routes_.AddEventHandler(&gate_);
   routes_.AddEventHandler(&controller_.route_handler());
   namespaces_.AddEventHandler(&controller_.namespace_handler());
   if (options.resync_interval.count() > 0) {

@@ -48,7 +48,7 @@ std::shared_ptr<const Route> RouteWith(const std::string& uid, const RouteIngres
 
 class TrackerGateTest : public ::testing::Test {
  protected:
-  TrackerGateTest() : tracker_(clock_, Options()), gate_(tracker_, "r") {}
+  TrackerGateTest() : tracker_(clock_, Options()), gate_(tracker_) {}
   static conflict::ContentionTrackerOptions Options() {
     conflict::ContentionTrackerOptions o;
     o.router_name = "r";
@@ -57,14 +57,12 @@ class TrackerGateTest : public ::testing::Test {
     return o;
   }
   // After our write of `ours`, the watch changes route u1's entry from host
-  // `from` to host `to` as the controller reports it (update, then Changed).
+  // `from` to host `to` while we compute `ours` (as the controller reports it).
   std::shared_ptr<const Route> OurWriteThenChange(const std::string& ours, const std::string& from,
                                                   const std::string& to) {
     gate_.Clear("u1", Entry(ours));  // our write
-    auto old_obj = RouteWith("u1", Entry(from));
     auto new_obj = RouteWith("u1", Entry(to));
-    gate_.OnUpdate(old_obj, new_obj);  // registered before the controller
-    gate_.Changed("u1", *new_obj->FindIngress("r"));
+    gate_.EntryChanged(*new_obj, Entry(from), Entry(to), Entry(ours));
     return new_obj;
   }
   routestatus::testing::FakeClock clock_;
@@ -86,16 +84,20 @@ TEST_F(TrackerGateTest, ChangeBackToOurValueIsNotContention) {
   EXPECT_FALSE(gate_.IsChangeContended("u1"));
 }
 
-TEST_F(TrackerGateTest, DeleteForgetsAndUnannouncedChangesAreIgnored) {
-  auto new_obj = OurWriteThenChange("ours.example.com", "ours.example.com", "theirs.example.com");
+TEST_F(TrackerGateTest, DeleteForgetsAndCreatedEntriesAreReported) {
+  OurWriteThenChange("ours.example.com", "ours.example.com", "theirs.example.com");
   ASSERT_TRUE(gate_.IsChangeContended("u1"));
-  gate_.OnDelete(new_obj);
+  gate_.Forget("u1");
   EXPECT_FALSE(gate_.IsChangeContended("u1"));
-  // A Changed() for another uid than the announced update: ignored.
-  gate_.Clear("u2", Entry("ours.example.com"));
-  gate_.OnUpdate(RouteWith("u1", Entry("ours.example.com")), new_obj);
-  gate_.Changed("u2", Entry("theirs.example.com"));
-  EXPECT_FALSE(gate_.IsChangeContended("u2"));
+  // Another writer creates our entry of u2 with a host we do not compute.
+  auto u2 = RouteWith("u2", Entry("theirs.example.com"));
+  gate_.EntryChanged(*u2, std::nullopt, Entry("theirs.example.com"), Entry("ours.example.com"));
+  EXPECT_TRUE(gate_.IsChangeContended("u2"));
+  // Without a desired entry (outside our shard), a created entry tells
+  // nothing.
+  auto u3 = RouteWith("u3", Entry("theirs.example.com"));
+  gate_.EntryChanged(*u3, std::nullopt, Entry("theirs.example.com"), std::nullopt);
+  EXPECT_FALSE(gate_.IsChangeContended("u3"));
 }
 
 lease::WriteLeaseOptions SeededLeaseOptions() {

@@ -117,19 +117,21 @@ class PassThroughLease final : public lease::WriteLease {
 // Records the contention calls; contended UIDs block changes.
 class FakeGate final : public ContentionGate {
  public:
-  void Changed(const std::string& uid, const kubeclient::RouteIngress&) override {
-    changed.push_back(uid);
+  void EntryChanged(const kubeclient::Route& route,
+                    const std::optional<kubeclient::RouteIngress>& old_entry,
+                    const kubeclient::RouteIngress&,
+                    const std::optional<kubeclient::RouteIngress>&) override {
+    (old_entry ? changed : appeared).push_back(route.metadata.uid);
   }
-  void Appeared(const std::string& uid, const kubeclient::RouteIngress&) override {
-    appeared.push_back(uid);
-  }
+  void Forget(const std::string& uid) override { forgotten.push_back(uid); }
   bool IsChangeContended(const std::string& uid) override { return contended.count(uid) > 0; }
   void Clear(const std::string& uid, const std::optional<kubeclient::RouteIngress>&) override {
     cleared.push_back(uid);
   }
   std::set<std::string> contended;
-  std::vector<std::string> changed;
-  std::vector<std::string> appeared;
+  std::vector<std::string> changed;   // entry changed (it existed before)
+  std::vector<std::string> appeared;  // entry created
+  std::vector<std::string> forgotten;
   std::vector<std::string> cleared;
 };
 

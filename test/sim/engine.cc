@@ -215,7 +215,21 @@ void Engine::OnWrite(int writer, const Route& written) {
   Slot& slot = slots_[writer];
   slot.last_write = clock_.Now();
   ++slot.writes;
-  if (fight_start_) fight_writes_.emplace_back(clock_.Now(), slot.spec.config);
+  if (fight_start_) {
+    fight_writes_.push_back({clock_.Now(), slot.spec.config, written.Key()});
+    if (slot.spec.config == 1 && !fight_relist_) {
+      // Why: with the route watches reset and the history compacted at the
+      // second configuration's first write, the first configuration learns
+      // of its writes from a relist (after its resume gets 410): one batch
+      // of updates, not one watch event at a time.
+      fight_relist_ = true;
+      After(Duration::zero(), [this] {
+        Trace("fault: route watches reset and history compacted (resumes get 410)");
+        api_.DropWatches(Kind::kRoute, 1.0);
+        api_.Compact(0);
+      });
+    }
+  }
   const auto entry = written.FindIngress(kRouterName);
   Trace("write by replica " + std::to_string(writer) + ": " + written.Key() + " -> " +
         (entry ? entry->host + " " + entry->conditions.at(0).status : "(removed)") + " rv " +

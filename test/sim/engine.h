@@ -167,7 +167,15 @@ class Engine {
   bool counting_changes_ = false;
   std::optional<Probe> probe_;
   std::optional<SteadyTime> fight_start_;
-  std::vector<std::pair<SteadyTime, int>> fight_writes_;  // (time, config)
+  struct FightWrite {
+    SteadyTime at{};
+    int config = 0;
+    std::string key;
+  };
+  std::vector<FightWrite> fight_writes_;
+  bool fight_relist_ = false;
+  // Contentions each replica had counted by the end of the first window.
+  std::map<int, int64_t> first_window_contentions_;
   std::string failing_route_;  // outage: the route whose PUTs are rejected
   SteadyTime last_quiet_check_{};
   int64_t resumes_ = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <set>
 
 #include "test/sim/engine.h"
 
@@ -100,6 +101,14 @@ SimResult Engine::Run() {
         fight_start_ = clock_.Now();
         Trace("second configuration joins");
         for (size_t i = first; i < slots_.size(); ++i) StartReplica(static_cast<int>(i));
+      });
+      At(T(join + o_.contention_interval - milliseconds(1)), [this] {
+        for (size_t i = 0; i < slots_.size(); ++i) {
+          if (slots_[i].live) {
+            first_window_contentions_[static_cast<int>(i)] =
+                static_cast<int64_t>(slots_[i].live->TrackerStats().events_total);
+          }
+        }
       });
       active = join + 4 * o_.contention_interval;
       ScheduleResyncs(seconds(30), active);
@@ -262,10 +271,24 @@ void Engine::CheckFight() {
   const Duration window = o_.contention_interval;
   std::map<int64_t, int64_t> per_window;
   std::map<int64_t, std::array<int64_t, 2>> per_side;
-  for (const auto& [t, config] : fight_writes_) {
-    const int64_t k = (t - *fight_start_) / window;
+  std::set<std::string> overwritten;  // by the second configuration, first window
+  for (const auto& w : fight_writes_) {
+    const int64_t k = (w.at - *fight_start_) / window;
     ++per_window[k];
-    ++per_side[k][config];
+    ++per_side[k][w.config];
+    if (k == 0 && w.config == 1) overwritten.insert(w.key);
+  }
+  // Every replica of the first configuration noticed the fight: it counted
+  // each overwritten entry (up to the cut-off), however it learnt of them
+  // (one watch event each, or a relist's batch).
+  const int64_t noticed =
+      std::min<int64_t>(o_.contention_limit + 1, static_cast<int64_t>(overwritten.size()));
+  for (const auto& [i, count] : first_window_contentions_) {
+    if (slots_[i].spec.config != 0 || count >= noticed) continue;
+    Fail("fight: replica " + std::to_string(i) + " counted " + std::to_string(count) +
+         " contention(s) in the first window, though the second configuration overwrote " +
+         std::to_string(overwritten.size()) + " of its entries (expected at least " +
+         std::to_string(noticed) + ")");
   }
   // Within a window at most one configuration writes freely; the other
   // stops once its tracker passed the contention limit.

@@ -42,7 +42,7 @@ Replica::Replica(Scheduler& scheduler, SimApi& api, std::mt19937_64& rng, Replic
   lease_ = std::make_unique<lease::BackoffWriteLease>(clock, spec_.lease);
   lease_view_ = std::make_unique<KickingLease>(*lease_, group_);
   tracker_ = std::make_unique<conflict::ContentionTracker>(clock, spec_.tracker);
-  gate_ = std::make_unique<controller::TrackerGate>(*tracker_, spec_.admission.router_name);
+  gate_ = std::make_unique<controller::TrackerGate>(*tracker_);
   shard_ = std::make_unique<controller::ShardFilter>(spec_.shard, namespaces_.get());
   stats_ = std::make_unique<controller::StatusStats>();
   syncer_ = std::make_unique<controller::StatusSyncer>(spec_.admission, *shard_, *routes_, *client_,
@@ -50,10 +50,8 @@ Replica::Replica(Scheduler& scheduler, SimApi& api, std::mt19937_64& rng, Replic
   controller_ = std::make_unique<controller::Controller>(*syncer_, *routes_, namespaces_.get(),
                                                          *shard_, *queue_, *gate_, clock);
   // The wiring of cmd/route-status-controller/controller_app.cc.
-  gate_->SetSyncer(syncer_.get());
   routes_->AddIndex(controller::kRoutesByHostIndex,
                     controller::RoutesByHostIndexFunc(spec_.admission));
-  routes_->AddEventHandler(gate_.get());
   routes_->AddEventHandler(&controller_->route_handler());
   namespaces_->AddEventHandler(&controller_->namespace_handler());
   queue_->SetSyncedProbe([this] { return Synced(); });
