@@ -30,7 +30,9 @@ class StatusStats {
   std::atomic<int64_t> queued{0};
 
   // Records the latest admission of `key`: `result` is "true", "false" or
-  // "out_of_shard"; `reason` one of the kReason* constants.
+  // "out_of_shard"; `reason` one of the kReason* constants. The status
+  // syncer calls it from Sync only (one reconcile per key at a time), and
+  // ForgetAdmission when the route is gone.
   void SetAdmission(const std::string& key, const std::string& result, const std::string& reason);
   void ForgetAdmission(const std::string& key);
   // Routes per "result/reason" (a gauge: each route counted once).

@@ -68,7 +68,7 @@ std::optional<RouteIngress> StatusSyncer::DesiredGiven(const Route& route,
                                                        const std::optional<RouteIngress>& observed,
                                                        AdmissionDecision* decision) const {
   if (!shard_.InShard(route)) {
-    stats_.SetAdmission(route.Key(), "out_of_shard", "");
+    if (decision != nullptr) *decision = AdmissionDecision{};
     return std::nullopt;
   }
   std::vector<std::shared_ptr<const Route>> peers;
@@ -80,8 +80,6 @@ std::optional<RouteIngress> StatusSyncer::DesiredGiven(const Route& route,
     }
   }
   AdmissionDecision d = Admit(route, peers, admission_);
-  stats_.SetAdmission(route.Key(), d.admitted ? "true" : "false",
-                      d.admitted ? kReasonAdmitted : d.reason);
   RouteIngress entry =
       DesiredEntry(d, admission_, observed ? &*observed : nullptr, clock_.WallNow());
   if (decision != nullptr) *decision = std::move(d);
@@ -97,7 +95,19 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
     return SyncResult::kGone;
   }
   std::optional<RouteIngress> observed = route->FindIngress(admission_.router_name);
-  std::optional<RouteIngress> desired = DesiredGiven(*route, observed, nullptr);
+  AdmissionDecision decision;
+  std::optional<RouteIngress> desired = DesiredGiven(*route, observed, &decision);
+  // Why only here: Sync runs for one key at a time (the work queue's
+  // promise) and reads the cache after the event that queued it, so a
+  // deletion is always recorded after the route's last decision. Desired()
+  // (informer thread) and RunWork (lease threads) may run for a route that
+  // is being deleted and must not count it again.
+  if (!desired) {
+    stats_.SetAdmission(key, "out_of_shard", "");
+  } else {
+    stats_.SetAdmission(key, decision.admitted ? "true" : "false",
+                        decision.admitted ? kReasonAdmitted : decision.reason);
+  }
   if (!desired && !observed) {
     ++stats_.skipped_out_of_shard;
     VLOG(4) << "route " << key << ": outside our shard, no entry of ours";

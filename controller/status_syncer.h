@@ -63,7 +63,7 @@ class StatusSyncer {
 
   // Our desired entry for `route` (read peers from the cache), or nullopt
   // when the route is outside our shard. `decision` (optional) receives the
-  // admission decision.
+  // admission decision. No side effects (metrics included): any thread.
   std::optional<kubeclient::RouteIngress> Desired(const kubeclient::Route& route,
                                                   AdmissionDecision* decision) const;
 

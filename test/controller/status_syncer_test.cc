@@ -1,5 +1,6 @@
 #include "controller/status_syncer.h"
 
+#include <functional>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -416,6 +417,65 @@ TEST(ControllerTest, StopEndsTheWaitForSync) {
   h.controller.Stop();
   worker.join();
   EXPECT_FALSE(h.controller.WaitForCacheSync());
+}
+
+// Reads `key` through to `base`, but runs `hook` once inside the next Get
+// of `key`, after reading it: the interleaving of another thread that
+// deletes the route and reconciles the deletion meanwhile.
+class InterleavingStore final : public kubeclient::cache::ObjectStore<kubeclient::Route> {
+ public:
+  explicit InterleavingStore(const FakeStore<kubeclient::Route>& base) : base_(base) {}
+  Ptr Get(const std::string& key) const override {
+    Ptr got = base_.Get(key);
+    if (key == key_ && hook_) {
+      auto hook = std::move(hook_);
+      hook_ = nullptr;
+      hook();
+    }
+    return got;
+  }
+  std::vector<Ptr> List() const override { return base_.List(); }
+  std::vector<Ptr> ByIndex(const std::string& index, const std::string& value) const override {
+    return base_.ByIndex(index, value);
+  }
+  bool HasSynced() const override { return base_.HasSynced(); }
+  void OnNextGet(std::string key, std::function<void()> hook) {
+    key_ = std::move(key);
+    hook_ = std::move(hook);
+  }
+
+ private:
+  const FakeStore<kubeclient::Route>& base_;
+  std::string key_;
+  mutable std::function<void()> hook_;
+};
+
+// Issue 13 item 9: the admission gauge is the reconcile's record of each
+// cached route. A status write that read the route just before it was
+// deleted (and the deletion reconciled) must not count it again; and
+// Desired(), called from the informer thread, changes no metric.
+TEST(StatusSyncerTest, AdmissionGaugeCountsNoDeletedRoute) {
+  Harness h;
+  h.lease.run_immediately = false;
+  InterleavingStore store(h.routes);
+  StatusStats stats;
+  StatusSyncer syncer(Harness::DefaultOptions(), h.shard, store, h.api, h.lease, h.gate, h.clock,
+                      stats);
+  h.Create(Harness::RouteJson("a", "x", "www.example.com"));
+  EXPECT_TRUE(syncer.Desired(*h.routes.Get("a/x"), nullptr).has_value());
+  EXPECT_TRUE(stats.AdmissionCounts().empty()) << "Desired() is const and counts nothing";
+  ASSERT_EQ(syncer.Sync("a/x"), SyncResult::kQueued);
+  EXPECT_EQ(stats.AdmissionCounts()["true/Admitted"], 1);
+  // The queued write reads the route; meanwhile it is deleted and the
+  // deletion reconciled.
+  store.OnNextGet("a/x", [&] {
+    h.routes.Delete("a/x");
+    EXPECT_EQ(syncer.Sync("a/x"), SyncResult::kGone);
+  });
+  lease::Work work = h.lease.pending.at("a/x");  // Sync(kGone) drops the lease's copy
+  lease::WorkOutcome outcome = work();
+  EXPECT_EQ(outcome.result, WorkResult::kExtend);  // the PUT itself succeeded
+  EXPECT_TRUE(stats.AdmissionCounts().empty()) << "a deleted route stays uncounted";
 }
 
 TEST(StatusSyncerTest, AdmissionGauge) {
