@@ -60,7 +60,7 @@ void ContentionTracker::Log(const std::string& warning) {
 
 void ContentionTracker::Changed(const std::string& uid, const std::string& route_key,
                                 const RouteIngress& old_entry, const RouteIngress& new_entry,
-                                const RouteIngress* desired) {
+                                const RouteIngress* desired, Difference difference) {
   // Why: lastTransitionTime-only or condition-order-only updates are no
   // change of the entry, whoever made them.
   if (kubeclient::IngressEqual(old_entry, new_entry)) return;
@@ -69,47 +69,77 @@ void ContentionTracker::Changed(const std::string& uid, const std::string& route
     std::lock_guard<std::mutex> l(mu_);
     const SteadyTime now = clock_.Now();
     warning = MaybeFlushLocked(now);
+    const uint64_t new_print = kubeclient::IngressFingerprint(new_entry);
     if (contentions_ > options_.limit) {
       // Cut-off: stop tracking for the rest of the window.
     } else if (desired != nullptr && kubeclient::IngressEqual(new_entry, *desired)) {
-      // What we would write ourselves: not contention.
+      // What we would write ourselves: not contention. A suspect value was
+      // a peer's stale view, now replaced: the route is writable again.
       Element& e = ids_[uid];
-      e.last = kubeclient::IngressFingerprint(new_entry);
+      e.last = new_print;
+      e.own = false;
+      if (e.state == State::kSuspect) e.state = State::kCandidate;
       if (e.state == State::kCandidate) e.at = now;
       VLOG(4) << "contention: " << route_key << " changed to our desired entry";
     } else if (auto it = ids_.find(uid);
                it == ids_.end() &&
                !(desired != nullptr && kubeclient::IngressEqual(old_entry, *desired))) {
-      ids_[uid] = Element{now, State::kCandidate, kubeclient::IngressFingerprint(new_entry)};
+      ids_[uid] = Element{now, State::kCandidate, new_print, false};
       VLOG(4) << "contention: " << route_key << " is a candidate";
-    } else if (it == ids_.end() || kubeclient::IngressFingerprint(new_entry) != it->second.last) {
+    } else if (it == ids_.end() || new_print != it->second.last) {
       // Why (unknown uid): the old entry was exactly what we compute for
       // this object and another writer changed it to something we do not;
       // that is a fight even if this process never wrote the route (e.g.
       // it listed the route after a peer wrote it).
       if (it == ids_.end()) {
-        it = ids_.emplace(uid, Element{now, State::kCandidate, kubeclient::IngressFingerprint(old_entry)})
+        it = ids_.emplace(uid, Element{now, State::kCandidate,
+                                       kubeclient::IngressFingerprint(old_entry), false})
                  .first;
       }
       Element& e = it->second;
-      // Without `desired`, the entry the change replaced stands for ours.
-      const RouteIngress& ours = desired != nullptr ? *desired : old_entry;
-      const bool fresh = std::none_of(examples_.begin(), examples_.end(),
-                                      [&](const Example& x) { return x.route_key == route_key; });
-      if (fresh && examples_.size() < options_.max_examples) {
-        examples_.push_back(Example{route_key, ours, new_entry});
-      }
-      VLOG(4) << "contention: " << route_key << " changed by another writer from "
-              << DescribeEntry(old_entry) << " to " << DescribeEntry(new_entry);
-      e.state = State::kContended;
-      e.at = now;
-      e.last = kubeclient::IngressFingerprint(new_entry);
-      ++contentions_;
-      ++window_events_;
-      ++events_total_;
-      if (contentions_ == options_.limit + 1) {
-        VLOG(2) << "contention: more than " << options_.limit
-                << " contentions; not changing existing entries until the window ends";
+      // Why a view difference counts only as a second change away (as the
+      // OpenShift router counts only a second change away from a recorded
+      // value): a peer with our configuration that computed its entry from
+      // a cache a moment older than ours (a host holder deleted meanwhile,
+      // a PUT that waited for QPS tokens) writes it once and then writes
+      // what we compute. A router configured differently keeps changing
+      // it: it replaces our own write, or changes the entry again while
+      // it is still suspect.
+      const bool again = (e.state == State::kSuspect && e.at + options_.interval > now) ||
+                         e.state == State::kContended;
+      const bool replaced_ours = e.state == State::kCandidate && e.own &&
+                                 e.last == kubeclient::IngressFingerprint(old_entry);
+      if (difference == Difference::kView && !again && !replaced_ours) {
+        e.state = State::kSuspect;
+        e.at = now;
+        e.last = new_print;
+        e.own = false;
+        VLOG(4) << "contention: " << route_key << " changed by another writer to "
+                << DescribeEntry(new_entry)
+                << ", which differs from ours only in host claims (a peer's older view?): "
+                   "suspect, not written for the window, not counted";
+      } else {
+        // Without `desired`, the entry the change replaced stands for ours.
+        const RouteIngress& ours = desired != nullptr ? *desired : old_entry;
+        const bool fresh = std::none_of(examples_.begin(), examples_.end(), [&](const Example& x) {
+          return x.route_key == route_key;
+        });
+        if (fresh && examples_.size() < options_.max_examples) {
+          examples_.push_back(Example{route_key, ours, new_entry});
+        }
+        VLOG(4) << "contention: " << route_key << " changed by another writer from "
+                << DescribeEntry(old_entry) << " to " << DescribeEntry(new_entry);
+        e.state = State::kContended;
+        e.at = now;
+        e.last = new_print;
+        e.own = false;
+        ++contentions_;
+        ++window_events_;
+        ++events_total_;
+        if (contentions_ == options_.limit + 1) {
+          VLOG(2) << "contention: more than " << options_.limit
+                  << " contentions; not changing existing entries until the window ends";
+        }
       }
     }
   }
@@ -117,11 +147,12 @@ void ContentionTracker::Changed(const std::string& uid, const std::string& route
 }
 
 void ContentionTracker::Appeared(const std::string& uid, const std::string& route_key,
-                                 const RouteIngress& new_entry, const RouteIngress* desired) {
+                                 const RouteIngress& new_entry, const RouteIngress* desired,
+                                 Difference difference) {
   if (desired == nullptr) return;
   // Why: to the tracker, "absent, and we would create `desired`" is the same
   // as "our entry was `desired`": another value replacing it is a fight.
-  Changed(uid, route_key, *desired, new_entry, desired);
+  Changed(uid, route_key, *desired, new_entry, desired, difference);
 }
 
 void ContentionTracker::Clear(const std::string& uid, const std::optional<RouteIngress>& written) {
@@ -137,6 +168,7 @@ void ContentionTracker::Clear(const std::string& uid, const std::optional<RouteI
       e.at = now;
       e.state = State::kCandidate;
       e.last = kubeclient::IngressFingerprint(*written);
+      e.own = true;
     }
   }
   Log(warning);
@@ -157,7 +189,7 @@ bool ContentionTracker::IsChangeContended(const std::string& uid) {
     if (contentions_ > options_.limit) {
       contended = true;
     } else if (auto it = ids_.find(uid); it != ids_.end()) {
-      contended = it->second.state == State::kContended && it->second.at + options_.interval > now;
+      contended = it->second.state != State::kCandidate && it->second.at + options_.interval > now;
     }
   }
   Log(warning);
@@ -186,7 +218,7 @@ std::string ContentionTracker::FlushLocked(SteadyTime now) {
   for (auto it = ids_.begin(); it != ids_.end();) {
     const Element& e = it->second;
     const auto age = now - e.at;
-    const bool drop = e.state == State::kContended ? age > options_.interval
+    const bool drop = e.state != State::kCandidate ? age > options_.interval
                                                    : age > 3 * options_.interval;
     if (drop) {
       it = ids_.erase(it);
@@ -250,6 +282,7 @@ ContentionSnapshot ContentionTracker::Snapshot() const {
   s.tracked_routes = ids_.size();
   for (const auto& [uid, e] : ids_) {
     if (e.state == State::kContended) ++s.contended_routes;
+    if (e.state == State::kSuspect) ++s.suspect_routes;
   }
   s.flushes = flushes_;
   s.warnings = warnings_;

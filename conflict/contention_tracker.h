@@ -32,6 +32,7 @@ struct ContentionSnapshot {
   int contentions = 0;            // the counter compared with the limit
   int contentions_in_window = 0;  // contention events since the last flush
   size_t contended_routes = 0;    // routes in state Contended
+  size_t suspect_routes = 0;      // routes in state Suspect (blocked, not counted)
   size_t tracked_routes = 0;
   uint64_t flushes = 0;
   uint64_t warnings = 0;
@@ -41,8 +42,19 @@ struct ContentionSnapshot {
 
 // Detects two writers that share our router name but compute different
 // entries (DESIGN.md section 4), so that we stop fighting them. Per route
-// UID it keeps {at, Candidate|Contended, last}, where `last` is our entry as
-// we last wrote or accepted it.
+// UID it keeps {at, Candidate|Suspect|Contended, last, own}, where `last` is
+// the entry as we last wrote (own) or saw it.
+//
+// Which foreign values count (Changed): a value that differs from ours in
+// what only the route itself and the router's configuration decide
+// (Difference::kConfiguration: host, canonical hostname, wildcard policy, a
+// rejection that involves no other route) cannot come from a writer with
+// our configuration and counts at once. A value that differs only in what
+// the other routes decide (Difference::kView: host claims) may be a peer's
+// slightly older view; it makes the route Suspect (not changed by us for
+// the interval, but not counted, not named in a warning, no cut-off) and
+// counts only when it replaces our own write or the route changes away
+// again while suspect. A change to the entry we compute ends Suspect.
 //
 // Rules for the caller (the status path):
 // - Changed() only for watch updates (never the initial list) where both
@@ -59,19 +71,24 @@ struct ContentionSnapshot {
 // Thread-safe: the informer thread calls Changed while workers call the rest.
 class ContentionTracker {
  public:
+  // How another writer's entry differs from the one we compute (see above).
+  enum class Difference { kConfiguration, kView };
+
   ContentionTracker(const kubeclient::Clock& clock, ContentionTrackerOptions options);
 
   // Our entry of route `uid` ("namespace/name" `route_key`, for the warning)
   // changed from `old_entry` to `new_entry`. Equal to `desired` or to
   // `last` -> not contention; unknown uid -> Candidate, unless `old_entry`
   // equals `desired` (another writer replaced the entry we compute);
-  // otherwise the route becomes Contended and the contention count grows. Changes that IngressEqual
-  // ignores (lastTransitionTime, condition order) are no change. While the
-  // cut-off is active nothing is tracked.
+  // otherwise the route becomes Contended and the contention count grows,
+  // or for a kView `difference` Suspect (see the class comment). Changes
+  // that IngressEqual ignores (lastTransitionTime, condition order) are no
+  // change. While the cut-off is active nothing is tracked.
   void Changed(const std::string& uid, const std::string& route_key,
                const kubeclient::RouteIngress& old_entry,
                const kubeclient::RouteIngress& new_entry,
-               const kubeclient::RouteIngress* desired = nullptr);
+               const kubeclient::RouteIngress* desired = nullptr,
+               Difference difference = Difference::kConfiguration);
   // Another writer created our router name's entry of route `uid` (absent
   // before) as `new_entry`, on a watch update (never the initial list).
   // Equal to `desired` -> not contention (one of our replicas wrote it);
@@ -79,7 +96,8 @@ class ContentionTracker {
   // the entry we compute had been replaced. Without `desired` nothing can
   // be told apart and the call is ignored.
   void Appeared(const std::string& uid, const std::string& route_key,
-                const kubeclient::RouteIngress& new_entry, const kubeclient::RouteIngress* desired);
+                const kubeclient::RouteIngress& new_entry, const kubeclient::RouteIngress* desired,
+                Difference difference = Difference::kConfiguration);
   // After our successful write: `written` is the entry we wrote (the route
   // becomes a Candidate with last = written), or nullopt when we removed our
   // entry (the route is forgotten).
@@ -87,10 +105,11 @@ class ContentionTracker {
   // The route was deleted.
   void Forget(const std::string& uid);
   // True if we must not change our existing entry of `uid` now: the global
-  // cut-off is active, or `uid` is Contended and its window has not passed.
+  // cut-off is active, or `uid` is Contended or Suspect and its window has
+  // not passed.
   bool IsChangeContended(const std::string& uid);
 
-  // Drops Contended routes older than the interval and Candidates older than
+  // Drops Contended and Suspect routes older than the interval and Candidates older than
   // 3 x interval; if there were contentions since the last flush, logs one
   // LOG(WARNING) and returns its text (else ""); resets the count to the
   // number of routes still Contended.
@@ -108,7 +127,7 @@ class ContentionTracker {
   static std::string DescribeEntry(const kubeclient::RouteIngress& entry);
 
  private:
-  enum class State { kCandidate, kContended };
+  enum class State { kCandidate, kSuspect, kContended };
   // Why a fingerprint of `last`, not the entry: after a cold start every
   // route we wrote is a Candidate for 3 x interval; a typed entry per route
   // costs ~600 bytes (100,000 routes: ~60 MB), the fingerprint 8.
@@ -116,6 +135,7 @@ class ContentionTracker {
     kubeclient::SteadyTime at{};
     State state = State::kCandidate;
     uint64_t last = 0;  // IngressFingerprint of `last`
+    bool own = false;   // `last` is our own write (Clear)
   };
   struct Example {
     std::string route_key;

@@ -45,6 +45,24 @@ RouteIngress DesiredEntry(const AdmissionDecision& decision, const AdmissionOpti
   return entry;
 }
 
+bool DiffersOnlyInView(const RouteIngress& ours, const RouteIngress& theirs) {
+  if (kubeclient::IngressEqual(ours, theirs)) return false;
+  if (ours.router_name != theirs.router_name || ours.host != theirs.host ||
+      ours.router_canonical_hostname != theirs.router_canonical_hostname ||
+      ours.wildcard_policy != theirs.wildcard_policy || ours.conditions.size() != 1 ||
+      theirs.conditions.size() != 1) {
+    return false;
+  }
+  const RouteCondition& a = ours.conditions[0];
+  const RouteCondition& b = theirs.conditions[0];
+  auto claim_decided = [](const RouteCondition& c) {
+    return c.status == "True" || (c.status == "False" && c.reason == kReasonHostAlreadyClaimed);
+  };
+  return a.type == kAdmittedCondition && b.type == kAdmittedCondition && claim_decided(a) &&
+         claim_decided(b) &&
+         (a.reason == kReasonHostAlreadyClaimed || b.reason == kReasonHostAlreadyClaimed);
+}
+
 std::optional<int64_t> NewestConditionTime(const RouteIngress& entry) {
   std::optional<int64_t> newest;
   for (const auto& c : entry.conditions) {

@@ -22,6 +22,18 @@ kubeclient::RouteIngress DesiredEntry(const AdmissionDecision& decision,
                                       const kubeclient::RouteIngress* observed,
                                       kubeclient::SystemTime now);
 
+// True when another writer's entry `theirs` for a route differs from the
+// entry `ours` we compute for the same version of it only in what depends
+// on other objects of our cache: the Admitted condition, when one side (or
+// both) is rejected with HostAlreadyClaimed (host claims depend on the
+// other routes). A writer with our configuration can produce such an entry
+// from a cache a moment older than ours. Every other difference (host,
+// canonical hostname, wildcard policy, any other condition or reason)
+// depends only on the route itself, which that writer read at this very
+// version (its PUT was guarded by it), and on the router's configuration:
+// it cannot come from our configuration. False when they are equal. Pure.
+bool DiffersOnlyInView(const kubeclient::RouteIngress& ours, const kubeclient::RouteIngress& theirs);
+
 // The newest lastTransitionTime of any condition of `entry` (seconds since
 // the epoch), or nullopt when none parses.
 std::optional<int64_t> NewestConditionTime(const kubeclient::RouteIngress& entry);

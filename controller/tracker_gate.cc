@@ -1,5 +1,7 @@
 #include "controller/tracker_gate.h"
 
+#include "controller/desired_status.h"
+
 namespace routestatus::controller {
 
 void TrackerGate::EntryChanged(const kubeclient::Route& route,
@@ -7,10 +9,15 @@ void TrackerGate::EntryChanged(const kubeclient::Route& route,
                                const kubeclient::RouteIngress& new_entry,
                                const std::optional<kubeclient::RouteIngress>& desired) {
   const kubeclient::RouteIngress* want = desired ? &*desired : nullptr;
+  // Why no desired counts as a view difference: "outside our shard" may come
+  // from namespace labels our cache has not caught up with yet.
+  const auto difference = !desired || DiffersOnlyInView(*desired, new_entry)
+                              ? conflict::ContentionTracker::Difference::kView
+                              : conflict::ContentionTracker::Difference::kConfiguration;
   if (old_entry) {
-    tracker_.Changed(route.metadata.uid, route.Key(), *old_entry, new_entry, want);
+    tracker_.Changed(route.metadata.uid, route.Key(), *old_entry, new_entry, want, difference);
   } else {
-    tracker_.Appeared(route.metadata.uid, route.Key(), new_entry, want);
+    tracker_.Appeared(route.metadata.uid, route.Key(), new_entry, want, difference);
   }
 }
 

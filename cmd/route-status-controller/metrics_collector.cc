@@ -154,6 +154,11 @@ void CollectTracker(const conflict::ContentionTracker& tracker, Families& f) {
           "The contention count compared with --contention-limit.", s.contentions);
   f.Gauge("routestatus_contended_routes", "Routes whose entry is currently contended.",
           static_cast<double>(s.contended_routes));
+  f.Gauge("routestatus_contention_suspect_routes",
+          "Routes another writer of our router name changed to an entry that differs from ours "
+          "only in host claims (maybe a peer's slightly older view): not changed by us for the "
+          "interval, not counted as contention.",
+          static_cast<double>(s.suspect_routes));
   f.Gauge("routestatus_contention_cutoff_active",
           "1 while more than --contention-limit contentions stop all changes of existing "
           "entries.",

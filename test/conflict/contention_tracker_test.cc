@@ -164,6 +164,77 @@ TEST_F(TrackerTest, UnknownRouteWhoseCorrectEntryIsReplacedIsContended) {
   EXPECT_EQ(t.Snapshot().contentions, 1);
 }
 
+// Issue 13 item 2: a value that differs from ours only in what other
+// routes decide (host claims) may be a peer's slightly older view. It blocks
+// our changes of the route for the window (so a fight stays bounded as
+// before) but counts only as a second change away: when it replaces our own
+// write, or changes the entry again while suspect.
+TEST_F(TrackerTest, ViewDifferenceIsSuspectUntilItHappensAgain) {
+  using D = ContentionTracker::Difference;
+  ContentionTracker t(clock_, Options());
+  const RouteIngress admitted = Entry("a.example.com");
+  const RouteIngress claimed = Entry("a.example.com", "router.apps.example.com", "False",
+                                     "HostAlreadyClaimed");
+  // A follower: its leader wrote `admitted`, then a stale peer writes
+  // `claimed` (or creates it).
+  t.Changed("u", "ns/a", Entry("old.example.com"), admitted, &admitted);
+  t.Changed("u", "ns/a", admitted, claimed, &admitted, D::kView);
+  t.Appeared("v", "ns/b", claimed, &admitted, D::kView);
+  ContentionSnapshot s = t.Snapshot();
+  EXPECT_EQ(s.contentions, 0);
+  EXPECT_EQ(s.suspect_routes, 2u);
+  EXPECT_TRUE(t.IsChangeContended("u")) << "not overwritten meanwhile";
+  // The peer then writes what we compute: writable again, nothing counted.
+  t.Changed("u", "ns/a", claimed, admitted, &admitted, D::kView);
+  EXPECT_FALSE(t.IsChangeContended("u"));
+  // The same value again while suspect: a router that keeps deciding
+  // otherwise.
+  t.Changed("v", "ns/b", claimed, Entry("a.example.com", "router.apps.example.com", "False",
+                                        "HostAlreadyClaimed"), &admitted, D::kView);
+  EXPECT_EQ(t.Snapshot().contentions, 0) << "no change at all";
+  t.Changed("v", "ns/b", claimed, admitted, &admitted, D::kView);
+  t.Changed("v", "ns/b", admitted, claimed, &admitted, D::kView);
+  EXPECT_EQ(t.Snapshot().contentions, 0) << "suspect ended when it became ours";
+  t.Changed("v", "ns/b", claimed, Entry("a.example.com", "router.apps.example.com", "False",
+                                        "HostAlreadyClaimed"), &admitted, D::kView);
+  // A suspect route changed away again counts.
+  const RouteIngress other_claim = [&] {
+    RouteIngress e = claimed;
+    e.conditions[0].message = "held by another route";
+    return e;
+  }();
+  t.Changed("v", "ns/b", claimed, other_claim, &admitted, D::kView);
+  EXPECT_EQ(t.Snapshot().contentions, 1);
+  EXPECT_TRUE(t.IsChangeContended("v"));
+}
+
+TEST_F(TrackerTest, ViewDifferenceReplacingOurOwnWriteCounts) {
+  using D = ContentionTracker::Difference;
+  ContentionTracker t(clock_, Options());
+  const RouteIngress admitted = Entry("a.example.com");
+  const RouteIngress claimed = Entry("a.example.com", "router.apps.example.com", "False",
+                                     "HostAlreadyClaimed");
+  t.Clear("u", admitted);  // we wrote it
+  t.Changed("u", "ns/a", admitted, claimed, &admitted, D::kView);
+  EXPECT_EQ(t.Snapshot().contentions, 1);
+  EXPECT_TRUE(t.IsChangeContended("u"));
+}
+
+TEST_F(TrackerTest, ManyStaleViewsNeverCutOff) {
+  using D = ContentionTracker::Difference;
+  ContentionTracker t(clock_, Options());
+  for (int i = 0; i < 20; ++i) {
+    const RouteIngress admitted = Entry("r" + std::to_string(i) + ".example.com");
+    RouteIngress claimed = admitted;
+    claimed.conditions[0].status = "False";
+    claimed.conditions[0].reason = "HostAlreadyClaimed";
+    t.Appeared("u" + std::to_string(i), "ns/r" + std::to_string(i), claimed, &admitted, D::kView);
+  }
+  EXPECT_FALSE(t.Snapshot().cutoff_active);
+  EXPECT_FALSE(t.IsChangeContended("never-seen"));
+  EXPECT_EQ(t.Flush(), "") << "nothing to warn about";
+}
+
 TEST_F(TrackerTest, HostChangeByRouteOwnerIsNeverContention) {
   // A follower replica never wrote route u. The owner changes spec.host
   // twice; each time our leader writes the new host, which is exactly what

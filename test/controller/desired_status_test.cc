@@ -122,6 +122,43 @@ TEST(DesiredEntryTest, TransitionTime) {
             kubeclient::FormatRfc3339(99));
 }
 
+TEST(DiffersOnlyInViewTest, OnlyHostClaimDecisionsAreViewDifferences) {
+  const RouteIngress admitted = DesiredEntry(Admitted("a.example.com"), Opts(), nullptr, At(5));
+  auto rejected = [](const std::string& reason, const std::string& message) {
+    return DesiredEntry(
+        [&] {
+          AdmissionDecision d = Rejected("a.example.com", reason, message);
+          d.wildcard_policy = "None";
+          return d;
+        }(),
+        Opts(), nullptr, At(9));
+  };
+  RouteIngress other_host = admitted;
+  other_host.host = "b.example.com";
+  RouteIngress other_canonical = admitted;
+  other_canonical.router_canonical_hostname = "router-b.apps.example.com";
+  RouteIngress extra = admitted;
+  extra.conditions.push_back(RouteCondition{"Custom", "True", "", "", ""});
+  struct Case {
+    const char* name;
+    RouteIngress theirs;
+    bool want;
+  } cases[] = {
+      {"equal (another time)", DesiredEntry(Admitted("a.example.com"), Opts(), nullptr, At(77)),
+       false},
+      {"claimed vs admitted", rejected("HostAlreadyClaimed", "route x/y ..."), true},
+      {"another host", other_host, false},
+      {"another canonical hostname", other_canonical, false},
+      {"rejected for its own host", rejected("InvalidHost", "bad"), false},
+      {"another condition", extra, false},
+  };
+  for (const auto& c : cases) EXPECT_EQ(DiffersOnlyInView(admitted, c.theirs), c.want) << c.name;
+  EXPECT_TRUE(DiffersOnlyInView(rejected("HostAlreadyClaimed", "route x/y ..."),
+                                rejected("HostAlreadyClaimed", "route x/z ...")))
+      << "another holder named";
+  EXPECT_FALSE(DiffersOnlyInView(rejected("HostAlreadyClaimed", "m"), rejected("InvalidHost", "m")));
+}
+
 RouteIngress EntryAt(const std::string& router, const std::string& time) {
   RouteIngress e;
   e.router_name = router;

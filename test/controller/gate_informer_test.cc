@@ -113,5 +113,88 @@ TEST_F(GateInformerTest, RelistReportsEveryChangedEntry) {
   EXPECT_EQ(tracker_.Snapshot().contended_routes, 3u);
 }
 
+// A route whose entry the other routes' claims decide.
+json ClaimRoute(const std::string& ns, const std::string& name, const std::string& host,
+                const std::string& created, int64_t rv) {
+  json r = kubeclient::cache::testing::MakeRouteJson(ns, name, rv, host);
+  r["metadata"]["creationTimestamp"] = created;
+  return r;
+}
+
+void SetEntry(json& route, bool admitted, const std::string& holder = "") {
+  json condition = {{"type", "Admitted"},
+                    {"status", admitted ? "True" : "False"},
+                    {"lastTransitionTime", "2026-11-29T14:00:00Z"}};
+  if (!admitted) {
+    condition["reason"] = "HostAlreadyClaimed";
+    condition["message"] = "route " + holder + " already exposes the host";
+  }
+  route["status"]["ingress"] = {{{"routerName", "default"},
+                                 {"host", route["spec"]["host"]},
+                                 {"routerCanonicalHostname", "router.example.com"},
+                                 {"wildcardPolicy", "None"},
+                                 {"conditions", {condition}}}};
+}
+
+kubeclient::WatchEvent Event(kubeclient::WatchEventType type, json object) {
+  kubeclient::WatchEvent e;
+  e.type = type;
+  e.object = std::move(object);
+  return e;
+}
+
+// Issue 13 item 2. A leader with our configuration computed "rejected:
+// HostAlreadyClaimed by p<i>" before p<i> went away (its cache was a moment
+// older, or its PUT waited for QPS tokens), and wrote it after our cache
+// saw p<i> deleted. That is a stale but legitimate write, not a router
+// configured differently: it must not count toward the cut-off nor be
+// blamed on the configuration; and once the leader writes the entry we
+// compute, the route is not blocked.
+TEST_F(GateInformerTest, PeerWriteFromAStaleViewIsNotContention) {
+  const int n = 6;  // more than the limit (5): would stop every change
+  for (int i = 0; i < n; ++i) {
+    const std::string h = "h" + std::to_string(i) + ".example.com";
+    json r = ClaimRoute("b", "r" + std::to_string(i), h, "2026-11-29T14:00:00Z", 100 + i);
+    SetEntry(r, true);
+    source_.SetObject("b/r" + std::to_string(i), r);
+    // p<i>: older, in another namespace, on another host for now.
+    source_.SetObject("a/p" + std::to_string(i),
+                      ClaimRoute("a", "p" + std::to_string(i), "x" + h, "2026-11-28T00:00:00Z",
+                                 200 + i));
+  }
+  source_.SetListResourceVersion(300);
+  kubeclient::cache::testing::WatchScript w;
+  int64_t rv = 300;
+  for (int i = 0; i < n; ++i) {
+    const std::string h = "h" + std::to_string(i) + ".example.com";
+    const std::string p = "p" + std::to_string(i);
+    // p<i> moves onto r<i>'s host (r<i> should now be rejected) and is
+    // deleted again; then the stale leader's write of r<i> arrives...
+    w.events.push_back(Event(kubeclient::WatchEventType::kModified,
+                             ClaimRoute("a", p, h, "2026-11-28T00:00:00Z", ++rv)));
+    w.events.push_back(Event(kubeclient::WatchEventType::kDeleted,
+                             ClaimRoute("a", p, h, "2026-11-28T00:00:00Z", ++rv)));
+    json stale = ClaimRoute("b", "r" + std::to_string(i), h, "2026-11-29T14:00:00Z", ++rv);
+    SetEntry(stale, false, "a/" + p);
+    w.events.push_back(Event(kubeclient::WatchEventType::kModified, stale));
+  }
+  source_.AddWatch(w);
+  informer_.reflector().Step();  // list
+  informer_.reflector().Step();  // the watch above
+  conflict::ContentionSnapshot s = tracker_.Snapshot();
+  EXPECT_EQ(s.contentions_in_window, 0) << "a stale peer write is not a contention";
+  EXPECT_FALSE(s.cutoff_active);
+  EXPECT_TRUE(gate_.IsChangeContended("uid-b-r0")) << "but we do not overwrite it meanwhile";
+  // ...and the leader, having seen p0 go, writes the entry we compute.
+  kubeclient::cache::testing::WatchScript fix;
+  json fixed = ClaimRoute("b", "r0", "h0.example.com", "2026-11-29T14:00:00Z", ++rv);
+  SetEntry(fixed, true);
+  fix.events.push_back(Event(kubeclient::WatchEventType::kModified, fixed));
+  source_.AddWatch(fix);
+  informer_.reflector().Step();
+  EXPECT_FALSE(gate_.IsChangeContended("uid-b-r0"));
+  EXPECT_EQ(tracker_.Snapshot().contentions_in_window, 0);
+}
+
 }  // namespace
 }  // namespace routestatus::controller
