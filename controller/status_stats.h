@@ -28,6 +28,17 @@ class StatusStats {
   std::atomic<int64_t> skipped_done{0};          // work ran but the cache already had the entry
   // Work items handed to the lease.
   std::atomic<int64_t> queued{0};
+  // Reconciles that did not queue a write because the route backs off
+  // after a permanent error.
+  std::atomic<int64_t> skipped_backoff{0};
+  // Routes whose status PUT failed permanently (403, 422, ...) and that back
+  // off until a write succeeds.
+  std::atomic<int64_t> backoff_routes{0};
+
+  // A status PUT failed permanently with `reason` (StatusCodeName, e.g.
+  // "forbidden", "invalid").
+  void CountWriteError(const std::string& reason);
+  std::map<std::string, int64_t> WriteErrorsByReason() const;
 
   // Records the latest admission of `key`: `result` is "true", "false" or
   // "out_of_shard"; `reason` one of the kReason* constants. The status
@@ -42,6 +53,7 @@ class StatusStats {
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::string> admission_by_key_;  // GUARDED_BY(mu_)
   std::map<std::string, int64_t> admission_counts_;                 // GUARDED_BY(mu_)
+  std::map<std::string, int64_t> write_errors_;                     // GUARDED_BY(mu_)
 };
 
 }  // namespace routestatus::controller

@@ -1,5 +1,7 @@
 #include "controller/status_syncer.h"
 
+#include <algorithm>
+
 #include <glog/logging.h>
 
 #include "controller/desired_status.h"
@@ -24,6 +26,7 @@ const char* SyncResultName(SyncResult result) {
     case SyncResult::kNoChange: return "no_change";
     case SyncResult::kFollower: return "follower";
     case SyncResult::kContended: return "contended";
+    case SyncResult::kBackoff: return "backoff";
     case SyncResult::kOutOfShard: return "out_of_shard";
     case SyncResult::kGone: return "gone";
   }
@@ -38,6 +41,16 @@ bool SameEntry(const std::optional<RouteIngress>& observed,
   return kubeclient::IngressEqual(*observed, *desired);
 }
 
+// 403, 401, 422/400 and the like: retrying at once cannot help.
+bool IsPermanent(const kubeclient::Status& status) {
+  return !status.IsRetryable() && status.code() != StatusCode::kNotFound &&
+         status.code() != StatusCode::kCancelled;
+}
+
+uint64_t Fingerprint(const std::optional<RouteIngress>& entry) {
+  return entry ? kubeclient::IngressFingerprint(*entry) : 0;
+}
+
 std::string Describe(const std::optional<RouteIngress>& entry) {
   if (!entry) return "remove our entry";
   const auto& c = entry->conditions.front();
@@ -49,8 +62,10 @@ std::string Describe(const std::optional<RouteIngress>& entry) {
 StatusSyncer::StatusSyncer(AdmissionOptions admission, const ShardFilter& shard,
                            const kubeclient::cache::ObjectStore<Route>& routes,
                            kubeclient::KubeClient& client, lease::WriteLease& lease,
-                           ContentionGate& gate, const kubeclient::Clock& clock, StatusStats& stats)
+                           ContentionGate& gate, const kubeclient::Clock& clock, StatusStats& stats,
+                           WriteErrorBackoff error_backoff)
     : admission_(std::move(admission)),
+      error_backoff_(error_backoff),
       shard_(shard),
       routes_(routes),
       client_(client),
@@ -90,6 +105,7 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
   auto route = routes_.Get(key);
   if (!route) {
     TakeOwnWrite(key, "");
+    ClearFailure(key, false);
     lease_.Remove(key);
     stats_.ForgetAdmission(key);
     return SyncResult::kGone;
@@ -116,6 +132,7 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
   const bool own_write =
       watched_entry_change && TakeOwnWrite(key, route->metadata.resource_version);
   if (SameEntry(observed, desired)) {
+    ClearFailure(key, false);  // nothing to write any more
     if (watched_entry_change && IsNewestEntry(*route, admission_.router_name)) {
       // Why: DESIGN.md section 2: a follower seeing its entry already correct
       // and written last by its router name drops its work and extends.
@@ -132,6 +149,13 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
     ++stats_.skipped_contended;
     VLOG(4) << "route " << key << ": change contended, not writing";
     return SyncResult::kContended;
+  }
+  if (InBackoff(key, desired)) {
+    // Why: the lease already holds this key's retry, due after its backoff;
+    // queueing it again would run it at once.
+    ++stats_.skipped_backoff;
+    VLOG(4) << "route " << key << ": write backs off after a permanent error";
+    return SyncResult::kBackoff;
   }
   VLOG(4) << "route " << key << ": queueing write: " << Describe(desired);
   ++stats_.queued;
@@ -168,6 +192,7 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
   auto result = client_.UpdateStatus(kubeclient::RoutesResource(), *body);
   if (result.ok()) {
     ++stats_.writes_success;
+    ClearFailure(key, true);
     NoteOwnWrite(key, kubeclient::ResourceVersionOf(*result));
     gate_.Clear(uid, desired);
     VLOG(2) << "route " << key << ": wrote status: " << Describe(desired);
@@ -181,14 +206,76 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
       return {WorkResult::kRelease, true};
     case StatusCode::kNotFound:
       ++stats_.writes_not_found;
+      ClearFailure(key, false);
       VLOG(2) << "route " << key << ": deleted before our status write";
       return {WorkResult::kNone, false};
     default:
-      ++stats_.writes_error;
-      LOG(WARNING) << "route " << key << ": status write failed, will retry: "
-                   << status.ToString();
-      return {WorkResult::kRelease, true};
+      break;
   }
+  ++stats_.writes_error;
+  if (IsPermanent(status)) {
+    stats_.CountWriteError(kubeclient::StatusCodeName(status.code()));
+    // Why kNone: one route the server rejects must not make the leader
+    // step down on every retry (no stable leader would form).
+    return {WorkResult::kNone, true, NoteFailure(key, desired, status)};
+  }
+  LOG(WARNING) << "route " << key << ": status write failed, will retry: " << status.ToString();
+  return {WorkResult::kRelease, true};
+}
+
+kubeclient::Duration StatusSyncer::NoteFailure(const std::string& key,
+                                               const std::optional<RouteIngress>& entry,
+                                               const kubeclient::Status& status) {
+  std::string log;
+  kubeclient::Duration delay;
+  {
+    std::lock_guard<std::mutex> lock(failures_mu_);
+    auto [it, inserted] = failures_.try_emplace(key);
+    Failure& f = it->second;
+    const std::string message = status.ToString();
+    if (inserted || f.message != message) log = message;
+    f.message = message;
+    f.entry = Fingerprint(entry);
+    ++f.attempts;
+    delay = error_backoff_.base;
+    for (int i = 1; i < f.attempts && delay < error_backoff_.max; ++i) delay *= 2;
+    delay = std::min(delay, error_backoff_.max);
+    stats_.backoff_routes = static_cast<int64_t>(failures_.size());
+  }
+  if (!log.empty()) {
+    LOG(WARNING) << "route " << key << ": the API server rejects our status write (" << log
+                 << "); retrying this route only, after "
+                 << std::chrono::duration_cast<std::chrono::milliseconds>(delay).count()
+                 << " ms, doubling up to "
+                 << std::chrono::duration_cast<std::chrono::seconds>(error_backoff_.max).count()
+                 << " s; other routes are not affected";
+  } else {
+    VLOG(2) << "route " << key << ": status write rejected again; next attempt in "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(delay).count() << " ms";
+  }
+  return delay;
+}
+
+void StatusSyncer::ClearFailure(const std::string& key, bool recovered) {
+  int attempts = 0;
+  {
+    std::lock_guard<std::mutex> lock(failures_mu_);
+    auto it = failures_.find(key);
+    if (it == failures_.end()) return;
+    attempts = it->second.attempts;
+    failures_.erase(it);
+    stats_.backoff_routes = static_cast<int64_t>(failures_.size());
+  }
+  if (recovered) {
+    LOG(INFO) << "route " << key << ": status write accepted again after " << attempts
+              << " rejected attempt(s)";
+  }
+}
+
+bool StatusSyncer::InBackoff(const std::string& key, const std::optional<RouteIngress>& entry) {
+  std::lock_guard<std::mutex> lock(failures_mu_);
+  auto it = failures_.find(key);
+  return it != failures_.end() && it->second.entry == Fingerprint(entry);
 }
 
 void StatusSyncer::NoteOwnWrite(const std::string& key, std::string resource_version) {

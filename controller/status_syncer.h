@@ -29,10 +29,17 @@ enum class SyncResult {
   kNoChange,    // our entry is already desired
   kFollower,    // already desired, just written by our router name: lease.Extend(key)
   kContended,   // a change is needed but the tracker blocks it
+  kBackoff,     // this entry's write failed permanently; the lease retries it later
   kOutOfShard,  // not ours and we have no entry: nothing to do
   kGone,        // not in the cache: lease.Remove(key)
 };
 const char* SyncResultName(SyncResult result);
+
+// Per-key backoff after a permanent status write error. Value type.
+struct WriteErrorBackoff {
+  kubeclient::Duration base = std::chrono::seconds(3);
+  kubeclient::Duration max = std::chrono::minutes(5);
+};
 
 // The one status code path (DESIGN.md section 5): admit, reject and removal
 // of our entry all go through Sync(). Sync computes the desired entry from
@@ -42,6 +49,15 @@ const char* SyncResultName(SyncResult result);
 // recomputes, re-checks the tracker and PUTs .../status guarded by the
 // cached resourceVersion, keeping every other field and entry.
 //
+// A status PUT that fails permanently (403 forbidden, 422/400 invalid, 401,
+// ...) is that route's problem, not a lost election: the work keeps the
+// lease (kNone) and asks to be retried after the key's own backoff (base,
+// doubling, capped), the failure is logged once per key with the server's
+// message and counted by reason; a success, the route's deletion or an
+// entry that no longer needs the write ends the backoff. Conflicts and
+// transient errors (5xx, 429, timeouts) release the lease and retry after
+// the lease's retry interval, as before.
+//
 // Thread-safe. Every reference must outlive the syncer, and the lease must
 // not run this syncer's work after the syncer is destroyed.
 class StatusSyncer {
@@ -49,7 +65,8 @@ class StatusSyncer {
   StatusSyncer(AdmissionOptions admission, const ShardFilter& shard,
                const kubeclient::cache::ObjectStore<kubeclient::Route>& routes,
                kubeclient::KubeClient& client, lease::WriteLease& lease, ContentionGate& gate,
-               const kubeclient::Clock& clock, StatusStats& stats);
+               const kubeclient::Clock& clock, StatusStats& stats,
+               WriteErrorBackoff error_backoff = WriteErrorBackoff());
 
   // Reconciles `key` from the cache. Never blocks on I/O.
   // `watched_entry_change`: since the last reconcile of `key`, a watch
@@ -87,7 +104,25 @@ class StatusSyncer {
   // flight (bounded by the keys written in the last moments).
   bool TakeOwnWrite(const std::string& key, const std::string& resource_version);
 
+  // A permanent failure of `key`'s write of `entry` (nullopt: removal):
+  // logs it (once per key, and when the server's message changes), counts
+  // it and returns the delay before the next attempt.
+  kubeclient::Duration NoteFailure(const std::string& key,
+                                   const std::optional<kubeclient::RouteIngress>& entry,
+                                   const kubeclient::Status& status);
+  // Ends `key`'s backoff; `recovered`: after a successful write (logged).
+  void ClearFailure(const std::string& key, bool recovered);
+  // True while the write of `entry` for `key` backs off after failing.
+  bool InBackoff(const std::string& key, const std::optional<kubeclient::RouteIngress>& entry);
+
+  struct Failure {
+    int attempts = 0;
+    uint64_t entry = 0;  // IngressFingerprint of the entry that failed (0: removal)
+    std::string message;
+  };
+
   AdmissionOptions admission_;
+  const WriteErrorBackoff error_backoff_;
   const ShardFilter& shard_;
   const kubeclient::cache::ObjectStore<kubeclient::Route>& routes_;
   kubeclient::KubeClient& client_;
@@ -97,6 +132,8 @@ class StatusSyncer {
   StatusStats& stats_;
   std::mutex own_writes_mu_;
   std::unordered_map<std::string, std::string> own_writes_;  // GUARDED_BY(own_writes_mu_)
+  std::mutex failures_mu_;
+  std::unordered_map<std::string, Failure> failures_;  // GUARDED_BY(failures_mu_)
 };
 
 }  // namespace routestatus::controller

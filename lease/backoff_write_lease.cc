@@ -348,7 +348,9 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
   } else if (outcome.retry && !slot.cancel_retry && !shutdown_) {
     ++stats_.retries;
     slot.work = std::move(work);
-    ScheduleLocked(key, slot, now + options_.retry, false);
+    const Duration delay =
+        outcome.retry_after > Duration::zero() ? outcome.retry_after : options_.retry;
+    ScheduleLocked(key, slot, now + delay, false);
   } else {
     slots_.erase(key);
   }

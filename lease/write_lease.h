@@ -3,6 +3,8 @@
 #include <functional>
 #include <string>
 
+#include "kubeclient/clock.h"
+
 namespace routestatus::lease {
 
 // What running one piece of work did to the lease (DESIGN.md section 3).
@@ -16,6 +18,9 @@ enum class WorkResult {
 struct WorkOutcome {
   WorkResult result = WorkResult::kNone;
   bool retry = false;  // run this key's (latest) work again after the retry interval
+  // With `retry`: run it again after this long instead (e.g. a per-key
+  // backoff after a permanent error); zero = the lease's retry interval.
+  kubeclient::Duration retry_after = kubeclient::Duration::zero();
 };
 
 using Work = std::function<WorkOutcome()>;

@@ -74,7 +74,19 @@ void CollectStatus(const controller::StatusStats& s, const ObserveOnlyLease* obs
   f.Add(s.skipped_out_of_shard.load(), {{"reason", "out_of_shard"}});
   f.Add(s.skipped_gone.load(), {{"reason", "gone"}});
   f.Add(s.skipped_done.load(), {{"reason", "already_done"}});
+  f.Add(s.skipped_backoff.load(), {{"reason", "backoff"}});
   f.Add(observe_only ? observe_only->suppressed() : 0, {{"reason", "observe_only"}});
+
+  f.Begin("routestatus_status_write_errors_total",
+          "Status PUTs the API server rejected permanently (403, 422, ...), by reason; the route "
+          "backs off, the lease is kept.",
+          MetricType::Counter);
+  for (const auto& [reason, count] : s.WriteErrorsByReason()) {
+    f.Add(static_cast<double>(count), {{"reason", reason}});
+  }
+  f.Gauge("routestatus_status_write_backoff_routes",
+          "Routes whose status write was rejected permanently and backs off until it succeeds.",
+          static_cast<double>(s.backoff_routes.load()));
 
   f.Counter("routestatus_status_work_queued_total",
             "Status changes handed to the write lease (one work item per route).",

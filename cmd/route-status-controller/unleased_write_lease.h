@@ -43,7 +43,7 @@ class UnleasedWriteLease final : public lease::WriteLease {
       lease::WorkOutcome outcome = work();
       ++outcomes_[static_cast<int>(outcome.result)];
       // Why: kNone keeps the inner lease in Election, where work runs at once.
-      return lease::WorkOutcome{lease::WorkResult::kNone, outcome.retry};
+      return lease::WorkOutcome{lease::WorkResult::kNone, outcome.retry, outcome.retry_after};
     });
   }
   // The entry is already correct: queued work for `key` is dropped.

@@ -105,6 +105,7 @@ class PassThroughLease final : public lease::WriteLease {
 
   std::map<std::string, lease::Work> pending;
   std::vector<lease::WorkResult> results;
+  std::vector<kubeclient::Duration> retry_delays;  // WorkOutcome::retry_after of each retry
   std::vector<std::string> extended;
   std::vector<std::string> removed;
   int tries = 0;

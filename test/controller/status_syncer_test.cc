@@ -1,8 +1,10 @@
 #include "controller/status_syncer.h"
 
 #include <functional>
+#include <map>
 #include <thread>
 
+#include <glog/logging.h>
 #include <gtest/gtest.h>
 
 #include "kubeclient/label_selector.h"
@@ -216,6 +218,74 @@ TEST(StatusSyncerTest, ServerErrorReleasesAndRetries) {
                                                       WorkResult::kExtend}));
   EXPECT_EQ(h.stats.writes_error.load(), 2);
   EXPECT_EQ(h.api.successful_puts, 1);
+  EXPECT_TRUE(h.lease.pending.empty());
+}
+
+// Collects the WARNING lines logged while it lives.
+class WarningLines : public google::LogSink {
+ public:
+  WarningLines() { google::AddLogSink(this); }
+  ~WarningLines() override { google::RemoveLogSink(this); }
+  using google::LogSink::send;
+  void send(google::LogSeverity severity, const char*, const char*, int,
+            const google::LogMessageTime&, const char* message, size_t len) override {
+    if (severity == google::GLOG_WARNING) lines_.emplace_back(message, len);
+  }
+  const std::vector<std::string>& Lines() const { return lines_; }
+  size_t Matching(const std::string& text) const {
+    size_t n = 0;
+    for (const auto& l : lines_) n += l.find(text) != std::string::npos ? 1 : 0;
+    return n;
+  }
+
+ private:
+  std::vector<std::string> lines_;
+};
+
+// Issue 13 item 4: a permanent error (403, 422, 400, ...) on one route is
+// that route's problem, not a lost election: the lease is kept (no
+// Release), so the leader stays and other routes' writes go on.
+TEST(StatusSyncerTest, PermanentErrorKeepsTheLease) {
+  Harness h;
+  h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
+  h.Create(Harness::RouteJson("ns", "api", "api.example.com"));
+  h.api.next_status_errors.push_back(
+      Status(StatusCode::kInvalid, "Route.route.openshift.io \"web\" is invalid: status"));
+  h.syncer.Sync("ns/web");
+  h.syncer.Sync("ns/api");
+  EXPECT_EQ(h.lease.results, (std::vector<WorkResult>{WorkResult::kNone, WorkResult::kExtend}));
+  EXPECT_EQ(h.lease.State(), lease::LeaseState::kLeader);
+  EXPECT_EQ(h.lease.pending.count("ns/web"), 1u) << "retried later";
+}
+
+// ...retried after the key's own backoff (3 s doubling, capped at 5 min),
+// counted by reason, logged once per key with the server's message, and
+// not re-queued by reconciles meanwhile; a success ends it.
+TEST(StatusSyncerTest, PermanentErrorBacksOffPerKeyAndLogsOnce) {
+  Harness h;
+  WarningLines warnings;
+  h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
+  for (int i = 0; i < 9; ++i) {
+    h.api.next_status_errors.push_back(
+        Status(StatusCode::kForbidden, "routes.route.openshift.io \"web\" is forbidden: no"));
+  }
+  h.syncer.Sync("ns/web");
+  EXPECT_EQ(h.syncer.Sync("ns/web"), SyncResult::kBackoff) << "the lease holds the retry";
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(h.lease.RunRetries(), 1);
+  using std::chrono::seconds;
+  EXPECT_EQ(h.lease.retry_delays,
+            (std::vector<kubeclient::Duration>{seconds(3), seconds(6), seconds(12), seconds(24),
+                                               seconds(48), seconds(96), seconds(192),
+                                               seconds(300), seconds(300)}));
+  EXPECT_EQ(h.stats.WriteErrorsByReason(), (std::map<std::string, int64_t>{{"forbidden", 9}}));
+  EXPECT_EQ(h.stats.backoff_routes.load(), 1);
+  EXPECT_EQ(warnings.Matching("ns/web"), 1u) << "logged once per key";
+  EXPECT_NE(warnings.Lines().front().find("is forbidden: no"), std::string::npos)
+      << "with the server's message";
+  // The server accepts it again: the backoff ends.
+  EXPECT_EQ(h.lease.RunRetries(), 1);
+  EXPECT_EQ(h.api.successful_puts, 1);
+  EXPECT_EQ(h.stats.backoff_routes.load(), 0);
   EXPECT_TRUE(h.lease.pending.empty());
 }
 
