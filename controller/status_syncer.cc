@@ -104,7 +104,10 @@ std::optional<RouteIngress> StatusSyncer::DesiredGiven(const Route& route,
 SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change) {
   auto route = routes_.Get(key);
   if (!route) {
-    TakeOwnWrite(key, "");
+    {
+      std::lock_guard<std::mutex> lock(own_writes_mu_);
+      own_writes_.erase(key);
+    }
     ClearFailure(key, false);
     lease_.Remove(key);
     stats_.ForgetAdmission(key);
@@ -135,11 +138,10 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
     ClearFailure(key, false);  // nothing to write any more
     if (watched_entry_change && IsNewestEntry(*route, admission_.router_name)) {
       // Why: DESIGN.md section 2: a follower seeing its entry already correct
-      // and written last by its router name drops its work and extends.
-      // (The lease tells our own write's echo from a peer's by itself; the
-      // counters tell them apart for the operator.)
+      // and written last by its router name drops its work and extends; a
+      // leader that sees another replica's write follows.
       ++(own_write ? stats_.skipped_own_write : stats_.skipped_follower);
-      lease_.Extend(key);
+      lease_.Extend(key, own_write ? lease::EntryWriter::kUs : lease::EntryWriter::kPeer);
       return SyncResult::kFollower;
     }
     ++stats_.skipped_no_change;
@@ -189,11 +191,12 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
     LOG(ERROR) << "route " << key << ": cannot build status: " << body.status().ToString();
     return {WorkResult::kNone, false};
   }
+  if (desired) BeginOwnWrite(key);
   auto result = client_.UpdateStatus(kubeclient::RoutesResource(), *body);
+  if (desired) EndOwnWrite(key, result.ok() ? kubeclient::ResourceVersionOf(*result) : "");
   if (result.ok()) {
     ++stats_.writes_success;
     ClearFailure(key, true);
-    NoteOwnWrite(key, kubeclient::ResourceVersionOf(*result));
     gate_.Clear(uid, desired);
     VLOG(2) << "route " << key << ": wrote status: " << Describe(desired);
     return {WorkResult::kExtend, false};
@@ -278,19 +281,43 @@ bool StatusSyncer::InBackoff(const std::string& key, const std::optional<RouteIn
   return it != failures_.end() && it->second.entry == Fingerprint(entry);
 }
 
-void StatusSyncer::NoteOwnWrite(const std::string& key, std::string resource_version) {
-  if (resource_version.empty()) return;
+void StatusSyncer::BeginOwnWrite(const std::string& key) {
   std::lock_guard<std::mutex> lock(own_writes_mu_);
-  own_writes_[key] = std::move(resource_version);
+  own_writes_[key] = OwnWrite{true, "", ""};
+}
+
+void StatusSyncer::EndOwnWrite(const std::string& key, const std::string& resource_version) {
+  std::lock_guard<std::mutex> lock(own_writes_mu_);
+  auto it = own_writes_.find(key);
+  if (it == own_writes_.end()) return;  // the route went meanwhile
+  OwnWrite& w = it->second;
+  // Why erase when the echo was already taken as ours: nothing else would
+  // ever consume the record.
+  if (resource_version.empty() || (!w.echo_seen.empty() && w.echo_seen == resource_version)) {
+    own_writes_.erase(it);
+    return;
+  }
+  w.in_flight = false;
+  w.resource_version = resource_version;
+  w.echo_seen.clear();
 }
 
 bool StatusSyncer::TakeOwnWrite(const std::string& key, const std::string& resource_version) {
   std::lock_guard<std::mutex> lock(own_writes_mu_);
   auto it = own_writes_.find(key);
   if (it == own_writes_.end()) return false;
-  const bool ours = it->second == resource_version;
+  if (it->second.in_flight) {
+    it->second.echo_seen = resource_version;
+    return true;
+  }
+  const bool ours = it->second.resource_version == resource_version;
   own_writes_.erase(it);
   return ours;
+}
+
+size_t StatusSyncer::own_write_records() const {
+  std::lock_guard<std::mutex> lock(own_writes_mu_);
+  return own_writes_.size();
 }
 
 }  // namespace routestatus::controller

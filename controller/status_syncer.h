@@ -88,21 +88,35 @@ class StatusSyncer {
   lease::WorkOutcome RunWork(const std::string& key, const std::string& uid);
 
   const AdmissionOptions& admission_options() const { return admission_; }
+  // Writes of ours whose echo has not been seen yet (tests: the record must
+  // not grow with every route touched).
+  size_t own_write_records() const;
 
  private:
   // Desired() with our entry of `route` already decoded (`observed`).
   std::optional<kubeclient::RouteIngress> DesiredGiven(
       const kubeclient::Route& route, const std::optional<kubeclient::RouteIngress>& observed,
       AdmissionDecision* decision) const;
-  // Records that our write of `key` came back from the server as
-  // `resource_version`; until the watch delivers it, TakeOwnWrite tells it
-  // from a peer's write.
-  void NoteOwnWrite(const std::string& key, std::string resource_version);
-  // True when `resource_version` of `key` is our own recorded write. Forgets
-  // the record in any case: the first entry change seen after our write is
-  // either its echo or something newer. So the map only holds writes in
-  // flight (bounded by the keys written in the last moments).
+  // The record of our own writes is the one place that knows "this write
+  // was ours" (the lease is told, Extend(key, kUs | kPeer)). Only writes
+  // that leave an entry of ours are recorded (a removal has no echo to tell
+  // apart). BeginOwnWrite before the PUT; EndOwnWrite with its answer's
+  // version ("" when it failed).
+  void BeginOwnWrite(const std::string& key);
+  void EndOwnWrite(const std::string& key, const std::string& resource_version);
+  // True when the entry change of `key` at `resource_version` is our own
+  // write. While our PUT is in flight a change is taken as ours: it is its
+  // echo (the watch can beat the answer), or a write that landed first, and
+  // then our PUT fails with 409 and we follow anyway. Otherwise the record
+  // is forgotten: the first entry change after our write is either its echo
+  // or something newer. So records live from a write until its echo.
   bool TakeOwnWrite(const std::string& key, const std::string& resource_version);
+
+  struct OwnWrite {
+    bool in_flight = false;        // the PUT is sent; its answer is not back
+    std::string resource_version;  // the answer's version
+    std::string echo_seen;         // a change taken as ours while in flight
+  };
 
   // A permanent failure of `key`'s write of `entry` (nullopt: removal):
   // logs it (once per key, and when the server's message changes), counts
@@ -130,8 +144,8 @@ class StatusSyncer {
   ContentionGate& gate_;
   const kubeclient::Clock& clock_;
   StatusStats& stats_;
-  std::mutex own_writes_mu_;
-  std::unordered_map<std::string, std::string> own_writes_;  // GUARDED_BY(own_writes_mu_)
+  mutable std::mutex own_writes_mu_;
+  std::unordered_map<std::string, OwnWrite> own_writes_;  // GUARDED_BY(own_writes_mu_)
   std::mutex failures_mu_;
   std::unordered_map<std::string, Failure> failures_;  // GUARDED_BY(failures_mu_)
 };

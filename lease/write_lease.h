@@ -26,6 +26,12 @@ struct WorkOutcome {
 using Work = std::function<WorkOutcome()>;
 
 enum class LeaseState { kElection, kLeader, kFollower };
+
+// Who wrote the entry an Extend(key) reports.
+enum class EntryWriter {
+  kUs,    // this replica: the watch brought back our own write
+  kPeer,  // another replica of our router name
+};
 const char* LeaseStateName(LeaseState state);
 
 // A work-renewed write lease: writing status *is* leadership. One per
@@ -38,8 +44,12 @@ class WriteLease {
   // Follower: due at max(expires - now, 2 * base backoff).
   virtual void Try(const std::string& key, Work work) = 0;
   // Our router name's entry for `key` is already correct and newest: drop
-  // queued work for `key`; a Follower backs off further.
-  virtual void Extend(const std::string& key) = 0;
+  // queued work for `key`; a Follower backs off further. `writer` says who
+  // wrote that entry, as the caller knows it (the status syncer records its
+  // own writes): kPeer means another replica of our router name is writing,
+  // which a Leader (leader_follows_foreign_extend) or an Election
+  // (election_follows_extend) turns into following.
+  virtual void Extend(const std::string& key, EntryWriter writer) = 0;
   // Forget `key` (the object was deleted).
   virtual void Remove(const std::string& key) = 0;
   virtual LeaseState State() const = 0;

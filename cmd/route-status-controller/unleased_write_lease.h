@@ -47,7 +47,9 @@ class UnleasedWriteLease final : public lease::WriteLease {
     });
   }
   // The entry is already correct: queued work for `key` is dropped.
-  void Extend(const std::string& key) override { queue_.Extend(key); }
+  void Extend(const std::string& key, lease::EntryWriter writer) override {
+    queue_.Extend(key, writer);
+  }
   void Remove(const std::string& key) override { queue_.Remove(key); }
   // Always kElection (never leads, never follows); the metrics report it as
   // the distinct state "disabled".

@@ -161,7 +161,7 @@ TEST_F(UnleasedWriteLeaseTest, ConflictRetriesAfterTheRetryIntervalUnlessAlready
   clock_.Advance(std::chrono::milliseconds(2999));
   EXPECT_EQ(queue_.RunDue(), 0);
   // The watch shows "a" already correct: its retry is dropped; "b" retries.
-  unleased_.Extend("a");
+  unleased_.Extend("a", lease::EntryWriter::kPeer);
   clock_.Advance(std::chrono::milliseconds(1));
   EXPECT_EQ(queue_.RunDue(), 1);
   EXPECT_EQ(runs_, 3);

@@ -46,8 +46,9 @@ void PassThroughLease::Run(const std::string& key, lease::Work work) {
   }
 }
 
-void PassThroughLease::Extend(const std::string& key) {
+void PassThroughLease::Extend(const std::string& key, lease::EntryWriter writer) {
   extended.push_back(key);
+  writers.push_back(writer);
   pending.erase(key);
 }
 

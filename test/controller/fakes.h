@@ -94,7 +94,7 @@ class FakeWorkQueue final : public kubeclient::cache::WorkQueueInterface {
 class PassThroughLease final : public lease::WriteLease {
  public:
   void Try(const std::string& key, lease::Work work) override;
-  void Extend(const std::string& key) override;
+  void Extend(const std::string& key, lease::EntryWriter writer) override;
   void Remove(const std::string& key) override;
   lease::LeaseState State() const override { return state_; }
 
@@ -107,6 +107,7 @@ class PassThroughLease final : public lease::WriteLease {
   std::vector<lease::WorkResult> results;
   std::vector<kubeclient::Duration> retry_delays;  // WorkOutcome::retry_after of each retry
   std::vector<std::string> extended;
+  std::vector<lease::EntryWriter> writers;  // of each Extend
   std::vector<std::string> removed;
   int tries = 0;
 

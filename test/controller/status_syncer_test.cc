@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "kubeclient/label_selector.h"
+#include "lease/backoff_write_lease.h"
 #include "test/controller/harness.h"
 
 namespace routestatus::controller::testing {
@@ -519,6 +520,123 @@ class InterleavingStore final : public kubeclient::cache::ObjectStore<kubeclient
   std::string key_;
   mutable std::function<void()> hook_;
 };
+
+// Forwards to `api`, running `after_put` (once) when a status PUT has been
+// applied and before its answer returns: the watch may deliver our own
+// write, and a worker reconcile it, while the write's work still runs.
+class EchoDuringPutClient final : public kubeclient::KubeClient {
+ public:
+  explicit EchoDuringPutClient(FakeKubeClient& api) : api_(api) {}
+  std::function<void()> after_put;
+
+  kubeclient::StatusOr<json> Get(const kubeclient::ResourceRef& r, const std::string& ns,
+                                 const std::string& n) override { return api_.Get(r, ns, n); }
+  kubeclient::StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef& r,
+                                                  const std::string& ns,
+                                                  const kubeclient::ListOptions& o) override {
+    return api_.List(r, ns, o);
+  }
+  kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
+      const kubeclient::ResourceRef& r, const std::string& ns,
+      const kubeclient::WatchOptions& o) override { return api_.Watch(r, ns, o); }
+  kubeclient::StatusOr<json> Create(const kubeclient::ResourceRef& r, const std::string& ns,
+                                    const json& o) override { return api_.Create(r, ns, o); }
+  kubeclient::StatusOr<json> Update(const kubeclient::ResourceRef& r, const json& o) override {
+    return api_.Update(r, o);
+  }
+  kubeclient::StatusOr<json> UpdateStatus(const kubeclient::ResourceRef& r,
+                                          const json& o) override {
+    auto result = api_.UpdateStatus(r, o);
+    if (after_put) {
+      auto hook = std::move(after_put);
+      after_put = nullptr;
+      hook();
+    }
+    return result;
+  }
+  Status Delete(const kubeclient::ResourceRef& r, const std::string& ns,
+                const std::string& n) override { return api_.Delete(r, ns, n); }
+
+ private:
+  FakeKubeClient& api_;
+};
+
+// Issue 13 item 6: whether a write was ours is the syncer's record alone.
+// The echo of our write is reconciled while the write's work still runs
+// (the watch is faster than the PUT's answer); the next write of that route
+// by another replica of our router name must still make the leader follow
+// (before: the lease's own count of unechoed writes kept an entry nothing
+// consumed, and took the peer's write for our echo).
+TEST(StatusSyncerTest, PeerWriteAfterAnEchoSeenDuringOurPutMakesTheLeaderFollow) {
+  Harness h;
+  routestatus::testing::FakeClock& clock = h.clock;
+  lease::WriteLeaseOptions lo;
+  lo.seed = 1;
+  lo.election_follows_extend = true;
+  lo.leader_follows_foreign_extend = true;
+  lease::BackoffWriteLease lease(clock, lo);
+  EchoDuringPutClient client(h.api);
+  StatusStats stats;
+  StatusSyncer syncer(Harness::DefaultOptions(), h.shard, h.routes, client, lease, h.gate, clock,
+                      stats);
+  h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
+  client.after_put = [&] {
+    h.Deliver("ns", "web");  // our write's echo
+    EXPECT_EQ(syncer.Sync("ns/web", /*watched_entry_change=*/true), SyncResult::kFollower);
+  };
+  ASSERT_EQ(syncer.Sync("ns/web"), SyncResult::kQueued);
+  ASSERT_EQ(lease.RunDue(), 1);
+  ASSERT_EQ(lease.State(), lease::LeaseState::kLeader);
+  EXPECT_EQ(stats.skipped_own_write.load(), 1) << "the echo was ours";
+  // The owner moves the route to another host; a peer replica writes the
+  // new entry before we do.
+  clock.Advance(std::chrono::seconds(5));
+  json moved = h.api.Object("ns", "web");
+  moved["spec"]["host"] = "moved.example.com";
+  h.api.Put(moved);
+  h.Deliver("ns", "web");
+  auto peer_entry = syncer.Desired(*h.routes.Get("ns/web"), nullptr);
+  ASSERT_TRUE(peer_entry.has_value());
+  json written = kubeclient::WithIngressEntry(*h.routes.Get("ns/web"), "default", peer_entry).value();
+  h.api.Put(written);
+  h.Deliver("ns", "web");
+  EXPECT_EQ(syncer.Sync("ns/web", /*watched_entry_change=*/true), SyncResult::kFollower);
+  EXPECT_EQ(stats.skipped_follower.load(), 1) << "the peer's write";
+  EXPECT_EQ(lease.State(), lease::LeaseState::kFollower)
+      << "two leaders would race on every change";
+}
+
+// Issue 13 item 7: the record of our writes lives from a write until its
+// echo. A removal's echo has no entry of ours to tell apart, so removals are
+// not recorded (before: each route we removed our entry from kept a record
+// forever).
+TEST(StatusSyncerTest, OwnWriteRecordsDoNotGrowWithRemovals) {
+  ShardOptions shard;
+  shard.route_selector = kubeclient::LabelSelector::Parse("shard=in").value();
+  Harness h(shard);
+  for (int i = 0; i < 3; ++i) {
+    json r = Harness::RouteJson("ns", "r" + std::to_string(i), "r" + std::to_string(i) + ".example.com");
+    r["metadata"]["labels"] = {{"shard", "in"}};
+    h.Create(r);
+  }
+  h.Drain();
+  EXPECT_EQ(h.syncer.own_write_records(), 3u) << "three writes, echoes not seen yet";
+  for (int i = 0; i < 3; ++i) h.Deliver("ns", "r" + std::to_string(i));  // their echoes
+  h.Drain();
+  EXPECT_EQ(h.syncer.own_write_records(), 0u);
+  for (int i = 0; i < 3; ++i) {  // every route leaves the shard: our entry is removed
+    json r = h.api.Object("ns", "r" + std::to_string(i));
+    r["metadata"]["labels"]["shard"] = "out";
+    h.api.Put(r);
+    h.Deliver("ns", "r" + std::to_string(i));
+  }
+  h.Drain();
+  EXPECT_EQ(h.api.successful_puts, 6);
+  for (int i = 0; i < 3; ++i) h.Deliver("ns", "r" + std::to_string(i));  // the removals' echoes
+  h.Drain();
+  EXPECT_FALSE(h.ServerEntry("ns", "r0").has_value());
+  EXPECT_EQ(h.syncer.own_write_records(), 0u);
+}
 
 // Issue 13 item 9: the admission gauge is the reconcile's record of each
 // cached route. A status write that read the route just before it was

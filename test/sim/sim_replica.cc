@@ -16,8 +16,8 @@ class Replica::KickingLease final : public lease::WriteLease {
     lease_.Try(key, std::move(work));
     group_.Kick();
   }
-  void Extend(const std::string& key) override {
-    lease_.Extend(key);
+  void Extend(const std::string& key, lease::EntryWriter writer) override {
+    lease_.Extend(key, writer);
     group_.Kick();
   }
   void Remove(const std::string& key) override {
