@@ -21,6 +21,10 @@ struct ContentionTrackerOptions {
   // More than `limit` contentions in a window stop all changes of existing
   // entries until a flush brings the count back down.
   int limit = 5;
+  // How long a Suspect route (see ContentionTracker) is not changed by us:
+  // long enough for replicas' caches to catch up with each other, after
+  // which the route is reconciled again (RecheckAfter).
+  kubeclient::Duration suspect_block = std::chrono::seconds(15);
   // Flush lazily from any call once 2 x interval passed since the last
   // flush, so no timer is needed. The caller may also call Flush() itself.
   bool auto_flush = true;
@@ -42,23 +46,27 @@ struct ContentionSnapshot {
 
 // Detects two writers that share our router name but compute different
 // entries (DESIGN.md section 4), so that we stop fighting them. Per route
-// UID it keeps {at, Candidate|Suspect|Contended, last, own}, where `last` is
-// the entry as we last wrote (own) or saw it.
+// UID it keeps {at, Candidate|Suspect|Contended, last, own, suspected,
+// armed_until}, where `last` is the entry as we last wrote (own) or saw it.
 //
-// Which foreign values count (Changed): a value that differs from ours in
-// what only the route itself and the router's configuration decide
+// Which foreign values count: a value that differs from ours in what only
+// the route itself and the router's configuration decide
 // (Difference::kConfiguration: host, canonical hostname, wildcard policy, a
 // rejection that involves no other route) cannot come from a writer with
 // our configuration and counts at once. A value that differs only in what
-// the other routes decide (Difference::kView: host claims) may be a peer's
-// slightly older view; it makes the route Suspect (not changed by us for
-// the interval, but not counted, not named in a warning, no cut-off) and
-// counts only when it replaces our own write or the route changes away
-// again while suspect. A change to the entry we compute ends Suspect.
+// other objects decide (Difference::kView: host claims; and our entry
+// created where we would have none, or removed where we would keep one,
+// which namespace labels decide) may come from a slightly older view, the
+// writer's or ours: it makes the route Suspect (we do not change it for
+// suspect_block, then reconcile it again; not counted, not named in a
+// warning, no cut-off). It counts only as a second change away: after the
+// entry was restored to ours at least suspect_block after the suspicion
+// (by then every view has caught up, so the restore is a considered
+// disagreement), a view difference within the interval counts.
 //
 // Rules for the caller (the status path):
-// - Changed() only for watch updates (never the initial list) where both
-//   the old and the new object have our router name's entry and they differ.
+// - Changed()/Appeared()/Removed() only for watch updates (never the
+//   initial list) that change our router name's entry.
 // - Pass `desired`, the entry we would compute for the new object now.
 //   A change to exactly that value is never contention: it is what our own
 //   replicas write (e.g. after the route owner changed spec.host, our leader
@@ -81,8 +89,9 @@ class ContentionTracker {
   // `last` -> not contention; unknown uid -> Candidate, unless `old_entry`
   // equals `desired` (another writer replaced the entry we compute);
   // otherwise the route becomes Contended and the contention count grows,
-  // or for a kView `difference` Suspect (see the class comment). Changes
-  // that IngressEqual ignores (lastTransitionTime, condition order) are no
+  // or for a kView `difference` Suspect (see the class comment). Without
+  // `desired` (we would have no entry) a change tells nothing. Changes that
+  // IngressEqual ignores (lastTransitionTime, condition order) are no
   // change. While the cut-off is active nothing is tracked.
   void Changed(const std::string& uid, const std::string& route_key,
                const kubeclient::RouteIngress& old_entry,
@@ -90,24 +99,32 @@ class ContentionTracker {
                const kubeclient::RouteIngress* desired = nullptr,
                Difference difference = Difference::kConfiguration);
   // Another writer created our router name's entry of route `uid` (absent
-  // before) as `new_entry`, on a watch update (never the initial list).
-  // Equal to `desired` -> not contention (one of our replicas wrote it);
-  // different -> the route is Contended and the count grows, exactly as if
-  // the entry we compute had been replaced. Without `desired` nothing can
-  // be told apart and the call is ignored.
+  // before) as `new_entry`. Equal to `desired` -> not contention (one of our
+  // replicas wrote it); different -> as if the entry we compute had been
+  // replaced (Changed). Without `desired` (we would have none) a view
+  // difference.
   void Appeared(const std::string& uid, const std::string& route_key,
                 const kubeclient::RouteIngress& new_entry, const kubeclient::RouteIngress* desired,
                 Difference difference = Difference::kConfiguration);
-  // After our successful write: `written` is the entry we wrote (the route
-  // becomes a Candidate with last = written), or nullopt when we removed our
-  // entry (the route is forgotten).
+  // Another writer removed our router name's entry of `uid` (`old_entry`).
+  // Without `desired` we would remove it too: not contention (it ends a
+  // suspicion). Otherwise a view difference.
+  void Removed(const std::string& uid, const std::string& route_key,
+               const kubeclient::RouteIngress& old_entry, const kubeclient::RouteIngress* desired);
+  // After our successful write: `written` is the entry we wrote, or nullopt
+  // when we removed our entry. The route becomes a Candidate with last =
+  // written (a removal is forgotten unless a suspicion is recent).
   void Clear(const std::string& uid, const std::optional<kubeclient::RouteIngress>& written);
   // The route was deleted.
   void Forget(const std::string& uid);
   // True if we must not change our existing entry of `uid` now: the global
-  // cut-off is active, or `uid` is Contended or Suspect and its window has
-  // not passed.
+  // cut-off is active, `uid` is Contended and its interval has not passed,
+  // or Suspect and its suspect_block has not passed.
   bool IsChangeContended(const std::string& uid);
+  // While `uid` is Suspect and blocked: the time until the block ends (the
+  // caller reconciles it then); otherwise zero (a Contended route waits for
+  // the next change or resync, as with the OpenShift router).
+  kubeclient::Duration RecheckAfter(const std::string& uid) const;
 
   // Drops Contended and Suspect routes older than the interval and Candidates older than
   // 3 x interval; if there were contentions since the last flush, logs one
@@ -123,8 +140,9 @@ class ContentionTracker {
   ContentionSnapshot Snapshot() const;
 
   // "{host=a.example.com canonicalHostname=router.example.com Admitted=True}"
-  // as used in the warning. Thread-safe (pure).
+  // as used in the warning; "{no entry}" for nullopt. Thread-safe (pure).
   static std::string DescribeEntry(const kubeclient::RouteIngress& entry);
+  static std::string DescribeEntry(const std::optional<kubeclient::RouteIngress>& entry);
 
  private:
   enum class State { kCandidate, kSuspect, kContended };
@@ -134,15 +152,38 @@ class ContentionTracker {
   struct Element {
     kubeclient::SteadyTime at{};
     State state = State::kCandidate;
-    uint64_t last = 0;  // IngressFingerprint of `last`
+    uint64_t last = 0;  // IngressFingerprint of `last` (0: no entry)
     bool own = false;   // `last` is our own write (Clear)
+    // When the route last became Suspect (zero: never).
+    kubeclient::SteadyTime suspected{};
+    // Until then a view difference counts: the entry was restored to ours
+    // at least suspect_block after the suspicion.
+    kubeclient::SteadyTime armed_until{};
   };
   struct Example {
     std::string route_key;
-    kubeclient::RouteIngress ours;
-    kubeclient::RouteIngress theirs;
+    std::optional<kubeclient::RouteIngress> ours;  // nullopt: no entry
+    std::optional<kubeclient::RouteIngress> theirs;
   };
 
+  // REQUIRES: mu_ held. Changed/Appeared/Removed: our entry went from
+  // `old_entry` to `new_entry` (nullopt: absent; not both), we compute
+  // `desired`.
+  void ObserveLocked(const std::string& uid, const std::string& route_key,
+                     const std::optional<kubeclient::RouteIngress>& old_entry,
+                     const std::optional<kubeclient::RouteIngress>& new_entry,
+                     const kubeclient::RouteIngress* desired, Difference difference,
+                     kubeclient::SteadyTime now);
+  // REQUIRES: mu_ held. The entry became ours again (by us or a peer).
+  void RestoredLocked(Element& e, kubeclient::SteadyTime now) const;
+  // REQUIRES: mu_ held. Counts a contention of `e` (state Contended).
+  void CountLocked(Element& e, const std::string& route_key,
+                   const std::optional<kubeclient::RouteIngress>& ours,
+                   const std::optional<kubeclient::RouteIngress>& old_entry,
+                   const std::optional<kubeclient::RouteIngress>& new_entry, uint64_t new_print,
+                   kubeclient::SteadyTime now);
+  // REQUIRES: mu_ held.
+  bool BlockedLocked(const Element& e, kubeclient::SteadyTime now) const;
   // REQUIRES: mu_ held. Return the warning to log after unlocking, or "".
   std::string MaybeFlushLocked(kubeclient::SteadyTime now);
   std::string FlushLocked(kubeclient::SteadyTime now);

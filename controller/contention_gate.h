@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 
+#include "kubeclient/clock.h"
 #include "kubeclient/route.h"
 
 namespace routestatus::controller {
@@ -18,19 +19,26 @@ class ContentionGate {
  public:
   virtual ~ContentionGate() = default;
   // A watch update (or a relist's update) of `route` changed our router
-  // name's entry from `old_entry` (nullopt: the route had none) to
-  // `new_entry`; the route's UID is the same before and after. `desired`
-  // is the entry we compute for `route` now (nullopt: none, the route is
-  // outside our shard). Never called for the initial list.
+  // name's entry from `old_entry` to `new_entry` (nullopt: none; not both);
+  // the route's UID is the same before and after. `desired` is the entry we
+  // compute for `route` now (nullopt: none, the route is outside our
+  // shard). Never called for the initial list.
   virtual void EntryChanged(const kubeclient::Route& route,
                             const std::optional<kubeclient::RouteIngress>& old_entry,
-                            const kubeclient::RouteIngress& new_entry,
+                            const std::optional<kubeclient::RouteIngress>& new_entry,
                             const std::optional<kubeclient::RouteIngress>& desired) = 0;
   // The route with this UID was deleted.
   virtual void Forget(const std::string& uid) = 0;
   // True when we must not change our existing entry of `uid` now. Not asked
   // when our entry is absent (creating it is never blocked).
   virtual bool IsChangeContended(const std::string& uid) = 0;
+  // When a change of `uid` is blocked only for a short while (another
+  // writer's value may be a slightly older view of ours): how long until it
+  // should be reconciled again; zero otherwise.
+  virtual kubeclient::Duration RecheckAfter(const std::string& uid) {
+    (void)uid;
+    return kubeclient::Duration::zero();
+  }
   // After our successful write: `written` is the entry we wrote, or nullopt
   // when we removed it.
   virtual void Clear(const std::string& uid,
@@ -41,7 +49,7 @@ class ContentionGate {
 class NoContentionGate final : public ContentionGate {
  public:
   void EntryChanged(const kubeclient::Route&, const std::optional<kubeclient::RouteIngress>&,
-                    const kubeclient::RouteIngress&,
+                    const std::optional<kubeclient::RouteIngress>&,
                     const std::optional<kubeclient::RouteIngress>&) override {}
   void Forget(const std::string&) override {}
   bool IsChangeContended(const std::string&) override { return false; }

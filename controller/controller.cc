@@ -45,10 +45,12 @@ class Controller::RouteHandler final : public kubeclient::cache::EventHandler<Ro
     // fight is noticed. Why everything as arguments: a relist delivers a
     // batch of updates to one handler after another, so nothing about
     // "the update being delivered" may be kept for a later call.
-    if (new_entry && old_obj->metadata.uid == new_obj->metadata.uid &&
-        (!old_entry || !kubeclient::IngressEqual(*old_entry, *new_entry))) {
-      c_.gate_.EntryChanged(*new_obj, old_entry, *new_entry,
-                            c_.syncer_.Desired(*new_obj, nullptr));
+    // Why only once synced: the entry we compute from a cache still being
+    // filled (e.g. namespaces not listed yet) says nothing about others.
+    if (c_.CachesSynced() && (old_entry || new_entry) &&
+        old_obj->metadata.uid == new_obj->metadata.uid &&
+        (!old_entry || !new_entry || !kubeclient::IngressEqual(*old_entry, *new_entry))) {
+      c_.gate_.EntryChanged(*new_obj, old_entry, new_entry, c_.syncer_.Desired(*new_obj, nullptr));
     }
     if (ClaimChanged(*old_obj, *new_obj, c_.syncer_.admission_options())) {
       c_.EnqueueClaimPeers(*old_obj);
@@ -168,6 +170,15 @@ bool Controller::ProcessNextItem() {
   }
   SyncResult result = syncer_.Sync(key, entry_changed);
   VLOG(4) << "reconciled " << key << ": " << SyncResultName(result);
+  if (result == SyncResult::kContended) {
+    // Why: a change blocked only briefly (another writer's value may be a
+    // slightly older view) is reconciled again when the block ends, not at
+    // the next resync.
+    if (auto route = routes_.Get(key)) {
+      const kubeclient::Duration again = gate_.RecheckAfter(route->metadata.uid);
+      if (again > kubeclient::Duration::zero()) queue_.AddAfter(key, again);
+    }
+  }
   queue_.Forget(key);
   queue_.Done(key);
   return true;

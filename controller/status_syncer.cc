@@ -183,7 +183,9 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
   }
   if (observed && gate_.IsChangeContended(uid)) {
     ++stats_.skipped_contended;
-    return {WorkResult::kRelease, false};
+    // A short block (a suspect value) is retried when it ends.
+    const kubeclient::Duration again = gate_.RecheckAfter(uid);
+    return {WorkResult::kRelease, again > kubeclient::Duration::zero(), again};
   }
   auto body = kubeclient::WithIngressEntry(*route, admission_.router_name, desired);
   if (!body.ok()) {

@@ -12,7 +12,8 @@ namespace routestatus::controller {
 // Adapts the real conflict::ContentionTracker to the controller's
 // ContentionGate: an entry that changed is reported to the tracker with its
 // old value, its new value and the entry we compute (all from the call's
-// arguments); a created entry as Appeared; a deleted route is forgotten.
+// arguments); a created entry as Appeared, a removed one as Removed; a
+// deleted route is forgotten.
 //
 // Thread-safe. The tracker must outlive the gate.
 class TrackerGate final : public ContentionGate {
@@ -21,11 +22,14 @@ class TrackerGate final : public ContentionGate {
 
   void EntryChanged(const kubeclient::Route& route,
                     const std::optional<kubeclient::RouteIngress>& old_entry,
-                    const kubeclient::RouteIngress& new_entry,
+                    const std::optional<kubeclient::RouteIngress>& new_entry,
                     const std::optional<kubeclient::RouteIngress>& desired) override;
   void Forget(const std::string& uid) override { tracker_.Forget(uid); }
   bool IsChangeContended(const std::string& uid) override {
     return tracker_.IsChangeContended(uid);
+  }
+  kubeclient::Duration RecheckAfter(const std::string& uid) override {
+    return tracker_.RecheckAfter(uid);
   }
   void Clear(const std::string& uid,
              const std::optional<kubeclient::RouteIngress>& written) override {

@@ -126,22 +126,25 @@ TEST_F(TrackerTest, EntryCreatedByOurPeerIsNotContention) {
   const RouteIngress ours = Entry("a.example.com");
   t.Appeared("u", "ns/a", ours, &ours);
   EXPECT_FALSE(t.IsChangeContended("u"));
-  t.Appeared("v", "ns/b", Entry("b.other.com"), nullptr);  // nothing to compare with
-  EXPECT_FALSE(t.IsChangeContended("v"));
   EXPECT_EQ(t.Snapshot().contentions, 0);
+  // Created where we would have none (our namespace labels may lag): a
+  // view difference, Suspect for a short while, never counted.
+  t.Appeared("v", "ns/b", Entry("b.other.com"), nullptr);
+  EXPECT_EQ(t.Snapshot().contentions, 0);
+  EXPECT_EQ(t.Snapshot().suspect_routes, 1u);
 }
 
 TEST_F(TrackerTest, UnknownRouteBecomesCandidateFirst) {
   ContentionTracker t(clock_, Options());
   const RouteIngress a = Entry("a.example.com"), b = Entry("b.example.com"),
-                     c = Entry("c.example.com");
-  t.Changed("u", "ns/a", a, b);
+                     c = Entry("c.example.com"), ours = Entry("d.example.com");
+  t.Changed("u", "ns/a", a, b, &ours);
   EXPECT_FALSE(t.IsChangeContended("u"));
-  t.Changed("u", "ns/a", b, b);  // no change
+  t.Changed("u", "ns/a", b, b, &ours);  // no change
   EXPECT_FALSE(t.IsChangeContended("u"));
-  t.Changed("u", "ns/a", b, c);
+  t.Changed("u", "ns/a", b, c, &ours);
   EXPECT_TRUE(t.IsChangeContended("u"));
-  t.Changed("u", "ns/a", c, a);  // still contended: counted again
+  t.Changed("u", "ns/a", c, a, &ours);  // still contended: counted again
   EXPECT_EQ(t.Snapshot().contentions, 2);
 }
 
@@ -165,10 +168,10 @@ TEST_F(TrackerTest, UnknownRouteWhoseCorrectEntryIsReplacedIsContended) {
 }
 
 // Issue 13 item 2: a value that differs from ours only in what other
-// routes decide (host claims) may be a peer's slightly older view. It blocks
-// our changes of the route for the window (so a fight stays bounded as
-// before) but counts only as a second change away: when it replaces our own
-// write, or changes the entry again while suspect.
+// objects decide (host claims) may be a slightly older view, the writer's or
+// ours. It blocks our changes of the route for suspect_block (then we
+// reconcile it again) but counts only as a second change away: after the
+// entry was restored to ours at least suspect_block after the suspicion.
 TEST_F(TrackerTest, ViewDifferenceIsSuspectUntilItHappensAgain) {
   using D = ContentionTracker::Difference;
   ContentionTracker t(clock_, Options());
@@ -184,31 +187,38 @@ TEST_F(TrackerTest, ViewDifferenceIsSuspectUntilItHappensAgain) {
   EXPECT_EQ(s.contentions, 0);
   EXPECT_EQ(s.suspect_routes, 2u);
   EXPECT_TRUE(t.IsChangeContended("u")) << "not overwritten meanwhile";
+  EXPECT_EQ(t.RecheckAfter("u"), seconds(15));
   // The peer then writes what we compute: writable again, nothing counted.
   t.Changed("u", "ns/a", claimed, admitted, &admitted, D::kView);
   EXPECT_FALSE(t.IsChangeContended("u"));
-  // The same value again while suspect: a router that keeps deciding
-  // otherwise.
-  t.Changed("v", "ns/b", claimed, Entry("a.example.com", "router.apps.example.com", "False",
-                                        "HostAlreadyClaimed"), &admitted, D::kView);
-  EXPECT_EQ(t.Snapshot().contentions, 0) << "no change at all";
-  t.Changed("v", "ns/b", claimed, admitted, &admitted, D::kView);
-  t.Changed("v", "ns/b", admitted, claimed, &admitted, D::kView);
-  EXPECT_EQ(t.Snapshot().contentions, 0) << "suspect ended when it became ours";
-  t.Changed("v", "ns/b", claimed, Entry("a.example.com", "router.apps.example.com", "False",
-                                        "HostAlreadyClaimed"), &admitted, D::kView);
-  // A suspect route changed away again counts.
-  const RouteIngress other_claim = [&] {
-    RouteIngress e = claimed;
-    e.conditions[0].message = "held by another route";
-    return e;
-  }();
-  t.Changed("v", "ns/b", claimed, other_claim, &admitted, D::kView);
+  EXPECT_EQ(t.RecheckAfter("u"), seconds(0));
+  // Restored early (views may still differ): another view difference is
+  // Suspect again, not counted.
+  t.Changed("u", "ns/a", admitted, claimed, &admitted, D::kView);
+  EXPECT_EQ(t.Snapshot().contentions, 0);
+  EXPECT_TRUE(t.IsChangeContended("u"));
+  // The same value again: no change at all.
+  t.Changed("v", "ns/b", claimed, claimed, &admitted, D::kView);
+  EXPECT_EQ(t.Snapshot().contentions, 0);
+  // The block ends; we restore ours (our write): every view has caught up,
+  // so changing it away again is a considered disagreement and counts.
+  clock_.Advance(seconds(15));
+  EXPECT_FALSE(t.IsChangeContended("u"));
+  EXPECT_EQ(t.RecheckAfter("u"), seconds(0));
+  t.Clear("u", admitted);
+  clock_.Advance(seconds(5));
+  t.Changed("u", "ns/a", admitted, claimed, &admitted, D::kView);
   EXPECT_EQ(t.Snapshot().contentions, 1);
-  EXPECT_TRUE(t.IsChangeContended("v"));
+  EXPECT_TRUE(t.IsChangeContended("u"));
+  EXPECT_EQ(t.RecheckAfter("u"), seconds(0)) << "contended: waits for the next change";
+  clock_.Advance(minutes(3));
+  EXPECT_FALSE(t.IsChangeContended("u"));
 }
 
-TEST_F(TrackerTest, ViewDifferenceReplacingOurOwnWriteCounts) {
+// The leader of item 2 wrote an entry computed before a host holder was
+// deleted: it replaces our own write with a value that differs only in
+// host claims. Suspect, not counted (it was counted before the fix).
+TEST_F(TrackerTest, ViewDifferenceReplacingOurOwnWriteIsSuspect) {
   using D = ContentionTracker::Difference;
   ContentionTracker t(clock_, Options());
   const RouteIngress admitted = Entry("a.example.com");
@@ -216,8 +226,31 @@ TEST_F(TrackerTest, ViewDifferenceReplacingOurOwnWriteCounts) {
                                      "HostAlreadyClaimed");
   t.Clear("u", admitted);  // we wrote it
   t.Changed("u", "ns/a", admitted, claimed, &admitted, D::kView);
-  EXPECT_EQ(t.Snapshot().contentions, 1);
+  EXPECT_EQ(t.Snapshot().contentions, 0);
   EXPECT_TRUE(t.IsChangeContended("u"));
+  EXPECT_EQ(t.RecheckAfter("u"), seconds(15));
+}
+
+// Removals: another writer removing an entry we would remove too ends a
+// suspicion; removing one we keep is a view difference (namespace labels).
+TEST_F(TrackerTest, RemovalByAnotherWriter) {
+  ContentionTracker t(clock_, Options());
+  const RouteIngress ours = Entry("a.example.com");
+  t.Clear("u", ours);
+  t.Removed("u", "ns/a", ours, &ours);
+  EXPECT_EQ(t.Snapshot().contentions, 0);
+  EXPECT_EQ(t.Snapshot().suspect_routes, 1u);
+  t.Appeared("x", "ns/d", Entry("d.other.com"), nullptr);  // suspect: we would have none
+  EXPECT_TRUE(t.IsChangeContended("x"));
+  t.Removed("x", "ns/d", Entry("d.other.com"), nullptr);  // removed as we would
+  EXPECT_FALSE(t.IsChangeContended("x"));
+  // A router that keeps re-creating what we remove: once we removed it
+  // after the block, its next creation counts.
+  t.Appeared("w", "ns/c", Entry("c.other.com"), nullptr);
+  clock_.Advance(seconds(15));
+  t.Clear("w", std::nullopt);  // we remove it again, 15 s after the suspicion
+  t.Appeared("w", "ns/c", Entry("c.other.com"), nullptr);
+  EXPECT_EQ(t.Snapshot().contentions, 1);
 }
 
 TEST_F(TrackerTest, ManyStaleViewsNeverCutOff) {
@@ -246,11 +279,12 @@ TEST_F(TrackerTest, HostChangeByRouteOwnerIsNeverContention) {
   t.Changed("u", "ns/a", v2, v3, &v3);
   EXPECT_FALSE(t.IsChangeContended("u"));
   EXPECT_EQ(t.Snapshot().contentions, 0);
-  // Without `desired` the second change would have looked like a fight.
+  // Without `desired` (we would have no entry) a change tells nothing.
   ContentionTracker blind(clock_, Options());
   blind.Changed("u", "ns/a", v1, v2);
   blind.Changed("u", "ns/a", v2, v3);
-  EXPECT_TRUE(blind.IsChangeContended("u"));
+  EXPECT_FALSE(blind.IsChangeContended("u"));
+  EXPECT_EQ(blind.Snapshot().contentions, 0);
 }
 
 TEST_F(TrackerTest, ConditionOnlyChangeCounts) {

@@ -121,9 +121,9 @@ class FakeGate final : public ContentionGate {
  public:
   void EntryChanged(const kubeclient::Route& route,
                     const std::optional<kubeclient::RouteIngress>& old_entry,
-                    const kubeclient::RouteIngress&,
+                    const std::optional<kubeclient::RouteIngress>& new_entry,
                     const std::optional<kubeclient::RouteIngress>&) override {
-    (old_entry ? changed : appeared).push_back(route.metadata.uid);
+    (!new_entry ? removed : old_entry ? changed : appeared).push_back(route.metadata.uid);
   }
   void Forget(const std::string& uid) override { forgotten.push_back(uid); }
   bool IsChangeContended(const std::string& uid) override { return contended.count(uid) > 0; }
@@ -133,6 +133,7 @@ class FakeGate final : public ContentionGate {
   std::set<std::string> contended;
   std::vector<std::string> changed;   // entry changed (it existed before)
   std::vector<std::string> appeared;  // entry created
+  std::vector<std::string> removed;   // entry removed
   std::vector<std::string> forgotten;
   std::vector<std::string> cleared;
 };

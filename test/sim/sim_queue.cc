@@ -13,8 +13,11 @@ void SimQueue::Add(const std::string& key) {
 }
 
 void SimQueue::AddAfter(const std::string& key, kubeclient::Duration delay) {
+  ++delayed_;
   scheduler_.After(delay, [this, alive = alive_, key] {
-    if (*alive) Add(key);
+    if (!*alive) return;
+    --delayed_;
+    Add(key);
   });
 }
 

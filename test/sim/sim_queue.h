@@ -31,7 +31,9 @@ class SimQueue final : public kubeclient::cache::WorkQueueInterface {
   size_t Len() const override { return queue_.size(); }
   void ShutDown() override { shut_down_ = true; }
 
-  bool Idle() const { return queue_.empty() && processing_.empty(); }
+  // Why the delayed adds too: a key re-queued for later (a suspect route's
+  // recheck) is work still to come.
+  bool Idle() const { return queue_.empty() && processing_.empty() && delayed_ == 0; }
   // Counts the keys handed out while `synced` said false (a worker that
   // reconciles, or spins, before the caches are complete).
   void SetSyncedProbe(std::function<bool()> synced) { synced_ = std::move(synced); }
@@ -44,6 +46,7 @@ class SimQueue final : public kubeclient::cache::WorkQueueInterface {
   std::set<std::string> dirty_;
   std::set<std::string> processing_;
   bool shut_down_ = false;
+  int delayed_ = 0;  // AddAfter calls not yet due
   std::function<bool()> synced_;
   int64_t gets_ = 0;
   int64_t gets_before_sync_ = 0;
