@@ -566,7 +566,10 @@ class EchoDuringPutClient final : public kubeclient::KubeClient {
 // (the watch is faster than the PUT's answer); the next write of that route
 // by another replica of our router name must still make the leader follow
 // (before: the lease's own count of unechoed writes kept an entry nothing
-// consumed, and took the peer's write for our echo).
+// consumed, and took the peer's write for our echo). On the code before
+// the fix (575ddfe^ lease and syncer) this test fails three ways: the echo
+// is not known as ours (skipped_own_write 0), both changes are taken for a
+// peer's (skipped_follower 2), and the lease ends Leader.
 TEST(StatusSyncerTest, PeerWriteAfterAnEchoSeenDuringOurPutMakesTheLeaderFollow) {
   Harness h;
   routestatus::testing::FakeClock& clock = h.clock;
