@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <utility>
 
 #include <glog/logging.h>
 
@@ -72,8 +73,9 @@ void ContentionTracker::Changed(const std::string& uid, const std::string& route
   {
     std::lock_guard<std::mutex> l(mu_);
     const SteadyTime now = clock_.Now();
-    warning = MaybeFlushLocked(now);
+    MaybeFlushLocked(now);
     ObserveLocked(uid, route_key, old_entry, new_entry, desired, difference, now);
+    warning = std::exchange(pending_warning_, std::string());
   }
   Log(warning);
 }
@@ -85,8 +87,9 @@ void ContentionTracker::Appeared(const std::string& uid, const std::string& rout
   {
     std::lock_guard<std::mutex> l(mu_);
     const SteadyTime now = clock_.Now();
-    warning = MaybeFlushLocked(now);
+    MaybeFlushLocked(now);
     ObserveLocked(uid, route_key, std::nullopt, new_entry, desired, difference, now);
+    warning = std::exchange(pending_warning_, std::string());
   }
   Log(warning);
 }
@@ -97,8 +100,9 @@ void ContentionTracker::Removed(const std::string& uid, const std::string& route
   {
     std::lock_guard<std::mutex> l(mu_);
     const SteadyTime now = clock_.Now();
-    warning = MaybeFlushLocked(now);
+    MaybeFlushLocked(now);
     ObserveLocked(uid, route_key, old_entry, std::nullopt, desired, Difference::kView, now);
+    warning = std::exchange(pending_warning_, std::string());
   }
   Log(warning);
 }
@@ -214,14 +218,49 @@ void ContentionTracker::CountLocked(Element& e, const std::string& route_key,
     VLOG(2) << "contention: more than " << options_.limit
             << " contentions; not changing existing entries until the window ends";
   }
+  PromptWarningLocked(route_key, ours, new_entry, now);
+}
+
+void ContentionTracker::PromptWarningLocked(const std::string& route_key,
+                                            const std::optional<RouteIngress>& ours,
+                                            const std::optional<RouteIngress>& theirs,
+                                            SteadyTime now) {
+  // Why at once, at most one of each kind per window: an operator must not
+  // wait for the flush (up to 2 x interval) to learn of a fight, and a
+  // fight must not flood the log.
+  std::string warning;
+  if (contentions_ > options_.limit && !warned_cutoff_) {
+    warned_cutoff_ = true;
+    warned_contended_ = true;  // the cut-off warning names the routes too
+    warning = WarningLocked(now, /*cutoff=*/true);
+  } else if (!warned_contended_) {
+    warned_contended_ = true;
+    std::ostringstream out;
+    out << "router \"" << options_.router_name << "\": another writer using router name \""
+        << options_.router_name << "\" changed the status.ingress entry of " << route_key
+        << " to a value this router does not compute (ours=" << DescribeEntry(ours)
+        << " theirs=" << DescribeEntry(theirs) << "). Writes to this route are paused for "
+        << FormatDuration(options_.interval) << "; more than " << options_.limit
+        << " contentions pause all changes of existing entries. " << AdviceLocked();
+    warning = out.str();
+  }
+  if (warning.empty()) return;
+  ++warnings_;
+  last_warning_ = warning;
+  pending_warning_ = std::move(warning);
+}
+
+std::string ContentionTracker::AdviceLocked() const {
+  return "Make the configuration of every router using router name \"" + options_.router_name +
+         "\" consistent (hostname template, canonical hostname, wildcard policy, route and "
+         "namespace selectors), or give them different router names.";
 }
 
 void ContentionTracker::Clear(const std::string& uid, const std::optional<RouteIngress>& written) {
-  std::string warning;
   {
     std::lock_guard<std::mutex> l(mu_);
     const SteadyTime now = clock_.Now();
-    warning = MaybeFlushLocked(now);
+    MaybeFlushLocked(now);
     auto it = ids_.find(uid);
     if (it == ids_.end() && written) it = ids_.emplace(uid, Element{}).first;
     if (it != ids_.end()) {
@@ -237,7 +276,6 @@ void ContentionTracker::Clear(const std::string& uid, const std::optional<RouteI
       if (!written && e.armed_until <= now) ids_.erase(it);
     }
   }
-  Log(warning);
 }
 
 void ContentionTracker::Forget(const std::string& uid) {
@@ -246,19 +284,17 @@ void ContentionTracker::Forget(const std::string& uid) {
 }
 
 bool ContentionTracker::IsChangeContended(const std::string& uid) {
-  std::string warning;
   bool contended = false;
   {
     std::lock_guard<std::mutex> l(mu_);
     const SteadyTime now = clock_.Now();
-    warning = MaybeFlushLocked(now);
+    MaybeFlushLocked(now);
     if (contentions_ > options_.limit) {
       contended = true;
     } else if (auto it = ids_.find(uid); it != ids_.end()) {
       contended = BlockedLocked(it->second, now);
     }
   }
-  Log(warning);
   return contended;
 }
 
@@ -281,23 +317,20 @@ kubeclient::Duration ContentionTracker::RecheckAfter(const std::string& uid) con
 }
 
 std::string ContentionTracker::Flush() {
-  std::string warning;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    warning = FlushLocked(clock_.Now());
-  }
-  Log(warning);
-  return warning;
+  std::lock_guard<std::mutex> l(mu_);
+  return FlushLocked(clock_.Now());
 }
 
-std::string ContentionTracker::MaybeFlushLocked(SteadyTime now) {
-  if (!options_.auto_flush || now < next_flush_) return "";
-  return FlushLocked(now);
+void ContentionTracker::MaybeFlushLocked(SteadyTime now) {
+  if (options_.auto_flush && now >= next_flush_) FlushLocked(now);
 }
 
 std::string ContentionTracker::FlushLocked(SteadyTime now) {
   const bool cutoff = contentions_ > options_.limit;
-  std::string warning = window_events_ > 0 ? WarningLocked(now, cutoff) : "";
+  // Why only VLOG: each window's WARNINGs were logged when they happened
+  // (PromptWarningLocked); the summary adds nothing an operator acts on.
+  std::string summary = window_events_ > 0 ? WarningLocked(now, cutoff) : "";
+  if (!summary.empty()) VLOG(1) << "contention: window summary: " << summary;
   int still = 0;
   for (auto it = ids_.begin(); it != ids_.end();) {
     const Element& e = it->second;
@@ -317,11 +350,9 @@ std::string ContentionTracker::FlushLocked(SteadyTime now) {
   window_start_ = now;
   next_flush_ = now + 2 * options_.interval;
   ++flushes_;
-  if (!warning.empty()) {
-    ++warnings_;
-    last_warning_ = warning;
-  }
-  return warning;
+  warned_contended_ = false;
+  warned_cutoff_ = false;
+  return summary;
 }
 
 std::string ContentionTracker::WarningLocked(SteadyTime now, bool cutoff) const {
@@ -341,10 +372,7 @@ std::string ContentionTracker::WarningLocked(SteadyTime now, bool cutoff) const 
     out << ", and more than " << options_.limit
         << " contentions paused all changes of existing entries for this window";
   }
-  out << ". Make the configuration of every router using router name \""
-      << options_.router_name
-      << "\" consistent (hostname template, canonical hostname, wildcard policy, route and "
-         "namespace selectors), or give them different router names.";
+  out << ". " << AdviceLocked();
   return out.str();
 }
 

@@ -126,14 +126,21 @@ class ContentionTracker {
   // the next change or resync, as with the OpenShift router).
   kubeclient::Duration RecheckAfter(const std::string& uid) const;
 
+  // Warnings (LOG(WARNING), at once, from the call that counts): the first
+  // contention of a window names the route with our value and theirs; the
+  // contention that engages the cut-off names up to max_examples routes and
+  // says that all changes are paused. At most one of each per window (a
+  // window ends at a flush), so at most two per 2 x interval.
+  //
   // Drops Contended and Suspect routes older than the interval and Candidates older than
-  // 3 x interval; if there were contentions since the last flush, logs one
-  // LOG(WARNING) and returns its text (else ""); resets the count to the
-  // number of routes still Contended.
+  // 3 x interval; returns a summary of the window's contentions (else "",
+  // logged at VLOG(1) only: its warnings were logged when they happened);
+  // resets the count to the number of routes still Contended and starts a
+  // new warning window.
   std::string Flush();
   // When the next lazy flush is due. Calls made at or after it flush first;
-  // a controller that wants the warning on time even when no route changes
-  // calls Flush() from a timer at this time.
+  // a controller that wants windows to end on time even when no route
+  // changes calls Flush() from a timer at this time.
   kubeclient::SteadyTime NextFlush() const;
   // The text of the last warning logged, or "".
   std::string LastWarning() const;
@@ -184,10 +191,17 @@ class ContentionTracker {
                    kubeclient::SteadyTime now);
   // REQUIRES: mu_ held.
   bool BlockedLocked(const Element& e, kubeclient::SteadyTime now) const;
-  // REQUIRES: mu_ held. Return the warning to log after unlocking, or "".
-  std::string MaybeFlushLocked(kubeclient::SteadyTime now);
+  // REQUIRES: mu_ held. Sets pending_warning_ when this contention is the
+  // window's first, or engages the cut-off (see Flush()).
+  void PromptWarningLocked(const std::string& route_key,
+                           const std::optional<kubeclient::RouteIngress>& ours,
+                           const std::optional<kubeclient::RouteIngress>& theirs,
+                           kubeclient::SteadyTime now);
+  // REQUIRES: mu_ held.
+  void MaybeFlushLocked(kubeclient::SteadyTime now);
   std::string FlushLocked(kubeclient::SteadyTime now);
   std::string WarningLocked(kubeclient::SteadyTime now, bool cutoff) const;
+  std::string AdviceLocked() const;
   static void Log(const std::string& warning);
 
   const kubeclient::Clock& clock_;
@@ -204,6 +218,10 @@ class ContentionTracker {
   uint64_t warnings_ = 0;                         // GUARDED_BY(mu_)
   uint64_t events_total_ = 0;                     // GUARDED_BY(mu_)
   std::string last_warning_;                      // GUARDED_BY(mu_)
+  bool warned_contended_ = false;  // GUARDED_BY(mu_); this window
+  bool warned_cutoff_ = false;     // GUARDED_BY(mu_); this window
+  // A warning to log once mu_ is released (set by PromptWarningLocked).
+  std::string pending_warning_;  // GUARDED_BY(mu_)
 };
 
 }  // namespace routestatus::conflict

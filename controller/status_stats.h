@@ -17,6 +17,7 @@ class StatusStats {
   std::atomic<int64_t> writes_success{0};
   std::atomic<int64_t> writes_conflict{0};
   std::atomic<int64_t> writes_not_found{0};
+  std::atomic<int64_t> writes_cancelled{0};  // we cancelled it (shutdown)
   std::atomic<int64_t> writes_error{0};
   // Reconciles or work that ended without a write, by reason.
   std::atomic<int64_t> skipped_no_change{0};     // observed entry already desired

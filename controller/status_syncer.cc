@@ -214,6 +214,12 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
       ClearFailure(key, false);
       VLOG(2) << "route " << key << ": deleted before our status write";
       return {WorkResult::kNone, false};
+    case StatusCode::kCancelled:
+      // Why no WARNING, no retry and no Release: we cancelled it ourselves
+      // (shutting down); nothing for an operator to act on.
+      ++stats_.writes_cancelled;
+      VLOG(1) << "route " << key << ": status write cancelled (shutting down)";
+      return {WorkResult::kNone, false};
     default:
       break;
   }

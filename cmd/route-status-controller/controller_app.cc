@@ -209,7 +209,7 @@ void ControllerApp::FlushLoop() {
     kubeclient::SteadyTime due = tracker_.NextFlush();
     if (clock_.Now() >= due) {
       lock.unlock();
-      tracker_.Flush();  // logs the warning (once per window) itself
+      tracker_.Flush();  // ends the warning window (warnings are logged when they happen)
       lock.lock();
       continue;
     }

@@ -62,6 +62,7 @@ void CollectStatus(const controller::StatusStats& s, const ObserveOnlyLease* obs
   f.Add(s.writes_success.load(), {{"result", "success"}});
   f.Add(s.writes_conflict.load(), {{"result", "conflict"}});
   f.Add(s.writes_not_found.load(), {{"result", "not_found"}});
+  f.Add(s.writes_cancelled.load(), {{"result", "cancelled"}});
   f.Add(s.writes_error.load(), {{"result", "error"}});
 
   f.Begin("routestatus_status_writes_skipped_total",
@@ -168,15 +169,18 @@ void CollectTracker(const conflict::ContentionTracker& tracker, Families& f) {
           static_cast<double>(s.contended_routes));
   f.Gauge("routestatus_contention_suspect_routes",
           "Routes another writer of our router name changed to an entry that differs from ours "
-          "only in host claims (maybe a peer's slightly older view): not changed by us for the "
-          "interval, not counted as contention.",
+          "only in what other objects decide (host claims, namespace labels; maybe a slightly "
+          "older view): not changed by us for 15 s, then reconciled; not counted as "
+          "contention.",
           static_cast<double>(s.suspect_routes));
   f.Gauge("routestatus_contention_cutoff_active",
           "1 while more than --contention-limit contentions stop all changes of existing "
           "entries.",
           s.cutoff_active ? 1 : 0);
   f.Counter("routestatus_contention_warnings_total",
-            "Contention warnings logged (at most one per window).", s.warnings);
+            "Contention warnings logged, at once: the first contention of a window and the one "
+            "that engages the cut-off (at most one of each per window).",
+            s.warnings);
 }
 
 void CollectQueue(const kubeclient::cache::RateLimitingWorkQueue& queue, Families& f) {

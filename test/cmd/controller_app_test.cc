@@ -93,11 +93,18 @@ TEST_F(TrackerGateTest, DeleteForgetsAndCreatedEntriesAreReported) {
   auto u2 = RouteWith("u2", Entry("theirs.example.com"));
   gate_.EntryChanged(*u2, std::nullopt, Entry("theirs.example.com"), Entry("ours.example.com"));
   EXPECT_TRUE(gate_.IsChangeContended("u2"));
-  // Without a desired entry (outside our shard), a created entry tells
-  // nothing.
+  // Without a desired entry (outside our shard, maybe only in our view of
+  // the namespace labels), a created entry is a view difference: Suspect
+  // for a short while, never counted.
   auto u3 = RouteWith("u3", Entry("theirs.example.com"));
   gate_.EntryChanged(*u3, std::nullopt, Entry("theirs.example.com"), std::nullopt);
+  EXPECT_EQ(tracker_.Snapshot().contentions, 2) << "u1 (until the next flush) and u2";
+  EXPECT_EQ(tracker_.Snapshot().suspect_routes, 1u);
+  // Another writer removes our entry of u3, as we would: the suspicion ends.
+  gate_.EntryChanged(*RouteWith("u3", Entry("x")), Entry("theirs.example.com"), std::nullopt,
+                     std::nullopt);
   EXPECT_FALSE(gate_.IsChangeContended("u3"));
+  EXPECT_EQ(tracker_.Snapshot().suspect_routes, 0u);
 }
 
 lease::WriteLeaseOptions SeededLeaseOptions() {

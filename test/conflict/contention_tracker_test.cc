@@ -361,7 +361,22 @@ TEST_F(TrackerTest, WarningText) {
   t.Clear("u", ours);
   clock_.Advance(minutes(1));
   t.Changed("u", "team/a", ours, theirs, &ours);
+  // Logged at once (issue 13: before, at the next flush, up to 6 min later).
+  const std::string prompt =
+      "router \"default\": another writer using router name \"default\" changed the "
+      "status.ingress entry of team/a to a value this router does not compute "
+      "(ours={host=a.apps.example.com canonicalHostname=router-default.apps.example.com "
+      "wildcardPolicy=None Admitted=True} theirs={host=a.apps.other.com "
+      "canonicalHostname=router-default.apps.other.com wildcardPolicy=None "
+      "Admitted=False(HostAlreadyClaimed)}). Writes to this route are paused for 3m; more "
+      "than 5 contentions pause all changes of existing entries. Make the configuration of "
+      "every router using router name \"default\" consistent (hostname template, canonical "
+      "hostname, wildcard policy, route and namespace selectors), or give them different "
+      "router names.";
+  EXPECT_EQ(t.LastWarning(), prompt);
+  EXPECT_EQ(t.Snapshot().warnings, 1u);
   clock_.Advance(minutes(1) + seconds(30));
+  // The flush returns the window's summary (VLOG only).
   const std::string expected =
       "router \"default\": 1 status contention(s) in the last 2m30s: another writer using "
       "router name \"default\" changed our status.ingress entries to values this router does "
@@ -373,40 +388,59 @@ TEST_F(TrackerTest, WarningText) {
       "\"default\" consistent (hostname template, canonical hostname, wildcard policy, route "
       "and namespace selectors), or give them different router names.";
   EXPECT_EQ(t.Flush(), expected);
-  EXPECT_EQ(t.LastWarning(), expected);
-  EXPECT_EQ(t.Flush(), "");  // no new contention: no warning
-  EXPECT_EQ(t.LastWarning(), expected);
+  EXPECT_EQ(t.Flush(), "");  // no new contention: no summary
+  EXPECT_EQ(t.LastWarning(), prompt);
+  EXPECT_EQ(t.Snapshot().warnings, 1u);
 }
 
-TEST_F(TrackerTest, OneLoggedWarningPerWindowWithAtMostThreeExamples) {
+// Issue 13: the operator is told at once (the first contention of a window,
+// naming the route with ours and theirs; the one that engages the cut-off),
+// at most one warning of each kind per window, however long the fight.
+TEST_F(TrackerTest, WarningsAreLoggedAtOnceAtMostOneOfEachPerWindow) {
   WarningSink sink;
   google::AddLogSink(&sink);
-  ContentionTracker t(clock_, Options());
-  for (int n = 0; n < 8; ++n) Fight(t, n);
-  // Same route fought again: not a second example.
-  t.Changed("uid-0", "ns/r0", Entry("r0.other.com", "router.other.com"), Entry("x.com"));
-  EXPECT_TRUE(sink.Lines().empty());
-  EXPECT_EQ(t.NextFlush(), clock_.Now() + minutes(6));
-  clock_.Advance(minutes(6));  // 2 x interval: the next call flushes
-  for (int i = 0; i < 10; ++i) t.IsChangeContended("uid-1");
-  Fight(t, 9);
-  google::RemoveLogSink(&sink);
+  ContentionTracker t(clock_, Options());  // limit 5, interval 3m
+  clock_.Advance(seconds(10));
+  Fight(t, 0);
   auto lines = sink.Lines();
-  ASSERT_EQ(lines.size(), 1u);
-  const std::string& w = lines[0];
-  EXPECT_EQ(w, t.LastWarning());
-  EXPECT_NE(w.find("router \"default\": 6 status contention(s) in the last 6m"),
+  ASSERT_EQ(lines.size(), 1u) << "the first contention is logged at once";
+  EXPECT_NE(lines[0].find("changed the status.ingress entry of ns/r0"), std::string::npos);
+  EXPECT_NE(lines[0].find("ours={host=r0.example.com"), std::string::npos);
+  EXPECT_NE(lines[0].find("theirs={host=r0.other.com"), std::string::npos);
+  for (int n = 1; n < 5; ++n) Fight(t, n);
+  EXPECT_EQ(sink.Lines().size(), 1u) << "below the limit: one warning per window";
+  clock_.Advance(seconds(20));
+  Fight(t, 5);  // the 6th engages the cut-off: logged at once
+  lines = sink.Lines();
+  ASSERT_EQ(lines.size(), 2u);
+  const std::string& w = lines[1];
+  EXPECT_NE(w.find("router \"default\": 6 status contention(s) in the last 30s"),
             std::string::npos)
       << w;
   EXPECT_NE(w.find("ns/r0 ours="), std::string::npos);
   EXPECT_NE(w.find("; ns/r1 ours="), std::string::npos);
   EXPECT_NE(w.find("; ns/r2 ours="), std::string::npos);
-  EXPECT_EQ(w.find("ns/r3"), std::string::npos);
+  EXPECT_EQ(w.find("ns/r3"), std::string::npos) << "at most three examples";
   EXPECT_NE(w.find("more than 5 contentions paused all changes"), std::string::npos);
+  // The fight goes on: nothing more this window (not tracked under the
+  // cut-off; and no warning from calls or the flush).
+  for (int n = 6; n < 40; ++n) Fight(t, n);
+  for (int i = 0; i < 10; ++i) t.IsChangeContended("uid-1");
+  EXPECT_EQ(sink.Lines().size(), 2u);
+  EXPECT_EQ(t.NextFlush(), clock_.Now() - seconds(30) + minutes(6));
+  clock_.Advance(minutes(6));  // the next call flushes: a new window
+  EXPECT_EQ(sink.Lines().size(), 2u) << "the flush logs no warning";
+  Fight(t, 41);
+  Fight(t, 42);
+  google::RemoveLogSink(&sink);
+  lines = sink.Lines();
+  ASSERT_EQ(lines.size(), 3u) << "the new window's first contention";
+  EXPECT_NE(lines[2].find("entry of ns/r41"), std::string::npos);
+  EXPECT_EQ(lines[2], t.LastWarning());
   auto s = t.Snapshot();
   EXPECT_EQ(s.flushes, 1u);
-  EXPECT_EQ(s.warnings, 1u);
-  EXPECT_EQ(s.contentions_in_window, 1);  // Fight(9) after the flush
+  EXPECT_EQ(s.warnings, 3u);
+  EXPECT_EQ(s.contentions_in_window, 2);
 }
 
 TEST_F(TrackerTest, PrunesOldCandidates) {

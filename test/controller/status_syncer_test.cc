@@ -290,6 +290,22 @@ TEST(StatusSyncerTest, PermanentErrorBacksOffPerKeyAndLogsOnce) {
   EXPECT_TRUE(h.lease.pending.empty());
 }
 
+// A status PUT we cancel ourselves at shutdown is nothing an operator acts
+// on: no WARNING (before: "status write failed, will retry"), no retry, and
+// the lease is not released.
+TEST(StatusSyncerTest, CancelledWriteAtShutdownIsNotAWarning) {
+  Harness h;
+  WarningLines warnings;
+  h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
+  h.api.next_status_errors.push_back(Status(StatusCode::kCancelled, "request cancelled"));
+  h.syncer.Sync("ns/web");
+  EXPECT_TRUE(warnings.Lines().empty()) << warnings.Lines().front();
+  EXPECT_EQ(h.lease.results, (std::vector<WorkResult>{WorkResult::kNone}));
+  EXPECT_TRUE(h.lease.pending.empty()) << "not retried";
+  EXPECT_EQ(h.stats.writes_cancelled.load(), 1);
+  EXPECT_EQ(h.stats.writes_error.load(), 0);
+}
+
 TEST(StatusSyncerTest, RouteDeletedOrReplacedWhileQueuedIsNotWritten) {
   Harness h;
   h.lease.run_immediately = false;
