@@ -230,7 +230,13 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
     // step down on every retry (no stable leader would form).
     return {WorkResult::kNone, true, NoteFailure(key, desired, status)};
   }
-  LOG(WARNING) << "route " << key << ": status write failed, will retry: " << status.ToString();
+  // Why: without an answer the server is down or cut off; the binary
+  // reports that once per outage, not once per route and retry.
+  if (kubeclient::IsNoAnswer(kubeclient::FailureClassOf(status))) {
+    VLOG(1) << "route " << key << ": status write failed, will retry: " << status.ToString();
+  } else {
+    LOG(WARNING) << "route " << key << ": status write failed, will retry: " << status.ToString();
+  }
   return {WorkResult::kRelease, true};
 }
 
