@@ -134,44 +134,40 @@ void BackoffWriteLease::Try(const std::string& key, Work work) {
   cv_.notify_all();
 }
 
-void BackoffWriteLease::Extend(const std::string& key) {
+void BackoffWriteLease::Extend(const std::string& key, EntryWriter writer) {
   Fired fired;
   {
     std::lock_guard<std::mutex> l(mu_);
     const SteadyTime now = clock_.Now();
-    bool running = false;
     auto it = slots_.find(key);
     if (it != slots_.end()) {
       Slot& slot = it->second;
-      running = slot.running;
       if (slot.work) ++stats_.extend_drops;
       UnscheduleLocked(key, slot);
       slot.work = nullptr;
-      if (running) {
+      if (slot.running) {
         slot.cancel_retry = true;
       } else {
         slots_.erase(it);
       }
     }
+    // Why the caller says who wrote: only the status path knows which
+    // writes were ours (it records them); a count kept here drifted when an
+    // echo arrived while our own work still ran.
+    const bool peer = writer == EntryWriter::kPeer;
     switch (state_) {
       case LeaseState::kLeader:
-        if (options_.leader_follows_foreign_extend) {
-          auto w = unechoed_writes_.find(key);
-          if (w != unechoed_writes_.end()) {
-            if (--w->second <= 0) unechoed_writes_.erase(w);
-          } else if (!running) {
-            // Why: we did not write this entry, so another replica of our
-            // router name leads too; two leaders race on every change.
-            ++stats_.foreign_extends;
-            tick_ = 0;
-            expires_ = now + BackoffLocked(tick_);
-            TransitionLocked(LeaseState::kFollower, "extend:foreign", &fired);
-          }
+        if (options_.leader_follows_foreign_extend && peer) {
+          // Why: another replica of our router name leads too; two leaders
+          // race on every change.
+          ++stats_.foreign_extends;
+          tick_ = 0;
+          expires_ = now + BackoffLocked(tick_);
+          TransitionLocked(LeaseState::kFollower, "extend:foreign", &fired);
         }
         break;
       case LeaseState::kElection:
-        // Why: while our own write of `key` runs, the entry may be ours.
-        if (options_.election_follows_extend && !running) {
+        if (options_.election_follows_extend && peer) {
           tick_ = 0;
           expires_ = now + BackoffLocked(tick_);
           TransitionLocked(LeaseState::kFollower, "extend", &fired);
@@ -191,7 +187,6 @@ void BackoffWriteLease::Extend(const std::string& key) {
 
 void BackoffWriteLease::Remove(const std::string& key) {
   std::lock_guard<std::mutex> l(mu_);
-  unechoed_writes_.erase(key);
   auto it = slots_.find(key);
   if (it == slots_.end()) return;
   Slot& slot = it->second;
@@ -337,9 +332,6 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
   --in_flight_;
   ++stats_.outcomes[static_cast<int>(outcome.result)];
   const SteadyTime now = clock_.Now();
-  if (outcome.result == WorkResult::kExtend && options_.leader_follows_foreign_extend) {
-    ++unechoed_writes_[key];
-  }
   ApplyLocked(outcome.result, now, fired);
   // `slot` stays valid: a running slot is never erased by others.
   slot.running = false;
@@ -348,7 +340,9 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
   } else if (outcome.retry && !slot.cancel_retry && !shutdown_) {
     ++stats_.retries;
     slot.work = std::move(work);
-    ScheduleLocked(key, slot, now + options_.retry, false);
+    const Duration delay =
+        outcome.retry_after > Duration::zero() ? outcome.retry_after : options_.retry;
+    ScheduleLocked(key, slot, now + delay, false);
   } else {
     slots_.erase(key);
   }

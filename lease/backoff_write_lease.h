@@ -48,8 +48,8 @@ struct WriteLeaseOptions {
   // replica that is about to lose spends at most one conflicting PUT per
   // probe, however many worker threads call RunNext.
   bool single_probe = true;
-  // Extend(key) while in Election (another writer of our router name just
-  // wrote this key) makes us Follower. Off by default: the controller also
+  // Extend(key, kPeer) while in Election (another writer of our router name
+  // just wrote this key) makes us Follower. Off by default: the controller also
   // calls Extend for already-correct entries seen in the initial list, which
   // would make every restarted replica follow (and back off to the cap)
   // even when no leader is alive.
@@ -66,11 +66,10 @@ struct WriteLeaseOptions {
   kubeclient::Duration follower_min_delay = kubeclient::Duration::zero();
   // Spread that delay uniformly over [min, 2 x min) (one draw per Try).
   bool follower_delay_jitter = false;
-  // A Leader that is asked to Extend(key) for a key it has not written
-  // since the last such call (so another replica of our router name wrote
-  // it) becomes Follower at tick 0, instead of leading on next to the other
-  // leader (each such pair spends one conflicting PUT per change until one
-  // loses a write).
+  // A Leader asked to Extend(key, kPeer) (another replica of our router
+  // name wrote it) becomes Follower at tick 0, instead of leading on next to
+  // the other leader (each such pair spends one conflicting PUT per change
+  // until one loses a write).
   bool leader_follows_foreign_extend = false;
   // Seed of the backoff/jitter generator; unset = std::random_device.
   std::optional<uint64_t> seed;
@@ -94,7 +93,7 @@ struct LeaseSnapshot {
   uint64_t outcomes[3] = {0, 0, 0};  // by WorkResult (none, extend, release)
   uint64_t retries = 0;             // work requeued after the retry interval
   uint64_t extend_drops = 0;        // queued work dropped by Extend(key)
-  uint64_t foreign_extends = 0;     // Leader saw another writer's write (Extend)
+  uint64_t foreign_extends = 0;     // Leader saw another writer's write (Extend kPeer)
   size_t pending_keys = 0;          // keys with queued work (running or not)
   size_t running_keys = 0;
 };
@@ -115,7 +114,7 @@ class BackoffWriteLease final : public WriteLease {
 
   // WriteLease. Try after Shutdown() drops the work.
   void Try(const std::string& key, Work work) override;
-  void Extend(const std::string& key) override;
+  void Extend(const std::string& key, EntryWriter writer) override;
   void Remove(const std::string& key) override;
   LeaseState State() const override;
 
@@ -183,8 +182,6 @@ class BackoffWriteLease final : public WriteLease {
   uint64_t next_seq_ = 0;                     // GUARDED_BY(mu_)
   std::unordered_map<std::string, Slot> slots_;  // GUARDED_BY(mu_)
   std::set<DueEntry> due_;                       // GUARDED_BY(mu_)
-  // Our successful writes per key not yet echoed by Extend(key).
-  std::unordered_map<std::string, int> unechoed_writes_;  // GUARDED_BY(mu_)
   LeaseSnapshot stats_;  // GUARDED_BY(mu_); counters only
 };
 

@@ -47,7 +47,7 @@ class ApiServerStatusTest : public ::testing::Test {
         shard_(ShardOptionsForTest(), &namespaces_),
         syncer_(std::move(admission), shard_, routes_, client_holder_, lease_, gate_, clock_,
                 stats_),
-        controller_(syncer_, routes_, &namespaces_, shard_, queue_, gate_) {}
+        controller_(syncer_, routes_, &namespaces_, shard_, queue_, gate_, clock_) {}
 
   static apiserver::ServerOptions MakeServerOptions(const kubeclient::Clock* clock) {
     apiserver::ServerOptions o;

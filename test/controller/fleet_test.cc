@@ -56,7 +56,7 @@ struct Replica {
         lease(clock, LeaseOptions(seed)),
         shard({}, nullptr),
         syncer(Options(), shard, informer, *client, lease, gate, clock, stats),
-        controller(syncer, informer, nullptr, shard, queue, gate) {
+        controller(syncer, informer, nullptr, shard, queue, gate, clock) {
     informer.AddIndex(kRoutesByHostIndex, RoutesByHostIndexFunc(Options()));
     informer.AddEventHandler(&controller.route_handler());
     informer.Start();

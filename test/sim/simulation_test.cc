@@ -25,11 +25,13 @@ void RunSeeds(Scenario scenario, uint64_t first, uint64_t count) {
                        << first + count - 1;
 }
 
-// 600 seeds in all (about 5 s).
-TEST(SimulationTest, SteadySeeds) { RunSeeds(Scenario::kSteady, 1, 150); }
-TEST(SimulationTest, ChaosSeeds) { RunSeeds(Scenario::kChaos, 1, 150); }
-TEST(SimulationTest, FailoverSeeds) { RunSeeds(Scenario::kFailover, 1, 150); }
-TEST(SimulationTest, FightSeeds) { RunSeeds(Scenario::kFight, 1, 150); }
+// 550 seeds in all.
+TEST(SimulationTest, SteadySeeds) { RunSeeds(Scenario::kSteady, 1, 100); }
+TEST(SimulationTest, ChaosSeeds) { RunSeeds(Scenario::kChaos, 1, 100); }
+TEST(SimulationTest, FailoverSeeds) { RunSeeds(Scenario::kFailover, 1, 100); }
+TEST(SimulationTest, FightSeeds) { RunSeeds(Scenario::kFight, 1, 100); }
+TEST(SimulationTest, ClaimsSeeds) { RunSeeds(Scenario::kClaims, 1, 100); }
+TEST(SimulationTest, OutageSeeds) { RunSeeds(Scenario::kOutage, 1, 50); }
 
 // Why the simulator's lease settings differ from DESIGN.md section 3: with
 // a 40 ms follower deferral and no floor after a lost write, followers whose
@@ -39,7 +41,7 @@ TEST(SimulationTest, FightSeeds) { RunSeeds(Scenario::kFight, 1, 150); }
 TEST(SimulationTest, DesignFollowerDelayBreaksThePutBound) {
   SimOptions o;
   o.scenario = Scenario::kSteady;
-  o.seed = 2;
+  o.seed = 12;
   EXPECT_TRUE(RunSimulation(o).ok());
   o.follower_min_delay = kubeclient::Duration::zero();
   o.follower_delay_jitter = false;
