@@ -91,6 +91,16 @@ bench: build
 sim: build
 	$(BUILD)/test/sim/route-sim --seeds=$(SEEDS)
 
+# Long runs, not in `make test`: the fight e2e SOAK_RUNS times (a fresh API
+# server each run; prints each run's writes and the warning's delay, then
+# the maxima, and fails above 30 writes), then the simulator over SEEDS.
+SOAK_RUNS ?= 10
+soak: build
+	bash -o pipefail -c '$(BUILD)/e2e/routestatus-e2e \
+	  --gtest_filter=ContentionTest.FightingRoutersAreBoundedThenQuiet \
+	  --gtest_repeat=$(SOAK_RUNS) | python3 e2e/suite/fight_soak_summary.py'
+	$(BUILD)/test/sim/route-sim --seeds=$(SEEDS)
+
 # The image without a container engine (deploy/image/image_check.py): the
 # Dockerfile's stages built in chroots from mmdebstrap roots, then the
 # runtime stage checked as its USER against local-apiserver. It downloads
