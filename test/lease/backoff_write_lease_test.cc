@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "lease/lease_presets.h"
+#include "test/lease/outcomes.h"
 #include "test/testing/fake_clock.h"
 
 namespace routestatus::lease {
@@ -18,15 +20,15 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using testing::FakeClock;
 
-constexpr WorkOutcome kNoneOutcome{WorkResult::kNone, false};
-constexpr WorkOutcome kExtendOutcome{WorkResult::kExtend, false};
-constexpr WorkOutcome kReleaseOutcome{WorkResult::kRelease, false};
-constexpr WorkOutcome kReleaseRetry{WorkResult::kRelease, true};
 
 class LeaseTest : public ::testing::Test {
  protected:
+  // The plain lease these tests were written for (no election delay,
+  // Election ignores Extend, 40 ms follower floor, no takeover): the
+  // openshift-like preset with a 15 s interval.
   WriteLeaseOptions Options() {
-    WriteLeaseOptions o;
+    WriteLeaseOptions o = OpenshiftLikeLeaseOptions();
+    o.interval = seconds(15);
     o.name = "test";
     o.seed = 1;
     o.on_transition = [this](const LeaseTransition& t) { seen_.push_back(t); };
@@ -554,6 +556,10 @@ TEST(WriteLeaseOptionsTest, Validation) {
   o = WriteLeaseOptions();
   o.election_delay = -seconds(1);
   EXPECT_FALSE(ValidateWriteLeaseOptions(o).ok());
+  o = WriteLeaseOptions();
+  o.takeover.window = 0;
+  EXPECT_FALSE(ValidateWriteLeaseOptions(o).ok());
+  EXPECT_TRUE(ValidateWriteLeaseOptions(OpenshiftLikeLeaseOptions()).ok());
   EXPECT_STREQ(LeaseStateName(LeaseState::kFollower), "follower");
 }
 
