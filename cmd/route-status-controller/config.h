@@ -54,6 +54,13 @@ struct Options {
   // Start-up: no write before U[0, delay) so replicas started together do
   // not all write the same routes; 0 disables.
   Duration lease_election_delay = std::chrono::seconds(1);
+  // "default" (this controller's lease) or "openshift" (openshift-router's:
+  // lease::OpenshiftLikeLeaseOptions(); it also makes lease-interval 60s,
+  // lease-election-delay 0 and lease-takeover off unless they are given).
+  std::string lease_preset = "default";
+  // How a follower holding work notices a dead leader before its lease
+  // expires: "progress", "per-change" or "off" (lease/takeover.h).
+  std::string lease_takeover = "progress";
   Duration contention_interval = std::chrono::minutes(3);
   int contention_limit = 5;
 
