@@ -98,13 +98,21 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
   }
   std::optional<RouteIngress> observed = route->FindIngress(admission_.router_name);
   std::optional<RouteIngress> desired = DesiredGiven(*route, observed, nullptr);
+  const bool own_write =
+      watched_entry_change && TakeOwnWrite(key, route->metadata.resource_version);
   if (!desired && !observed) {
+    if (watched_entry_change) {
+      // Why: our entry was just removed by our router name (the leader
+      // took it off a route that left the shard): drop queued work, and
+      // the lease sees the leader's progress.
+      ++(own_write ? stats_.skipped_own_write : stats_.skipped_follower);
+      lease_.Extend(key);
+      return SyncResult::kFollower;
+    }
     ++stats_.skipped_out_of_shard;
     VLOG(4) << "route " << key << ": outside our shard, no entry of ours";
     return SyncResult::kOutOfShard;
   }
-  const bool own_write =
-      watched_entry_change && TakeOwnWrite(key, route->metadata.resource_version);
   if (SameEntry(observed, desired)) {
     if (watched_entry_change && IsNewestEntry(*route, admission_.router_name)) {
       // Why: DESIGN.md section 2: a follower seeing its entry already correct

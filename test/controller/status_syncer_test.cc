@@ -257,6 +257,40 @@ TEST(StatusSyncerTest, ShardExitRemovesOnlyOurEntry) {
   EXPECT_EQ(h.stats.AdmissionCounts()["out_of_shard/"], 1);
 }
 
+// A follower queued the removal of our entry (the route left the shard);
+// the leader's removal reaches its watch: that is the leader's write
+// (progress for the lease's takeover), so the work is dropped by Extend
+// instead of waiting to run as a no-op.
+TEST(StatusSyncerTest, PeerRemovingOurEntryExtendsAndDropsWork) {
+  ShardOptions shard;
+  shard.route_selector = kubeclient::LabelSelector::Parse("shard=a").value();
+  Harness h(shard);
+  json r = Harness::RouteJson("ns", "web", "www.example.com");
+  r["metadata"]["labels"] = {{"shard", "a"}};
+  h.Create(r);
+  h.Drain();
+  ASSERT_TRUE(h.ServerEntry("ns", "web").has_value());
+  h.queue.Take();
+  h.Deliver("ns", "web");  // our own write's echo
+  h.Drain();
+  h.lease.run_immediately = false;  // from now on we follow
+  json moved = h.api.Object("ns", "web");
+  moved["metadata"]["labels"]["shard"] = "b";
+  h.api.Put(moved);
+  h.Deliver("ns", "web");
+  h.Drain();
+  ASSERT_EQ(h.lease.pending.count("ns/web"), 1u);
+  json removed = h.api.Object("ns", "web");
+  removed["status"]["ingress"] = json::array();
+  h.api.Put(removed);  // the leader's removal
+  h.Deliver("ns", "web");
+  h.Drain();
+  EXPECT_TRUE(h.lease.pending.empty());
+  EXPECT_EQ(h.lease.extended, (std::vector<std::string>{"ns/web", "ns/web"}));
+  EXPECT_EQ(h.stats.skipped_follower.load(), 1);
+  EXPECT_EQ(h.api.successful_puts, 1);
+}
+
 TEST(StatusSyncerTest, OutOfShardWithoutEntryNeverWritten) {
   ShardOptions shard;
   shard.namespaces = {"mine"};
