@@ -1,9 +1,18 @@
 #include "e2e/bench/table.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace routestatus::e2e::bench {
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return -1;
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
+  i = i == 0 ? 0 : i - 1;
+  return v[std::min(i, v.size() - 1)];
+}
 
 std::string Table::Render() const {
   std::vector<size_t> widths(header_.size(), 3);

@@ -19,6 +19,9 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
+// The nearest-rank `p` quantile (0 < p <= 1) of `v`; -1 when empty.
+double Percentile(std::vector<double> v, double p);
+
 // printf into a std::string.
 std::string Fmt(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
