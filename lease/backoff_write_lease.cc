@@ -68,9 +68,8 @@ BackoffWriteLease::BackoffWriteLease(const kubeclient::Clock& clock, WriteLeaseO
   CHECK(status.ok()) << options_.name << ": " << status.ToString();
   const SteadyTime now = clock_.Now();
   expires_ = now;
-  election_gate_ = now + Duration(static_cast<int64_t>(
-                             static_cast<double>(options_.election_delay.count()) *
-                             UniformUnit(rng_)));
+  election_offset_ = Duration(static_cast<int64_t>(
+      static_cast<double>(options_.election_delay.count()) * UniformUnit(rng_)));
 }
 
 BackoffWriteLease::~BackoffWriteLease() { Shutdown(); }
@@ -120,8 +119,12 @@ void BackoffWriteLease::Try(const std::string& key, Work work) {
       case LeaseState::kLeader:
         break;
       case LeaseState::kElection:
-        if (election_gate_ > now) {
-          due = election_gate_;
+        // Why from the first work, not from start-up: a replica that joins a
+        // converged fleet (or whose cache synced late) meets its first
+        // change long after it started, and must not race the live leader.
+        if (!election_gate_) election_gate_ = now + election_offset_;
+        if (*election_gate_ > now) {
+          due = *election_gate_;
           deferred = true;
         }
         break;

@@ -43,10 +43,11 @@ struct WriteLeaseOptions {
   // Delay before a key whose work asked for `retry` runs again.
   kubeclient::Duration retry = std::chrono::seconds(3);
   BackoffPolicy backoff;
-  // Start-up: in Election, no work runs before construction + U[0,
+  // In Election, no work runs before the first work arrived + U[0,
   // election_delay) (one draw per process). The replica with the smallest
   // draw writes first; the others see its writes through the watch first.
-  // 0 disables it.
+  // So does a live leader when this replica joins a converged fleet. 0
+  // disables it.
   kubeclient::Duration election_delay = std::chrono::seconds(1);
   // While not Leader, run at most one work item at a time (a probe), so a
   // replica that is about to lose spends at most one conflicting PUT per
@@ -208,7 +209,9 @@ class BackoffWriteLease final : public WriteLease {
   LeaseState state_ = LeaseState::kElection;  // GUARDED_BY(mu_)
   int tick_ = 0;                              // GUARDED_BY(mu_)
   kubeclient::SteadyTime expires_{};          // GUARDED_BY(mu_)
-  kubeclient::SteadyTime election_gate_{};    // GUARDED_BY(mu_)
+  kubeclient::Duration election_offset_{};    // U[0, election_delay), drawn once
+  // First Try in Election + election_offset_; unset before it.
+  std::optional<kubeclient::SteadyTime> election_gate_;  // GUARDED_BY(mu_)
   bool shutdown_ = false;                     // GUARDED_BY(mu_)
   int in_flight_ = 0;                         // GUARDED_BY(mu_)
   uint64_t next_seq_ = 0;                     // GUARDED_BY(mu_)

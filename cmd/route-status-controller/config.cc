@@ -86,7 +86,8 @@ const std::vector<OptionSpec>& Specs() {
       {"lease-retry-interval", {"ROUTESTATUS_LEASE_RETRY_INTERVAL"},
        "delay before a failed status write is retried", &Options::lease_retry_interval},
       {"lease-election-delay", {"ROUTESTATUS_LEASE_ELECTION_DELAY"},
-       "start-up: no write before a random delay in [0, this) (0 = none)",
+       "until it has seen another replica's write or written itself, a replica waits a "
+       "random delay in [0, this) after its first change before writing (0 = none)",
        &Options::lease_election_delay},
       {"lease-preset", {"ROUTESTATUS_LEASE_PRESET"},
        "write lease behaviour: default (this controller's) or openshift (as openshift-router: "

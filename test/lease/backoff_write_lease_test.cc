@@ -392,6 +392,34 @@ TEST_F(LeaseTest, ElectionDelayHoldsFirstWork) {
   EXPECT_EQ(lease.RunDue(), 1);
 }
 
+// A replica whose first work comes long after it started (it joined a
+// converged fleet; or its cache synced late) still gives a live leader its
+// election delay to write the change first, instead of racing it at once.
+TEST_F(LeaseTest, ElectionDelayCountsFromTheFirstWork) {
+  auto o = Options();
+  o.election_delay = seconds(1);
+  o.seed = 3;
+  kubeclient::Duration offset;
+  {
+    BackoffWriteLease lease(clock_, o);
+    lease.Try("a", Record("a", kExtendOutcome));
+    offset = *lease.NextDue() - Now();
+    ASSERT_GT(offset, milliseconds(100));
+  }
+  BackoffWriteLease lease(clock_, o);
+  clock_.Advance(seconds(30));
+  lease.Try("a", Record("a", kExtendOutcome));
+  EXPECT_EQ(*lease.NextDue(), Now() + offset);
+  EXPECT_EQ(lease.RunDue(), 0);
+  lease.Extend("a");  // the leader wrote it meanwhile
+  clock_.Advance(offset);
+  EXPECT_EQ(lease.RunDue(), 0);
+  // Later work in Election is not delayed again.
+  clock_.Advance(seconds(5));
+  lease.Try("b", Record("b", kExtendOutcome));
+  EXPECT_EQ(*lease.NextDue(), Now());
+}
+
 TEST_F(LeaseTest, ThrowingWorkIsRetried) {
   BackoffWriteLease lease(clock_, Options());
   int runs = 0;
