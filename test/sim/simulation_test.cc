@@ -39,7 +39,7 @@ TEST(SimulationTest, FightSeeds) { RunSeeds(Scenario::kFight, 1, 150); }
 TEST(SimulationTest, DesignFollowerDelayBreaksThePutBound) {
   SimOptions o;
   o.scenario = Scenario::kSteady;
-  o.seed = 2;
+  o.seed = 25;  // 2 until the takeover changed which runs race
   EXPECT_TRUE(RunSimulation(o).ok());
   o.follower_min_delay = kubeclient::Duration::zero();
   o.follower_delay_jitter = false;
