@@ -33,9 +33,7 @@ bool RouteModel::ChangeHost(int i) {
   Route& r = routes_[in_shard[rng_() % in_shard.size()]];
   r.host = "v" + std::to_string(i) + "-" + r.name + "." + r.ns + ".bench.example.com";
   std::string host = r.host;
-  CHECK(UpdateRouteWith(cluster_.client(), r.ns, r.name,
-                        [&host](nlohmann::json& o) { o["spec"]["host"] = host; })
-            .ok());
+  Update(r, [&host](nlohmann::json& o) { o["spec"]["host"] = host; });
   return true;
 }
 
@@ -57,14 +55,10 @@ bool RouteModel::RandomChange(int i) {
     if (dice < 65) {
       r.host = "v" + std::to_string(i) + "-" + r.name + "." + r.ns + ".bench.example.com";
       std::string host = r.host;
-      CHECK(UpdateRouteWith(cluster_.client(), r.ns, r.name,
-                            [&host](nlohmann::json& o) { o["spec"]["host"] = host; })
-                .ok());
+      Update(r, [&host](nlohmann::json& o) { o["spec"]["host"] = host; });
     } else {
       r.in_shard = false;
-      CHECK(UpdateRouteWith(cluster_.client(), r.ns, r.name, [](nlohmann::json& o) {
-              o["metadata"]["labels"]["router"] = "internal";
-            }).ok());
+      Update(r, [](nlohmann::json& o) { o["metadata"]["labels"]["router"] = "internal"; });
     }
     return true;
   }
@@ -73,6 +67,11 @@ bool RouteModel::RandomChange(int i) {
   CHECK(cluster_.client().Delete(kubeclient::RoutesResource(), r.ns, r.name).ok());
   routes_.erase(key);
   return false;
+}
+
+void RouteModel::Update(const Route& r, const std::function<void(nlohmann::json&)>& mutate) {
+  auto updated = UpdateRouteWith(cluster_.client(), r.ns, r.name, mutate);
+  CHECK(updated.ok()) << r.ns << "/" << r.name << ": " << updated.status().ToString();
 }
 
 int RouteModel::RandomChanges(int count, double rate) {

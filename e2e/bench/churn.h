@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <random>
 #include <string>
@@ -49,6 +50,9 @@ class RouteModel {
     std::string host;
     bool in_shard = true;
   };
+
+  // Applies `mutate` to the route on the server; dies (CHECK) on failure.
+  void Update(const Route& r, const std::function<void(nlohmann::json&)>& mutate);
 
   BenchCluster& cluster_;
   const std::vector<std::string> namespaces_;

@@ -82,7 +82,23 @@ struct LeaseRow {
   std::vector<double> failover_s;
   int failovers_with_write_errors = 0;
   Puts failover;
+  // At the end, over the running replicas: the largest takeover deadline
+  // and 0.95 quantile of the waits for the leader, and takeovers lost.
+  double deadline_s = 0;
+  double wait_q95_s = 0;
+  double takeovers_lost = 0;
 };
+
+// The largest value of gauge `name` over the running replicas.
+double MaxGauge(ReplicaSet& set, const std::string& name) {
+  double max = 0;
+  for (int i = 0; i < set.size(); ++i) {
+    if (!set.at(i).Running()) continue;
+    auto samples = set.at(i).Scrape();
+    if (samples.ok()) max = std::max(max, SumSamples(*samples, name, {}));
+  }
+  return max;
+}
 
 // What StatusSyncer logs when a status PUT fails other than with 409/404.
 constexpr char kWriteFailed[] = "status write failed";
@@ -100,12 +116,14 @@ int WaitForLeader(ReplicaSet& set, std::chrono::milliseconds timeout) {
 
 // The measurement: SIGKILL the leader, create one route at once,
 // time until the server stores our Admitted=True entry on it. Then restart
-// the killed replica and make a few changes so that one replica leads.
+// the killed replica and make `changes_between_kills` host changes, so that
+// one replica leads and the followers have seen enough of its writes for
+// their leases to run to the cap (as after any busy period).
 // Returns the seconds, or -1 (with *why) on failure. *write_failed: a
 // replica logged a failed status write meanwhile (e.g. a stale pooled
 // connection), which delays the takeover by the retry interval.
-double FailoverOnce(BenchCluster& cluster, RouteModel& model, const LeaseConfig& config, int kill,
-                    bool* write_failed, std::string* why) {
+double FailoverOnce(const BenchOptions& options, BenchCluster& cluster, RouteModel& model,
+                    const LeaseConfig& config, int kill, bool* write_failed, std::string* why) {
   ReplicaSet& set = cluster.replicas();
   int victim = kill % set.size();
   if (config.name != "naive") {
@@ -138,9 +156,9 @@ double FailoverOnce(BenchCluster& cluster, RouteModel& model, const LeaseConfig&
     *why = "restarted replica not ready";
     return -1;
   }
-  for (int i = 0; i < 3; ++i) {
-    model.ChangeHost(100000 + kill * 10 + i);
-    std::this_thread::sleep_for(milliseconds(300));
+  for (int i = 0; i < options.changes_between_kills; ++i) {
+    model.ChangeHost(100000 + kill * 100 + i);
+    std::this_thread::sleep_for(milliseconds(100));
   }
   if (model.WaitConverged(seconds(120), seconds(1)) < 0) {
     *why = "not converged after the changes following kill " + std::to_string(kill);
@@ -202,7 +220,7 @@ LeaseRow MeasureLease(const BenchOptions& options, const LeaseConfig& config, in
   for (int k = 0; k < config.kills; ++k) {
     std::string why;
     bool write_failed = false;
-    double s = FailoverOnce(cluster, model, config, k, &write_failed, &why);
+    double s = FailoverOnce(options, cluster, model, config, k, &write_failed, &why);
     if (s < 0) {
       row.failed = "failover " + std::to_string(k + 1) + ": " + why;
       LOG(ERROR) << config.name << " N=" << n << ": " << row.failed;
@@ -215,6 +233,10 @@ LeaseRow MeasureLease(const BenchOptions& options, const LeaseConfig& config, in
               << std::endl;
   }
   row.failover = Between(before, cluster.Writes());
+  row.deadline_s = MaxGauge(cluster.replicas(), "routestatus_lease_takeover_deadline_seconds");
+  row.wait_q95_s = MaxGauge(cluster.replicas(), "routestatus_lease_progress_wait_seconds");
+  row.takeovers_lost =
+      cluster.replicas().SumMetric("routestatus_lease_takeovers_total", {{"outcome", "lost"}});
   return row;
 }
 
@@ -278,7 +300,7 @@ void RunLeaseComparison(const BenchOptions& options) {
   Table table({"settings", "N", "start-up PUTs (409s)", "churn writes/change",
                "churn PUTs/change", "burst PUTs/change (s)", "kills", "failover p50 (s)",
                "failover p99 (s)", "failover max (s)", "PUTs per kill (409s)",
-               "kills with a failed write"});
+               "kills with a failed write", "D / wait q95 (s)", "takeovers lost"});
   for (const LeaseRow& r : rows) {
     const double kills = std::max<size_t>(1, r.failover_s.size());
     table.AddRow({r.config + " " + r.flags, std::to_string(r.n),
@@ -294,7 +316,9 @@ void RunLeaseComparison(const BenchOptions& options) {
                   Fmt("%.2f", Percentile(r.failover_s, 0.99)),
                   Fmt("%.2f", Percentile(r.failover_s, 1.0)),
                   Fmt("%.2f (%.2f)", r.failover.attempts / kills, r.failover.conflicts / kills),
-                  std::to_string(r.failovers_with_write_errors)});
+                  std::to_string(r.failovers_with_write_errors),
+                  r.deadline_s > 0 ? Fmt("%.2f / %.3f", r.deadline_s, r.wait_q95_s) : "-",
+                  Fmt("%.0f", r.takeovers_lost)});
   }
   std::string md = table.Render();
   std::cout << md << "\n";
@@ -309,11 +333,17 @@ void RunLeaseComparison(const BenchOptions& options) {
       "as fast as one client makes them; (s) = until converged. Failover: the leader (the "
       "replica whose routestatus_lease_state says leader; naive: any) is SIGKILLed, one route "
       "is created at once; time from just before the POST until the server stores our "
-      "Admitted=True entry; then the replica is restarted and 3 host changes are made. p99 "
+      "Admitted=True entry; then the replica is restarted and %d host changes are made "
+      "(10/s; the followers' leases then run to the cap, as after any busy period). p99 "
       "is nearest-rank (with 20 kills: the largest). Kills with a failed write: a replica "
       "logged \"status write failed\" (not a 409) between the kill and the write, e.g. a "
-      "stale pooled connection. Writes counted by the API server.\n",
-      options.failover_routes, options.changes, options.change_rate, options.burst_routes);
+      "stale pooled connection. D / wait q95: the largest routestatus_lease_takeover_deadline_"
+      "seconds and routestatus_lease_progress_wait_seconds of the replicas at the end; "
+      "takeovers lost: routestatus_lease_takeovers_total{outcome=\"lost\"} summed over the "
+      "replicas running at the end (restarted ones count from their restart). Writes "
+      "counted by the API server.\n",
+      options.failover_routes, options.changes, options.change_rate, options.burst_routes,
+      options.changes_between_kills);
 
   // The plot: failover p50/p99 vs N per configuration (log scale).
   std::vector<double> xs(options.failover_replicas.begin(), options.failover_replicas.end());

@@ -28,6 +28,7 @@ struct BenchOptions {
   int failover_routes = 20;      // routes before start-up
   int failover_kills = 20;       // leader kills per configuration and N
   int expiry_failover_kills = 5;  // ... for settings that wait for lease expiry (up to 60 s each)
+  int changes_between_kills = 8;  // host changes after the killed replica restarted
   int burst_routes = 500;
   int slow_latency_ms = 1000;
   int slow_changes = 40;
