@@ -392,6 +392,7 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
   slot.work = nullptr;
   slot.running = true;
   slot.cancel_retry = false;
+  if (state_ == LeaseState::kFollower) takeover_.Probe();
   ++in_flight_;
   ++stats_.runs;
   lock.unlock();

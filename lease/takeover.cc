@@ -94,6 +94,7 @@ void TakeoverTimer::Follow(SteadyTime now) {
   if (!enabled()) return;
   Restart(now);
   sample_start_ = now;
+  probed_ = false;
   not_before_ = now;
 }
 
@@ -101,6 +102,7 @@ void TakeoverTimer::Hold(SteadyTime now) {
   if (options_.mode != TakeoverMode::kProgress) return;
   Restart(now);
   sample_start_ = now;
+  probed_ = false;
 }
 
 void TakeoverTimer::ForeignWrite(SteadyTime now, bool holding,
@@ -111,9 +113,12 @@ void TakeoverTimer::ForeignWrite(SteadyTime now, bool holding,
     case TakeoverMode::kProgress:
       // Why: the wait that just ended is how long this leader may go
       // without visible progress while we hold work.
-      if (holding) estimator_.Add(now - sample_start_);
+      if (holding && (probed_ || now - sample_start_ <= estimator_.Deadline())) {
+        estimator_.Add(now - sample_start_);
+      }
       Restart(now);
       sample_start_ = now;
+      probed_ = false;
       paused_until_ = SteadyTime{};
       return;
     case TakeoverMode::kPerChange:
@@ -122,8 +127,11 @@ void TakeoverTimer::ForeignWrite(SteadyTime now, bool holding,
   }
 }
 
+void TakeoverTimer::Probe() { probed_ = true; }
+
 void TakeoverTimer::LostWrite(SteadyTime now) {
   if (!enabled()) return;
+  probed_ = true;
   // Why not the sample's start too: the leader's write that beat ours
   // (when it reaches our watch) measures how long the leader really took.
   Restart(now);

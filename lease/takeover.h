@@ -79,9 +79,13 @@ class DeadlineEstimator {
 // router name and after each lost write; held work is taken over once the
 // wait exceeds D (+ jitter). A sample is the time from the start of a wait
 // (not counting restarts by lost writes) to such a write while we held
-// work. So a leader that keeps writing (e.g.
-// works through a burst at its QPS) is never overrun; a dead one is taken
-// over about D after the first change that needs a write.
+// work, if it is at most D or one of our own writes ran or lost meanwhile:
+// a longer wait that ends in a write we did not race is most likely another
+// follower's takeover of a dead leader, not a slow leader, and counting it
+// would make every failover slower than the last. So a leader that keeps
+// writing (e.g. works through a burst at its QPS) is never overrun, a slow
+// one is learnt from the takeover it makes us lose, and a dead one is
+// taken over about D after the first change that needs a write.
 //
 // kPerChange (the alternative measured against it): each held change is
 // due D (+ its own jitter) after we began holding it (or began following,
@@ -107,6 +111,9 @@ class TakeoverTimer {
   // when we began holding the written key's work, if we held it.
   void ForeignWrite(kubeclient::SteadyTime now, bool holding,
                     std::optional<kubeclient::SteadyTime> key_held_since);
+  // While following, we run held work (a takeover, or after our lease
+  // expired): a write that ends this wait may be the one we raced.
+  void Probe();
   // One of our writes lost (409) or failed: someone is alive (or the API
   // server is not), and our cache of that route is behind. No takeover
   // before `lost_pause` has passed or another replica's write has reached
@@ -139,6 +146,7 @@ class TakeoverTimer {
   kubeclient::SteadyTime sample_start_{};  // kProgress: ... as a sample (not reset by LostWrite)
   kubeclient::SteadyTime not_before_{};    // kPerChange: last Follow or LostWrite
   kubeclient::SteadyTime paused_until_{};  // kProgress: after a lost write
+  bool probed_ = false;                    // kProgress: we wrote since sample_start_
   double draw_ = 0;                        // kProgress: this wait's jitter draw
 };
 

@@ -135,18 +135,41 @@ TEST_F(TakeoverTimerTest, ProgressWhileHoldingIsASampleAndRestartsTheWait) {
   TakeoverTimer t(Options(), seconds(15), seconds(3), 1);
   t.Follow(At(0));
   t.Hold(At(100));
-  t.ForeignWrite(At(1100), /*holding=*/true, At(100));
-  EXPECT_EQ(t.estimator().total(), 1u);
+  t.ForeignWrite(At(500), /*holding=*/true, At(100));  // within D: a sample
+  EXPECT_EQ(t.estimator().Quantile(), milliseconds(400));
+  EXPECT_EQ(t.estimator().Deadline(), milliseconds(800));
+  EXPECT_TRUE(InWindow(*t.WaitDue(), At(500), milliseconds(800)));
+  t.Probe();  // our takeover raced a slow leader, whose write lands 1 s on
+  t.ForeignWrite(At(1500), /*holding=*/true, At(500));
+  EXPECT_EQ(t.estimator().total(), 2u);
   EXPECT_EQ(t.estimator().Quantile(), seconds(1));
   EXPECT_EQ(t.estimator().Deadline(), seconds(2));
-  EXPECT_TRUE(InWindow(*t.WaitDue(), At(1100), seconds(2)));
+  EXPECT_TRUE(InWindow(*t.WaitDue(), At(1500), seconds(2)));
   // A burst: the leader writes every 20 ms; each write restarts the wait,
-  // and once the one slow wait is under 5% of the window D is the floor.
-  for (int i = 1; i <= 18; ++i) t.ForeignWrite(At(1100 + 20 * i), true, std::nullopt);
-  EXPECT_TRUE(InWindow(*t.WaitDue(), At(1460), seconds(2)));  // 1 of 19: still counts
-  t.ForeignWrite(At(1480), true, std::nullopt);
-  EXPECT_TRUE(InWindow(*t.WaitDue(), At(1480), milliseconds(500)));  // 1 of 20: ignored
+  // and once the one slow wait is under 5% of the window it no longer
+  // counts (the next largest, 400 ms, does).
+  for (int i = 1; i <= 17; ++i) t.ForeignWrite(At(1500 + 20 * i), true, std::nullopt);
+  EXPECT_TRUE(InWindow(*t.WaitDue(), At(1840), seconds(2)));  // 1 of 19: still counts
+  t.ForeignWrite(At(1860), true, std::nullopt);
+  EXPECT_TRUE(InWindow(*t.WaitDue(), At(1860), milliseconds(800)));  // 1 of 20: ignored
   EXPECT_EQ(t.estimator().total(), 20u);
+}
+
+// A wait longer than D that ends in a write we did not race is most likely
+// another follower taking over from a dead leader: no sample, or each
+// failover would make the next one slower.
+TEST_F(TakeoverTimerTest, LongWaitWithoutOurWriteIsNoSample) {
+  TakeoverTimer t(Options(), seconds(15), seconds(3), 1);
+  t.Follow(At(0));
+  t.Hold(At(0));
+  t.ForeignWrite(At(700), /*holding=*/true, At(0));
+  EXPECT_EQ(t.estimator().total(), 0u);
+  EXPECT_EQ(t.estimator().Deadline(), milliseconds(500));
+  t.Hold(At(1000));
+  t.Probe();
+  t.ForeignWrite(At(1700), /*holding=*/true, At(1000));
+  EXPECT_EQ(t.estimator().total(), 1u);
+  EXPECT_EQ(t.estimator().Deadline(), milliseconds(1400));
 }
 
 TEST_F(TakeoverTimerTest, ProgressWithoutHeldWorkIsNoSample) {
