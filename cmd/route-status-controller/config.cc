@@ -97,8 +97,9 @@ const std::vector<OptionSpec>& Specs() {
       {"lease-takeover", {"ROUTESTATUS_LEASE_TAKEOVER"},
        "how a follower holding work notices a dead leader before its lease expires: progress "
        "(the leader wrote nothing for an adaptive deadline, at least 500 ms), per-change (a "
-       "held change not written within that deadline; overruns a leader working through a "
-       "burst), off (lease expiry only)",
+       "held change not written within a deadline learnt from per-change write latency; "
+       "for comparison: a backlog inflates it, so a failover after a burst takes seconds), "
+       "off (lease expiry only)",
        &Options::lease_takeover},
       {"contention-interval", {"ROUTESTATUS_CONTENTION_INTERVAL"},
        "window of the contention tracker", &Options::contention_interval},

@@ -43,12 +43,17 @@ std::string Table::Render() const {
 }
 
 std::string Fmt(const char* fmt, ...) {
-  char buf[1024];
   va_list args;
   va_start(args, fmt);
-  vsnprintf(buf, sizeof(buf), fmt, args);
+  va_list copy;
+  va_copy(copy, args);
+  const int n = vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  // Why sized: the benchmarks' notes run past any fixed buffer.
+  std::string out(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0) vsnprintf(out.data(), out.size() + 1, fmt, args);
   va_end(args);
-  return buf;
+  return out;
 }
 
 }  // namespace routestatus::e2e::bench
