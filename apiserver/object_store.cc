@@ -510,6 +510,9 @@ ApiResult<std::shared_ptr<Watcher>> ObjectStore::Watch(const ResourceInfo& r,
     if (*from_rv < compacted_rv_) {
       return Result::Error(TooOldResourceVersionError(*from_rv, compacted_rv_ + 1));
     }
+    if (*from_rv < watch_floor_rv_) {
+      return Result::Error(TooOldResourceVersionError(*from_rv, watch_floor_rv_));
+    }
     for (const Event& e : history_) {
       if (e.rv > *from_rv && e.resource == &r) Dispatch(*watcher, e);
     }
@@ -535,6 +538,13 @@ void ObjectStore::Compact() {
   std::lock_guard<std::mutex> lock(mu_);
   history_.clear();
   compacted_rv_ = rv_;
+}
+
+uint64_t ObjectStore::RestartWatchCache() {
+  std::lock_guard<std::mutex> lock(mu_);
+  watch_floor_rv_ = ++rv_;
+  dispatched_rv_.store(rv_, std::memory_order_release);
+  return rv_;
 }
 
 void ObjectStore::CloseAllWatches() {

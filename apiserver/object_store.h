@@ -120,6 +120,13 @@ class ObjectStore {
 
   // Forgets all history: resumes and continues from older versions get 410.
   void Compact();
+  // The store as a restarted kube-apiserver shows it: its fresh watch cache
+  // starts at the current revision, which its own start-up writes have moved
+  // on (by one here), so a watch from any earlier resourceVersion gets 410
+  // Expired "too old resource version"; objects, lists and continue tokens
+  // are unchanged (etcd kept them). Returns the new revision, the oldest a
+  // watch may start from.
+  uint64_t RestartWatchCache();
   // Closes every open watch (clients see the stream end).
   void CloseAllWatches();
 
@@ -162,6 +169,7 @@ class ObjectStore {
   std::deque<Event> history_;                 // guarded by mu_
   uint64_t rv_ = 0;                           // guarded by mu_
   uint64_t compacted_rv_ = 0;                 // guarded by mu_
+  uint64_t watch_floor_rv_ = 0;               // guarded by mu_; see RestartWatchCache
   uint64_t uid_counter_ = 0;                  // guarded by mu_
   std::vector<std::shared_ptr<Watcher>> watchers_;  // guarded by mu_
   std::atomic<uint64_t> dispatched_rv_{0};

@@ -1,6 +1,7 @@
 #include "apiserver/server.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <vector>
 
 #include <civetweb.h>
 #include <glog/logging.h>
@@ -28,6 +30,40 @@ int LogMessage(const mg_connection*, const char* message) {
   return 1;
 }
 
+// The port of an AF_INET/AF_INET6 address, -1 for anything else.
+int PortOf(const sockaddr_storage& a) {
+  if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port);
+  if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
+  return -1;
+}
+
+// Why: civetweb 1.15 leaves a connection it accepted just as mg_stop began
+// open and unanswered (a worker takes it off the queue and exits), so its
+// client waits for a timeout. Once civetweb is gone, every connected socket
+// of this process still bound to `port` is such a leftover: close it.
+int CloseLeftoverConnections(int port) {
+  std::vector<int> fds;
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return 0;
+  while (dirent* e = readdir(dir)) {
+    int fd = std::atoi(e->d_name);
+    if (fd > 2 && fd != dirfd(dir)) fds.push_back(fd);
+  }
+  closedir(dir);
+  int closed = 0;
+  for (int fd : fds) {
+    sockaddr_storage local{}, peer{};
+    socklen_t len = sizeof(local), peer_len = sizeof(peer);
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) != 0) continue;
+    if (PortOf(local) != port) continue;
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0) continue;
+    shutdown(fd, SHUT_RDWR);
+    close(fd);
+    ++closed;
+  }
+  return closed;
+}
+
 }  // namespace
 
 Server::Server(ServerOptions options)
@@ -45,12 +81,71 @@ Server::~Server() { Stop(); }
 
 int Server::HandleRequest(mg_connection* conn, void* self) {
   Server* server = static_cast<Server*>(self);
+  // Why: CloseIdleConnections must leave connections inside a request alone.
+  const mg_request_info* info = mg_get_request_info(conn);
+  const int peer = info != nullptr ? info->remote_port : -1;
+  std::multiset<int>::iterator busy;
+  {
+    std::lock_guard<std::mutex> lock(server->conn_mu_);
+    busy = server->busy_ports_.insert(peer);
+  }
   Handler handler(*server);
-  return handler.Serve(conn);
+  int code = handler.Serve(conn);
+  std::lock_guard<std::mutex> lock(server->conn_mu_);
+  server->busy_ports_.erase(busy);
+  return code;
+}
+
+int Server::InitConnection(const mg_connection* conn, void**) {
+  Server* server = static_cast<Server*>(mg_get_user_data(mg_get_context(conn)));
+  std::chrono::milliseconds hold = server->faults_.TakeNeverRead();
+  if (hold.count() <= 0) return 0;
+  VLOG(1) << "fault: holding a new connection unread for " << hold.count() << " ms";
+  server->FaultDelay(hold);
+  return 0;
+}
+
+void Server::FaultDelay(std::chrono::milliseconds d) {
+  kubeclient::SteadyTime until = clock_.Now() + d;
+  std::unique_lock<std::mutex> lock(conn_mu_);
+  while (!stopping_.load() && clock_.Now() < until) clock_.WaitUntil(conn_cv_, lock, until);
+}
+
+size_t Server::CloseIdleConnections() {
+  std::multiset<int> busy;
+  {
+    std::lock_guard<std::mutex> lock(conn_mu_);
+    busy = busy_ports_;
+  }
+  // Why /proc: civetweb does not expose its connections' sockets; ours are
+  // the connected ones whose local port is the listener's.
+  size_t closed = 0;
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return 0;
+  while (dirent* e = readdir(dir)) {
+    int fd = std::atoi(e->d_name);
+    if (fd <= 2 || fd == dirfd(dir)) continue;
+    sockaddr_storage local{}, peer{};
+    socklen_t ll = sizeof(local), pl = sizeof(peer);
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &ll) != 0) continue;
+    if (PortOf(local) != backend_port_) continue;
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0) continue;  // the listener
+    if (busy.count(PortOf(peer)) > 0) continue;
+    // Why shutdown, not close: civetweb owns the descriptor; its worker
+    // sees end-of-stream and closes the connection itself.
+    if (shutdown(fd, SHUT_RDWR) == 0) ++closed;
+  }
+  closedir(dir);
+  VLOG(1) << "fault: closed " << closed << " idle connection(s)";
+  return closed;
 }
 
 Status Server::Start() {
   mg_init_library(0);
+  {
+    std::lock_guard<std::mutex> lock(admin_mu_);
+    shut_down_ = false;
+  }
   if (!options_.tls) {
     Status s = StartListener(options_.listen);
     port_ = backend_port_;
@@ -61,6 +156,7 @@ Status Server::Start() {
   auto cert = GenerateSelfSignedCert();
   if (!cert.ok()) return cert.status();
   ca_pem_ = cert.value().cert_pem;
+  key_pem_ = cert.value().key_pem;
   Status s = StartListener("127.0.0.1:0");
   if (!s.ok()) return s;
   size_t colon = options_.listen.rfind(':');
@@ -88,6 +184,7 @@ Status Server::StartListener(const std::string& listen) {
   opts.push_back(nullptr);
   mg_callbacks callbacks{};
   callbacks.log_message = LogMessage;
+  callbacks.init_connection = &Server::InitConnection;
   char error[256] = "";
   mg_init_data init{};
   init.callbacks = &callbacks;
@@ -114,7 +211,11 @@ Status Server::StartListener(const std::string& listen) {
 void Server::StopListener() {
   std::lock_guard<std::mutex> lock(lifecycle_mu_);
   if (ctx_ == nullptr) return;
-  stopping_.store(true);
+  {
+    std::lock_guard<std::mutex> hold_lock(conn_mu_);
+    stopping_.store(true);
+  }
+  conn_cv_.notify_all();  // FaultDelay: injected latency, never-read connections
   store_->CloseAllWatches();
   // Why: civetweb's accept loop polls with a 2 s timeout before it notices
   // mg_stop; a connection to the listener wakes it at once.
@@ -136,14 +237,19 @@ void Server::StopListener() {
   stopped.store(true);
   poker.join();
   ctx_ = nullptr;
+  if (int n = CloseLeftoverConnections(port); n > 0) {
+    VLOG(1) << "closed " << n << " connection(s) civetweb left open at stop";
+  }
 }
 
 void Server::Stop() {
   std::vector<std::thread> threads;
   {
     std::lock_guard<std::mutex> lock(admin_mu_);
+    shut_down_ = true;
     threads.swap(admin_threads_);
   }
+  admin_cv_.notify_all();
   for (auto& t : threads) t.join();
   tls_proxy_.Stop();
   StopListener();
@@ -156,11 +262,45 @@ Status Server::DropConnections() {
   return StartListener(host + ":" + std::to_string(backend_port_));
 }
 
-void Server::DropConnectionsAsync() {
+Status Server::Restart(std::chrono::milliseconds down) {
+  LOG(INFO) << "local-apiserver: restarting: every connection closed, new ones refused for "
+            << down.count() << " ms";
+  // Why: from here on nothing accepts connections; closing the open ones
+  // (civetweb drains its workers) takes part of `down`, not more.
+  const kubeclient::SteadyTime until = clock_.Now() + down;
+  if (options_.tls) tls_proxy_.Stop();
+  StopListener();
+  {
+    std::unique_lock<std::mutex> lock(admin_mu_);
+    while (!shut_down_ && clock_.Now() < until) clock_.WaitUntil(admin_cv_, lock, until);
+    if (shut_down_) return Status(StatusCode::kCancelled, "server stopped while restarting");
+  }
+  uint64_t rv = store_->RestartWatchCache();
+  std::string host = options_.tls ? "127.0.0.1" : host_;
+  Status s = StartListener(host + ":" + std::to_string(backend_port_));
+  if (s.ok() && options_.tls) s = tls_proxy_.Start(host_, port_, ca_pem_, key_pem_, backend_port_);
+  if (!s.ok()) return s;
+  LOG(INFO) << "local-apiserver: restarted, serving " << base_url()
+            << " again; watches from resourceVersions before " << rv << " get 410";
+  return Status::Ok();
+}
+
+void Server::RunAdminThread(std::function<void()> body) {
   std::lock_guard<std::mutex> lock(admin_mu_);
-  admin_threads_.emplace_back([this] {
+  admin_threads_.emplace_back(std::move(body));
+}
+
+void Server::DropConnectionsAsync() {
+  RunAdminThread([this] {
     Status s = DropConnections();
     if (!s.ok()) LOG(ERROR) << "drop-connections: " << s.ToString();
+  });
+}
+
+void Server::RestartAsync(std::chrono::milliseconds down) {
+  RunAdminThread([this, down] {
+    Status s = Restart(down);
+    if (!s.ok()) LOG(ERROR) << "restart: " << s.ToString();
   });
 }
 

@@ -2,10 +2,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -59,8 +62,14 @@ struct ServerOptions {
 //   POST /admin/close-watches     end every open watch now
 //   POST /admin/compact           forget history (resumes get 410)
 //   POST /admin/drop-connections  close every connection (restarts the listener)
+//   POST /admin/close-idle-connections  close every keep-alive connection
+//                                 that is between requests (as a load
+//                                 balancer's idle timeout does)
+//   POST /admin/never-read        body {"count":N,"holdMs":M}: the next N
+//                                 accepted connections are held M ms unread
+//   POST /admin/restart           body {"downMs": N}: Restart(N ms) after answering
 // Thread-safe: every method may be called from any thread, except that
-// Start/Stop/DropConnections must not be called from a request handler.
+// Start/Stop/DropConnections/Restart must not be called from a request handler.
 class Server {
  public:
   explicit Server(ServerOptions options = {});
@@ -105,15 +114,33 @@ class Server {
   // the listener on the same port. Must not be called from a handler.
   kubeclient::Status DropConnections();
   size_t OpenWatches() const { return store_->WatcherCount(); }
+  // Closes (shutdown) every connection to the HTTP listener that is not
+  // inside a request: idle keep-alive connections. Returns how many. With
+  // TLS the front end then closes the client's connection too.
+  size_t CloseIdleConnections();
+  // A kube-apiserver restart: closes every connection and watch, refuses new
+  // connections (nothing listens) for `down`, then serves again on the same
+  // port with the same objects and a fresh watch cache
+  // (ObjectStore::RestartWatchCache: watches from any older resourceVersion
+  // get 410). Blocks for `down` on the clock; Stop() ends the wait (the
+  // server then stays down). Not from a handler, not concurrently with Stop.
+  kubeclient::Status Restart(std::chrono::milliseconds down);
 
  private:
   class Handler;
   static int HandleRequest(mg_connection* conn, void* self);
+  // civetweb's init_connection: holds a never-read connection (before any
+  // byte is read) until its hold ends or the server stops.
+  static int InitConnection(const mg_connection* conn, void** conn_data);
+  // Sleeps `d` on the clock for an injected fault; Stop() ends it early.
+  void FaultDelay(std::chrono::milliseconds d);
   // Starts civetweb on `listen` (plain HTTP); sets backend_port_.
   kubeclient::Status StartListener(const std::string& listen);
   void StopListener();
-  // DropConnections on a helper thread (joined by Stop).
+  // DropConnections / Restart on a helper thread (joined by Stop).
   void DropConnectionsAsync();
+  void RestartAsync(std::chrono::milliseconds down);
+  void RunAdminThread(std::function<void()> body);
 
   const ServerOptions options_;
   std::unique_ptr<kubeclient::Clock> owned_clock_;
@@ -122,15 +149,21 @@ class Server {
   FaultInjector faults_;
   RequestMetrics metrics_;
   std::string ca_pem_;
+  std::string key_pem_;    // with TLS: the certificate's key (Restart restarts the proxy)
   TlsProxy tls_proxy_;     // HTTPS front end (civetweb then serves plain HTTP on loopback)
   int backend_port_ = 0;   // civetweb's own port
   std::mutex lifecycle_mu_;
   mg_context* ctx_ = nullptr;  // guarded by lifecycle_mu_
   std::atomic<bool> stopping_{false};
   std::mutex admin_mu_;
+  std::condition_variable admin_cv_;
   std::vector<std::thread> admin_threads_;  // guarded by admin_mu_
+  bool shut_down_ = false;                  // guarded by admin_mu_: Stop() was called
   int port_ = 0;
   std::string host_ = "127.0.0.1";
+  std::mutex conn_mu_;
+  std::condition_variable conn_cv_;  // wakes FaultDelay at Stop
+  std::multiset<int> busy_ports_;    // guarded by conn_mu_: peers inside a request
 };
 
 }  // namespace routestatus::apiserver

@@ -76,7 +76,7 @@ int Server::Handler::Serve(mg_connection* conn) {
   labels.scope = !rr.name.empty() ? "resource" : (!rr.ns.empty() ? "namespace" : "cluster");
   pending_labels_ = labels;
   FaultDecision fault = server_.faults_.Decide(rr.verb, rr.info->resource, rr.subresource, rr.ns);
-  if (fault.latency.count() > 0) std::this_thread::sleep_for(fault.latency);
+  if (fault.latency.count() > 0) server_.FaultDelay(fault.latency);
   if (fault.code != 0) {
     ApiError e;
     switch (fault.code) {
@@ -235,10 +235,38 @@ int Server::Handler::ServeAdmin(const HttpRequest& req) {
   } else if (req.method == "POST" && what == "compact") {
     server_.Compact();
     return Json(req, 200, {{"compactedResourceVersion", std::to_string(server_.store_->OldestResumableRv())}});
+  } else if (req.method == "POST" && what == "close-idle-connections") {
+    // This request's own connection is busy, so it stays open.
+    return Json(req, 200, {{"closed", server_.CloseIdleConnections()}});
+  } else if (req.method == "POST" && what == "never-read") {
+    nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
+    const auto count_j = body.is_object() ? body.value("count", nlohmann::json(1)) : nlohmann::json();
+    const auto hold_j = body.is_object() ? body.value("holdMs", nlohmann::json(30000)) : nlohmann::json();
+    if (!count_j.is_number_integer() || !hold_j.is_number_integer() || count_j.get<int64_t>() < 0 ||
+        hold_j.get<int64_t>() < 0) {
+      return Error(req, BadRequestError("expected {\"count\":N,\"holdMs\":M} with N, M >= 0"));
+    }
+    const int count = static_cast<int>(count_j.get<int64_t>());
+    const int64_t hold = hold_j.get<int64_t>();
+    server_.faults_.NeverReadConnections(count, std::chrono::milliseconds(hold));
+    return Json(req, 200, nlohmann::json::object());
   } else if (req.method == "POST" && what == "drop-connections") {
     Json(req, 200, nlohmann::json::object());
     // Why: the listener cannot be restarted from one of its own worker threads.
     server_.DropConnectionsAsync();
+    return 200;
+  } else if (req.method == "POST" && what == "restart") {
+    nlohmann::json body = req.body.empty() ? nlohmann::json::object()
+                                           : nlohmann::json::parse(req.body, nullptr, false);
+    if (!body.is_object()) return Error(req, BadRequestError("body must be a JSON object"));
+    auto down = body.find("downMs");
+    if (down != body.end() && (!down->is_number_integer() || down->get<int64_t>() < 0)) {
+      return Error(req, BadRequestError("downMs must be an integer >= 0"));
+    }
+    std::chrono::milliseconds ms(down == body.end() ? 0 : down->get<int64_t>());
+    Json(req, 200, {{"downMs", ms.count()}});
+    // Why: as for drop-connections, the listener stops on a helper thread.
+    server_.RestartAsync(ms);
     return 200;
   }
   ApiError e;

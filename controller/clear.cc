@@ -1,8 +1,5 @@
 #include "controller/clear.h"
 
-#include <condition_variable>
-#include <mutex>
-
 #include <glog/logging.h>
 
 #include "kubeclient/route.h"
@@ -30,10 +27,7 @@ kubeclient::SteadyTime QpsLimiter::Reserve() {
 void QpsLimiter::Wait() {
   kubeclient::SteadyTime slot = Reserve();
   if (interval_ == kubeclient::Duration::zero()) return;
-  std::mutex mu;
-  std::condition_variable cv;
-  std::unique_lock<std::mutex> lock(mu);
-  while (clock_.Now() < slot) clock_.WaitUntil(cv, lock, slot);
+  clock_.SleepUntil(slot);
 }
 
 namespace {

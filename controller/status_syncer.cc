@@ -183,8 +183,14 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
       return {WorkResult::kNone, false};
     default:
       ++stats_.writes_error;
-      LOG(WARNING) << "route " << key << ": status write failed, will retry: "
-                   << status.ToString();
+      // Why: without an answer the server is down or cut off; the binary
+      // reports that once per outage, not once per route and retry.
+      if (kubeclient::IsNoAnswer(kubeclient::FailureClassOf(status))) {
+        VLOG(1) << "route " << key << ": status write failed, will retry: " << status.ToString();
+      } else {
+        LOG(WARNING) << "route " << key << ": status write failed, will retry: "
+                     << status.ToString();
+      }
       return {WorkResult::kRelease, true};
   }
 }

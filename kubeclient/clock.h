@@ -6,6 +6,8 @@
 
 namespace routestatus::kubeclient {
 
+class Cancellation;
+
 using SteadyTime = std::chrono::steady_clock::time_point;
 using SystemTime = std::chrono::system_clock::time_point;
 using Duration = std::chrono::nanoseconds;
@@ -26,6 +28,16 @@ class Clock {
   // std::condition_variable::wait_until.
   virtual void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
                          SteadyTime deadline) const = 0;
+
+  // Sleeps until `deadline` on this clock, or until `cancel` (when not
+  // null) is cancelled, whichever comes first; false when cancelled (also
+  // when it already was). The one way to wait out a delay (rate limits,
+  // Retry-After, backoff without a condition of one's own). Built on
+  // WaitUntil, so a fake clock's Advance wakes it too. Thread-safe.
+  bool SleepUntil(SteadyTime deadline, const Cancellation* cancel = nullptr) const;
+  bool SleepFor(Duration d, const Cancellation* cancel = nullptr) const {
+    return SleepUntil(Now() + d, cancel);
+  }
 };
 
 // The process clock: std::chrono::steady_clock and system_clock.

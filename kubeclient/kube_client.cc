@@ -260,7 +260,7 @@ Status StatusFromResponse(int http_code, std::string_view body,
   }
   if (code == StatusCode::kOk) code = CodeFromHttp(http_code);
   if (message.empty()) message = "HTTP " + std::to_string(http_code);
-  return Status(code, std::move(message), retry_after);
+  return Status(code, std::move(message), retry_after, http_code);
 }
 
 }  // namespace routestatus::kubeclient

@@ -153,6 +153,12 @@ class KubeClient {
                                                 const nlohmann::json& object) = 0;
   virtual Status Delete(const ResourceRef& res, const std::string& ns,
                         const std::string& name) = 0;
+  // For process shutdown: every request in flight and every later one, and
+  // every wait inside the client (rate limit, Retry-After), ends promptly
+  // with kCancelled. Irreversible; thread-safe. Open watch streams are
+  // cancelled by their owners. The default does nothing (in-memory fakes
+  // never block).
+  virtual void Shutdown() {}
 };
 
 }  // namespace routestatus::kubeclient

@@ -1,5 +1,9 @@
 #include "kubeclient/status.h"
 
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+
 namespace routestatus::kubeclient {
 
 const char* StatusCodeName(StatusCode code) {
@@ -42,6 +46,64 @@ std::string Status::ToString() const {
   std::string s = StatusCodeName(code_);
   if (!message_.empty()) s += ": " + message_;
   return s;
+}
+
+namespace {
+
+bool Contains(const std::string& text, std::string_view what) {
+  auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+  auto it = std::search(text.begin(), text.end(), what.begin(), what.end(),
+                        [&](char a, char b) { return lower(a) == lower(b); });
+  return it != text.end();
+}
+
+}  // namespace
+
+FailureClass FailureClassOf(const Status& status) {
+  const int http = status.http_code();
+  if (http == 429) return FailureClass::kThrottled;
+  if (http >= 500) return FailureClass::kServerError;
+  if (http != 0) return FailureClass::kAnswered;
+  switch (status.code()) {
+    case StatusCode::kTimeout:
+      return FailureClass::kTimeout;
+    case StatusCode::kUnavailable: {
+      // Why: transports report errno text ("Connection refused",
+      // "Connection reset by peer", "End of file", "Broken pipe");
+      // cpprestsdk reports any failed connect (refused, no route) as "Failed
+      // to connect to any resolved endpoint".
+      const std::string& m = status.message();
+      if (Contains(m, "refused") || Contains(m, "failed to connect")) {
+        return FailureClass::kConnectionRefused;
+      }
+      if (Contains(m, "reset") || Contains(m, "broken pipe") || Contains(m, "end of file") ||
+          Contains(m, "truncated")) {
+        return FailureClass::kConnectionReset;
+      }
+      if (Contains(m, "timed out")) return FailureClass::kTimeout;
+      return FailureClass::kConnectionError;
+    }
+    default:
+      return FailureClass::kAnswered;
+  }
+}
+
+const char* FailureClassName(FailureClass c) {
+  switch (c) {
+    case FailureClass::kAnswered: return "answered";
+    case FailureClass::kConnectionRefused: return "connection_refused";
+    case FailureClass::kConnectionReset: return "connection_reset";
+    case FailureClass::kTimeout: return "timeout";
+    case FailureClass::kConnectionError: return "connection_error";
+    case FailureClass::kServerError: return "server_error";
+    case FailureClass::kThrottled: return "throttled";
+  }
+  return "unknown";
+}
+
+bool IsNoAnswer(FailureClass c) {
+  return c == FailureClass::kConnectionRefused || c == FailureClass::kConnectionReset ||
+         c == FailureClass::kTimeout || c == FailureClass::kConnectionError;
 }
 
 }  // namespace routestatus::kubeclient

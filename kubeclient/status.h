@@ -32,15 +32,17 @@ enum class StatusCode {
 // Stable lower-case name of a code, for logs and metric labels.
 const char* StatusCodeName(StatusCode code);
 
-// The outcome of an operation: a code, a message for people, and for
-// kTooManyRequests/kUnavailable an optional server-suggested retry delay.
-// Value type; thread-compatible.
+// The outcome of an operation: a code, a message for people, for
+// kTooManyRequests/kUnavailable an optional server-suggested retry delay, and
+// the HTTP status when the API server answered (0 when no answer arrived:
+// connection refused or reset, timeout). Value type; thread-compatible.
 class Status {
  public:
   Status() = default;
   Status(StatusCode code, std::string message,
-         std::optional<std::chrono::milliseconds> retry_after = std::nullopt)
-      : code_(code), message_(std::move(message)), retry_after_(retry_after) {}
+         std::optional<std::chrono::milliseconds> retry_after = std::nullopt, int http_code = 0)
+      : code_(code), message_(std::move(message)), retry_after_(retry_after),
+        http_code_(http_code) {}
 
   static Status Ok() { return Status(); }
 
@@ -48,6 +50,8 @@ class Status {
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
   const std::optional<std::chrono::milliseconds>& retry_after() const { return retry_after_; }
+  // The HTTP status of the server's answer; 0 for failures without one.
+  int http_code() const { return http_code_; }
 
   // True for codes worth retrying later (conflict, gone, 429, 5xx, timeouts).
   bool IsRetryable() const;
@@ -58,7 +62,33 @@ class Status {
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
   std::optional<std::chrono::milliseconds> retry_after_;
+  int http_code_ = 0;
 };
+
+// Why a request got no usable answer from the API server, for reachability
+// logs, metrics and retry pacing. kAnswered: the server answered (2xx, or an
+// API answer such as 404, 409, 410, 422, 401 that shows it works), or the
+// outcome says nothing about the server (cancelled by us, a watch closed).
+enum class FailureClass {
+  kAnswered = 0,
+  kConnectionRefused,  // no connection made: nothing listens (down, restarting) or no route
+  kConnectionReset,    // the connection was reset or closed mid-request
+  kTimeout,            // no answer in time (no HTTP status)
+  kConnectionError,    // other failures without an answer (DNS, TLS, routing)
+  kServerError,        // HTTP 5xx
+  kThrottled,          // HTTP 429
+};
+inline constexpr int kFailureClassCount = 7;
+
+// The class of `status`: from its HTTP code when the server answered, else
+// from the code and the transport's message. Pure.
+FailureClass FailureClassOf(const Status& status);
+// "connection_refused", "server_error", ... ("answered" for kAnswered); for
+// logs and metric labels.
+const char* FailureClassName(FailureClass c);
+// True for the classes without an HTTP answer (refused, reset, timeout,
+// other connection errors).
+bool IsNoAnswer(FailureClass c);
 
 // Either a value or a non-OK Status. Accessing value() of an error is a bug
 // (CHECK-fails).

@@ -1,6 +1,7 @@
 // local-apiserver: a standalone, Kubernetes-compatible API server for routes
 // and namespaces (see apiserver/server.h). Prints its URL on stdout as one
-// line once serving; exits 0 on SIGTERM/SIGINT, 2 on bad flags.
+// line once serving; exits 0 on SIGTERM/SIGINT, 2 on bad flags. Faults,
+// restarts included, are injected through its admin endpoints (--help).
 
 #include <signal.h>
 
@@ -24,7 +25,13 @@ void Usage() {
                "  --token              require this bearer token\n"
                "  --tls                serve HTTPS with a generated self-signed certificate\n"
                "  --watch-history      events kept for watch resume (default 10000)\n"
-               "  --bookmark-interval  milliseconds between watch bookmarks (default 1000)\n";
+               "  --bookmark-interval  milliseconds between watch bookmarks (default 1000)\n"
+               "Fault injection (admin endpoints, token-protected like the API):\n"
+               "  POST /admin/faults {FaultRule}   DELETE /admin/faults   POST /admin/compact\n"
+               "  POST /admin/close-watches   POST /admin/drop-connections\n"
+               "  POST /admin/restart {\"downMs\": N}: a kube-apiserver restart: refuse\n"
+               "    connections for N ms, then serve the same objects with a fresh watch\n"
+               "    cache (watches from older resourceVersions get 410)\n";
 }
 
 bool ParseNumber(const std::string& text, long long* out) {

@@ -17,6 +17,7 @@ class InstrumentedKubeClient::Timer {
 
   void Finish(const Status& status) {
     std::chrono::duration<double> took = std::chrono::steady_clock::now() - start_;
+    if (c_.reachability_ != nullptr) c_.reachability_->Record(status);
     c_.requests_
         .Add({{"verb", verb_},
               {"resource", res_.resource},
@@ -38,9 +39,34 @@ class InstrumentedKubeClient::Timer {
   std::chrono::steady_clock::time_point start_;
 };
 
+// Forwards a watch stream, recording what each read brought.
+class InstrumentedKubeClient::RecordingStream final : public kubeclient::WatchStream {
+ public:
+  RecordingStream(std::unique_ptr<kubeclient::WatchStream> inner, ApiReachability& reachability)
+      : inner_(std::move(inner)), reachability_(reachability) {}
+
+  kubeclient::StatusOr<kubeclient::WatchEvent> Next() override { return Noted(inner_->Next()); }
+  kubeclient::StatusOr<kubeclient::WatchEvent> NextRaw() override {
+    return Noted(inner_->NextRaw());
+  }
+  void Cancel() override { inner_->Cancel(); }
+
+ private:
+  kubeclient::StatusOr<kubeclient::WatchEvent> Noted(
+      kubeclient::StatusOr<kubeclient::WatchEvent> event) {
+    reachability_.Record(event.status());
+    return event;
+  }
+
+  std::unique_ptr<kubeclient::WatchStream> inner_;
+  ApiReachability& reachability_;
+};
+
 InstrumentedKubeClient::InstrumentedKubeClient(std::unique_ptr<kubeclient::KubeClient> inner,
-                                               prometheus::Registry& registry)
+                                               prometheus::Registry& registry,
+                                               ApiReachability* reachability)
     : inner_(std::move(inner)),
+      reachability_(reachability),
       requests_(prometheus::BuildCounter()
                     .Name("routestatus_api_requests_total")
                     .Help("Kubernetes API requests made by this process, by verb, resource, "
@@ -82,7 +108,9 @@ kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> InstrumentedKubeC
   Timer t(*this, "watch", res);
   auto r = inner_->Watch(res, ns, options);
   t.Finish(r.status());
-  return r;
+  if (!r.ok() || reachability_ == nullptr) return r;
+  return std::unique_ptr<kubeclient::WatchStream>(
+      std::make_unique<RecordingStream>(std::move(r).value(), *reachability_));
 }
 
 kubeclient::StatusOr<nlohmann::json> InstrumentedKubeClient::Create(const ResourceRef& res,
@@ -116,6 +144,34 @@ Status InstrumentedKubeClient::Delete(const ResourceRef& res, const std::string&
   Status s = inner_->Delete(res, ns, name);
   t.Finish(s);
   return s;
+}
+
+RestClientMetrics::RestClientMetrics(prometheus::Registry& registry)
+    : retries_(prometheus::BuildCounter()
+                   .Name("routestatus_api_connection_retries_total")
+                   .Help("API requests sent again on another connection, by reason: "
+                         "stale_connection (a pooled keep-alive connection the API server had "
+                         "closed, found before sending), connection_failure (a read or "
+                         "resourceVersion-guarded write whose connection failed before any "
+                         "response), unauthorized (a 401 with exec plugin credentials: the "
+                         "plugin ran again).")
+                   .Register(registry)),
+      exec_runs_(prometheus::BuildCounter()
+                     .Name("routestatus_exec_plugin_runs_total")
+                     .Help("Runs of the kubeconfig's exec credential plugin, by result (ok, "
+                           "error, not_found).")
+                     .Register(registry)) {
+  for (const char* reason : {"stale_connection", "connection_failure", "unauthorized"}) {
+    retries_.Add({{"reason", reason}});
+  }
+}
+
+void RestClientMetrics::OnConnectionRetry(std::string_view reason) {
+  retries_.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void RestClientMetrics::OnExecPlugin(std::string_view result) {
+  exec_runs_.Add({{"result", std::string(result)}}).Increment();
 }
 
 }  // namespace routestatus::cmd

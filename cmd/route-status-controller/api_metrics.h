@@ -8,7 +8,9 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include "cmd/route-status-controller/api_reachability.h"
 #include "kubeclient/kube_client.h"
+#include "kubeclient/rest/rest_kube_client.h"
 
 namespace routestatus::cmd {
 
@@ -18,12 +20,15 @@ namespace routestatus::cmd {
 //   routestatus_api_request_duration_seconds{verb,resource} (histogram)
 // Verbs follow kube-apiserver: get, list, watch, create, update, delete;
 // `result` is kubeclient::StatusCodeName ("ok", "conflict", ...). For a
-// watch the latency is the time to open the stream. Thread-safe as the
-// wrapped client is; `inner` is owned, `registry` must outlive this.
+// watch the latency is the time to open the stream. With `reachability`,
+// every outcome (and every watch event read) is also recorded there.
+// Thread-safe as the wrapped client is; `inner` is owned, `registry` and
+// `reachability` must outlive this.
 class InstrumentedKubeClient final : public kubeclient::KubeClient {
  public:
   InstrumentedKubeClient(std::unique_ptr<kubeclient::KubeClient> inner,
-                         prometheus::Registry& registry);
+                         prometheus::Registry& registry,
+                         ApiReachability* reachability = nullptr);
 
   kubeclient::StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef& res,
                                            const std::string& ns,
@@ -36,7 +41,8 @@ class InstrumentedKubeClient final : public kubeclient::KubeClient {
   kubeclient::StatusOr<kubeclient::RawListPage> ListRaw(
       const kubeclient::ResourceRef& res, const std::string& ns,
       const kubeclient::ListOptions& options) override;
-  // The stream is the wrapped client's own (its NextRaw() included).
+  // The stream is the wrapped client's own (its NextRaw() included),
+  // wrapped to record its events when `reachability` is set.
   kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
       const kubeclient::ResourceRef& res, const std::string& ns,
       const kubeclient::WatchOptions& options) override;
@@ -49,13 +55,32 @@ class InstrumentedKubeClient final : public kubeclient::KubeClient {
                                                     const nlohmann::json& object) override;
   kubeclient::Status Delete(const kubeclient::ResourceRef& res, const std::string& ns,
                             const std::string& name) override;
+  void Shutdown() override { inner_->Shutdown(); }
 
  private:
   class Timer;
+  class RecordingStream;
 
   std::unique_ptr<kubeclient::KubeClient> inner_;
+  ApiReachability* const reachability_;
   prometheus::Family<prometheus::Counter>& requests_;
   prometheus::Family<prometheus::Histogram>& latency_;
+};
+
+// The REST client's connection retries and exec plugin runs, into
+// `registry`:
+//   routestatus_api_connection_retries_total{reason}
+//   routestatus_exec_plugin_runs_total{result}
+// Thread-safe; `registry` must outlive this.
+class RestClientMetrics final : public kubeclient::rest::RestObserver {
+ public:
+  explicit RestClientMetrics(prometheus::Registry& registry);
+  void OnConnectionRetry(std::string_view reason) override;
+  void OnExecPlugin(std::string_view result) override;
+
+ private:
+  prometheus::Family<prometheus::Counter>& retries_;
+  prometheus::Family<prometheus::Counter>& exec_runs_;
 };
 
 }  // namespace routestatus::cmd

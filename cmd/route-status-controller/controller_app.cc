@@ -63,7 +63,7 @@ kubeclient::cache::RateLimitingWorkQueue::Options QueueOptions(
 
 ControllerApp::ControllerApp(const Options& options, const ComponentOptions& components,
                              std::unique_ptr<kubeclient::KubeClient> client,
-                             prometheus::Registry& registry)
+                             prometheus::Registry& registry, ApiReachability* api)
     : options_(options),
       components_(components),
       client_(std::move(client)),
@@ -97,14 +97,13 @@ ControllerApp::ControllerApp(const Options& options, const ComponentOptions& com
     resync_ = std::make_unique<kubeclient::cache::PeriodicResync>(
         clock_, options.resync_interval, [this] {
           try {
-            auto keys = routes_.Keys();
-            VLOG(1) << "resync: re-queueing " << keys.size() << " routes";
-            for (const auto& key : keys) queue_.Add(key);
+            RequeueAllRoutes("resync");
           } catch (const std::exception& e) {
             LOG(FATAL) << "internal thread resync crashed: " << e.what();
           }
         });
   }
+  if (api != nullptr) api->SetRecoveryHandler([this] { RequeueAllRoutes("API server back"); });
   MetricsSources sources;
   sources.clock = &clock_;
   sources.status = &stats_;
@@ -117,9 +116,16 @@ ControllerApp::ControllerApp(const Options& options, const ComponentOptions& com
   sources.routes = &routes_;
   sources.namespaces = &namespaces_;
   sources.resync = resync_.get();
+  sources.api = api;
   sources.router_name = options.router_name;
   sources.version = BuildVersion();
   collector_ = std::make_shared<MetricsCollector>(std::move(sources));
+}
+
+void ControllerApp::RequeueAllRoutes(const char* why) {
+  auto keys = routes_.Keys();
+  VLOG(1) << why << ": re-queueing " << keys.size() << " routes";
+  for (const auto& key : keys) queue_.Add(key);
 }
 
 lease::WriteLease& ControllerApp::StatusLease() {
@@ -224,14 +230,25 @@ bool ControllerApp::Stop(std::chrono::milliseconds timeout) {
     stopping_ = true;
     cv_.notify_all();  // the flush loop
   }
-  // No new events, no new keys, no new work; running status PUTs finish.
+  // No new events, no new keys, no new work; running status PUTs may finish
+  // in the first half of the time, then the client cancels whatever is
+  // still in flight (a slow list, a watch being opened, a rate-limit or
+  // Retry-After wait, a write) so that every thread ends in time.
   routes_.Stop();
   namespaces_.Stop();
   if (resync_) resync_->Stop();
   queue_.ShutDownNow();
   if (lease_) lease_->Shutdown();
+  auto all_exited = [this] { return exited_ == threads_.size(); };
   std::unique_lock<std::mutex> lock(mu_);
-  bool done = cv_.wait_until(lock, deadline, [this] { return exited_ == threads_.size(); });
+  bool done = cv_.wait_until(lock, std::chrono::steady_clock::now() + timeout / 2, all_exited);
+  if (!done) {
+    VLOG(1) << (threads_.size() - exited_) << " internal thread(s) busy; cancelling API requests";
+    lock.unlock();
+    client_->Shutdown();
+    lock.lock();
+    done = cv_.wait_until(lock, deadline, all_exited);
+  }
   if (!done) {
     LOG(WARNING) << (threads_.size() - exited_) << " internal thread(s) still busy (in-flight "
                  << "API requests) after " << FormatDuration(timeout);

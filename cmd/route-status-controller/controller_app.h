@@ -48,9 +48,14 @@ namespace routestatus::cmd {
 class ControllerApp {
  public:
   // Builds every component on `client` (owned). Nothing runs until Start().
-  // `registry` (histograms of the work queue) must outlive the app.
+  // `registry` (histograms of the work queue) must outlive the app, and so
+  // must `api` when set: the client's reachability, exported as metrics;
+  // when the API server answers again after an outage every cached route is
+  // re-queued once (status writes that failed meanwhile wait for their retry
+  // interval otherwise; correct entries are not written).
   ControllerApp(const Options& options, const ComponentOptions& components,
-                std::unique_ptr<kubeclient::KubeClient> client, prometheus::Registry& registry);
+                std::unique_ptr<kubeclient::KubeClient> client, prometheus::Registry& registry,
+                ApiReachability* api = nullptr);
   // Stops (bounded by options.shutdown_timeout) if still running. If a
   // thread did not end in time this aborts the process after logging
   // (prefer calling Stop() and handling its result).
@@ -61,10 +66,12 @@ class ControllerApp {
   void Start();
   // Ready once both informers have synced.
   Readiness Ready() const;
-  // Stops taking work (informers, resync, queue, lease), lets running
-  // status writes finish and joins every thread, within `timeout`. Returns
-  // false when some thread was still busy at the deadline (it is then left
-  // running; the caller should exit the process). Idempotent.
+  // Stops taking work (informers, resync, queue, lease), gives running
+  // status writes half of `timeout` to finish, then shuts the client down
+  // (KubeClient::Shutdown: every request and wait in it ends), and joins
+  // every thread, within `timeout`. Returns false when some thread was
+  // still busy at the deadline (it is then left running; the caller should
+  // exit the process). Idempotent.
   bool Stop(std::chrono::milliseconds timeout);
 
   // Reads every component's stats at scrape time (routestatus_* metrics,
@@ -79,6 +86,8 @@ class ControllerApp {
   lease::WriteLease& StatusLease();
   controller::ContentionGate& Gate();
   void Spawn(const std::string& name, std::function<void()> body);
+  // Queues every cached route for a reconcile (`why` for the log).
+  void RequeueAllRoutes(const char* why);
   void FlushLoop();
 
   const Options options_;

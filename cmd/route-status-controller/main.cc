@@ -165,7 +165,10 @@ int Main(int argc, char** argv) {
             << rest_config->origin;
 
   kubeclient::RealClock clock;  // outlives the clients below
+  prometheus::Registry registry;
+  RestClientMetrics rest_metrics(registry);
   kubeclient::rest::RestOptions rest = components->rest;
+  rest.observer = &rest_metrics;
   rest.version = BuildVersion();
   rest.user_agent = std::string("route-status-controller/") + BuildVersion() + " (router " +
                     options.router_name + ")";
@@ -182,10 +185,11 @@ int Main(int argc, char** argv) {
     return RunClear(options, **client, clock, components->clear);
   }
 
-  prometheus::Registry registry;
+  ApiReachability reachability(clock, {WithoutUserInfo(rest_config->server)});
   auto app = std::make_unique<ControllerApp>(
       options, *components,
-      std::make_unique<InstrumentedKubeClient>(std::move(client).value(), registry), registry);
+      std::make_unique<InstrumentedKubeClient>(std::move(client).value(), registry, &reachability),
+      registry, &reachability);
   std::atomic<bool> shutting_down{false};
   HttpEndpoint::Options http_options;
   http_options.address = options.metrics_address;
@@ -197,6 +201,10 @@ int Main(int argc, char** argv) {
     LOG(ERROR) << endpoint.status().ToString();
     return kExitRuntime;
   }
+  // Why: civetweb (the endpoint) sets SIGCHLD to SIG_IGN, which makes the
+  // kernel reap children at once; an exec credential plugin's exit status
+  // would then be lost.
+  signal(SIGCHLD, SIG_DFL);
   (*endpoint)->AddCollectable(app->collector());
   app->Start();
 

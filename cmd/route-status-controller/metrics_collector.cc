@@ -248,6 +248,31 @@ void CollectInformers(
                });
 }
 
+void CollectApi(const ApiReachability& api, Families& f) {
+  ApiReachabilitySnapshot s = api.Snapshot();
+  f.Gauge("routestatus_api_reachable",
+          "0 during an API server outage (requests failing without an answer or with 5xx for "
+          "over a second, logged once), else 1.",
+          s.reachable ? 1 : 0);
+  f.Gauge("routestatus_api_last_success_timestamp_seconds",
+          "Wall time of the last request or watch event the API server answered, in seconds "
+          "since the epoch (0 = never).",
+          s.last_success == kubeclient::SystemTime{}
+              ? 0.0
+              : std::chrono::duration<double>(s.last_success.time_since_epoch()).count());
+  f.Counter("routestatus_api_outages_total",
+            "API server outages (each logged as one WARNING, and one INFO when it answers again).",
+            static_cast<double>(s.outages));
+  f.Begin("routestatus_api_request_failures_total",
+          "API requests and watch reads that got no usable answer, by class (connection_refused, "
+          "connection_reset, timeout, connection_error, server_error = 5xx, throttled = 429).",
+          MetricType::Counter);
+  for (int c = 1; c < kubeclient::kFailureClassCount; ++c) {
+    f.Add(static_cast<double>(s.failures[static_cast<size_t>(c)]),
+          {{"class", kubeclient::FailureClassName(static_cast<kubeclient::FailureClass>(c))}});
+  }
+}
+
 }  // namespace
 
 const char* BuildVersion() { return ROUTESTATUS_VERSION; }
@@ -267,6 +292,7 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   if (s_.routes) AddInformer(*s_.routes, "routes", &informers);
   if (s_.namespaces) AddInformer(*s_.namespaces, "namespaces", &informers);
   CollectInformers(informers, f);
+  if (s_.api) CollectApi(*s_.api, f);
   if (s_.resync) {
     f.Counter("routestatus_resyncs_total", "Periodic resyncs (every cached route re-queued).",
               static_cast<double>(s_.resync->runs()));

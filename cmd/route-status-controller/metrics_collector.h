@@ -7,6 +7,7 @@
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
+#include "cmd/route-status-controller/api_reachability.h"
 #include "cmd/route-status-controller/observe_only_lease.h"
 #include "cmd/route-status-controller/unleased_write_lease.h"
 #include "conflict/contention_tracker.h"
@@ -33,6 +34,7 @@ struct MetricsSources {
   const kubeclient::cache::RouteInformer* routes = nullptr;
   const kubeclient::cache::NamespaceInformer* namespaces = nullptr;
   const kubeclient::cache::PeriodicResync* resync = nullptr;
+  const ApiReachability* api = nullptr;
   std::string router_name;
   std::string version;
 };

@@ -320,6 +320,27 @@ Status TestCluster::CloseWatches() { return AdminPost("/admin/close-watches", ""
 Status TestCluster::Compact() { return AdminPost("/admin/compact", ""); }
 Status TestCluster::DropConnections() { return AdminPost("/admin/drop-connections", ""); }
 
+StatusOr<std::chrono::steady_clock::time_point> TestCluster::RestartServer(
+    std::chrono::milliseconds down) {
+  using std::chrono::milliseconds;
+  Status posted = AdminPost("/admin/restart", json{{"downMs", down.count()}}.dump());
+  if (!posted.ok()) return posted;
+  auto answers = [this] {
+    int code = 0;
+    bool ok = false;
+    HttpGetLocal(apiserver_port_, "/readyz", &ok, &code);
+    return ok && code == 200;
+  };
+  // Why: the server goes down on its own thread just after answering.
+  if (!WaitFor([&] { return !answers(); }, milliseconds(5000), milliseconds(5))) {
+    return Status(StatusCode::kInternal, "the API server did not go down for the restart");
+  }
+  if (!WaitFor(answers, down + milliseconds(30000), milliseconds(10))) {
+    return Status(StatusCode::kUnavailable, "the API server did not come back after the restart");
+  }
+  return std::chrono::steady_clock::now();
+}
+
 std::string TestCluster::ServerLog() const {
   return apiserver_ ? apiserver_->ReadLog() : std::string("(not embedded: no server log)");
 }

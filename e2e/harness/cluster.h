@@ -159,6 +159,12 @@ class TestCluster {
   kubeclient::Status CloseWatches();
   kubeclient::Status Compact();
   kubeclient::Status DropConnections();
+  // A kube-apiserver restart (POST /admin/restart): every connection closed,
+  // new ones refused for `down`, then the same objects with a fresh watch
+  // history (older resourceVersions get 410). Blocks until the server
+  // answers again; returns when it first did (/readyz polled every 10 ms).
+  kubeclient::StatusOr<std::chrono::steady_clock::time_point> RestartServer(
+      std::chrono::milliseconds down);
 
   // The server's log (embedded), for failure reports.
   std::string ServerLog() const;

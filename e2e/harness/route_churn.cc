@@ -144,6 +144,14 @@ std::vector<AppliedChange> ApplyChanges(TestCluster& cluster, const std::vector<
   return applied;
 }
 
+bool InDesiredState(const kubeclient::Route& route, const std::string& router) {
+  auto it = route.metadata.labels.find("shard");
+  const bool out = it != route.metadata.labels.end() && it->second == "out";
+  const auto entry = route.FindIngress(router);
+  if (out) return !entry;
+  return IsAdmittedBy(route, router) && entry->host == route.spec.host;
+}
+
 int CountNeedingWrites(const std::vector<RouteChange>& changes) {
   int n = 0;
   for (const auto& c : changes) n += c.needs_write ? 1 : 0;

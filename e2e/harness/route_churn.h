@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "e2e/harness/cluster.h"
+#include "kubeclient/route.h"
 #include "kubeclient/status.h"
 
 namespace routestatus::e2e {
@@ -59,5 +60,10 @@ std::vector<AppliedChange> ApplyChanges(TestCluster& cluster, const std::vector<
 
 // Count of changes with needs_write.
 int CountNeedingWrites(const std::vector<RouteChange>& changes);
+
+// The state RandomChanges' changes aim at for a router whose shard excludes
+// label shard=out: a route in the shard is admitted by `router` with
+// host == spec.host; a route out of it has no entry of `router`.
+bool InDesiredState(const kubeclient::Route& route, const std::string& router);
 
 }  // namespace routestatus::e2e

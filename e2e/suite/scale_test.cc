@@ -14,16 +14,6 @@ namespace {
 
 using std::chrono::seconds;
 
-// Every route in the shard (label shard != out) is admitted by `router`
-// with host == spec.host; routes out of the shard have no entry.
-bool InDesiredState(const kubeclient::Route& r, const std::string& router) {
-  auto it = r.metadata.labels.find("shard");
-  bool out = it != r.metadata.labels.end() && it->second == "out";
-  const auto e = r.FindIngress(router);
-  if (out) return !e;
-  return IsAdmittedBy(r, router) && e->host == r.spec.host;
-}
-
 // Every applied change was accepted, then every route reached its desired
 // state for `router` and the server saw no status write for 3 s. Call with
 // ASSERT_NO_FATAL_FAILURE.

@@ -21,6 +21,14 @@ bool ParseRv(const std::string& s, uint64_t* out) {
 // without bound. Past it we keep only the newest-version rule per key.
 constexpr size_t kMaxTombstones = 200000;
 
+// Failures that mean the server is not there (down, restarting, cut off):
+// retried on the reconnect schedule.
+bool ServerGone(const Status& s) {
+  FailureClass c = FailureClassOf(s);
+  return c == FailureClass::kConnectionRefused || c == FailureClass::kConnectionReset ||
+         c == FailureClass::kTimeout;
+}
+
 }  // namespace
 
 bool ResourceVersionNewer(const std::string& a, const std::string& b) {
@@ -38,6 +46,7 @@ Reflector::Reflector(KubeClient& client, const ResourceRef& resource, const Cloc
       decode_text_(std::move(decode_text)),
       options_(std::move(options)),
       backoff_(options_.backoff, options_.seed),
+      reconnect_(options_.reconnect, options_.seed ^ 0x5851f42d4c957f2dULL),
       rng_(options_.seed ^ 0x9e3779b97f4a7c15ULL) {}
 
 Reflector::~Reflector() { Stop(); }
@@ -99,18 +108,30 @@ std::chrono::seconds Reflector::RandomWatchTimeout() {
   return std::chrono::seconds(dist(rng_));
 }
 
+Duration Reflector::RetryDelay(const Status& s) {
+  if (ServerGone(s)) return reconnect_.Next();
+  Duration d = backoff_.Next();
+  if (s.retry_after()) d = std::max<Duration>(d, *s.retry_after());
+  return d;
+}
+
 Duration Reflector::Step() {
   if (need_list_) {
     Status s = ListAndReplace();
     if (s.ok()) {
       need_list_ = false;
+      just_listed_ = true;
+      reconnect_.Reset();
       return Duration::zero();
     }
     if (s.code() == StatusCode::kCancelled) return Duration::zero();
-    LOG(WARNING) << options_.name << ": list failed: " << s.ToString();
-    Duration d = backoff_.Next();
-    if (s.retry_after()) d = std::max<Duration>(d, *s.retry_after());
-    return d;
+    if (IsNoAnswer(FailureClassOf(s))) {
+      VLOG(1) << options_.name << ": list failed: " << s.ToString();
+    } else {
+      LOG(WARNING) << options_.name << ": list failed: " << s.ToString();
+    }
+    if (ServerGone(s)) just_listed_ = false;
+    return RetryDelay(s);
   }
   SteadyTime started = clock_.Now();
   uint64_t events_before;
@@ -127,20 +148,29 @@ Duration Reflector::Step() {
                    stats_.events_bookmark;
   }
   bool delivered = events_after > events_before;
+  bool lasted = clock_.Now() - started >= options_.min_healthy_watch;
   if (delivered) backoff_.Reset();
+  if (delivered || lasted) just_listed_ = false;
+  if (!ServerGone(s)) reconnect_.Reset();
   switch (s.code()) {
     case StatusCode::kCancelled:
       return Duration::zero();
     case StatusCode::kGone:
-      VLOG(2) << options_.name << ": resourceVersion " << last_rv_ << " expired; relisting";
       need_list_ = true;
       // Why: a watch that 410s at once after every relist must not spin.
-      return delivered ? Duration::zero() : backoff_.Next();
+      if (just_listed_) {
+        VLOG(1) << options_.name << ": resourceVersion " << last_rv_
+                << " expired right after a relist; relisting after a backoff";
+        return backoff_.Next();
+      }
+      // Why: any other 410 is an answer (history compacted, or a restarted
+      // API server's fresh watch cache), not a failure: relist now.
+      VLOG(2) << options_.name << ": resourceVersion " << last_rv_ << " expired; relisting";
+      backoff_.Reset();
+      return Duration::zero();
     case StatusCode::kClosed:
     case StatusCode::kOk:
-      if (delivered || clock_.Now() - started >= options_.min_healthy_watch) {
-        return Duration::zero();
-      }
+      if (delivered || lasted) return Duration::zero();
       return backoff_.Next();
     default: {
       {
@@ -148,9 +178,8 @@ Duration Reflector::Step() {
         ++stats_.watch_failures;
       }
       VLOG(1) << options_.name << ": watch ended: " << s.ToString();
-      Duration d = backoff_.Next();
-      if (s.retry_after()) d = std::max<Duration>(d, *s.retry_after());
-      return d;
+      if (ServerGone(s)) just_listed_ = false;
+      return RetryDelay(s);
     }
   }
 }

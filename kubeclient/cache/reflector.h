@@ -51,7 +51,16 @@ struct InformerOptions {
   // The watch timeoutSeconds is drawn uniformly from [min, max] per watch.
   std::chrono::seconds watch_timeout_min{300};
   std::chrono::seconds watch_timeout_max{600};
-  Backoff::Options backoff;  // 200 ms doubling, jitter +[0, 50%), cap 30 s
+  // Failures the server answered (5xx, 429, a watch that ends at once, a
+  // relist loop): 200 ms doubling, jitter +[0, 50%), cap 30 s.
+  Backoff::Options backoff;
+  // Failures without an answer (connection refused or reset, timeout) are
+  // retried on this schedule instead (200 ms doubling, cap 500 ms), leaving
+  // `backoff` as it was: a probe of a server that is down costs it nothing,
+  // and an informer finds a restarted API server within `reconnect.max` of
+  // its return.
+  Backoff::Options reconnect{std::chrono::milliseconds(200), std::chrono::milliseconds(500), 2.0,
+                             0.5};
   uint64_t seed = 1;
   Duration decode_error_log_interval = std::chrono::minutes(1);
   // A watch that ends normally sooner than this without any event counts as
@@ -106,7 +115,13 @@ class Reflector {
 
   // One step of the loop: a full list when one is needed, else one watch
   // session until its stream ends. Returns how long to wait before the
-  // next step. Informer thread (or a test) only.
+  // next step: zero after a success, a normal close or a 410 Gone (relist at
+  // once, with the backoff reset: the server answered), `reconnect` steps
+  // while the server does not answer, `backoff` steps for its failures and
+  // for a watch that 410s right after every relist. Failures without an
+  // answer are logged at -v=1 only (the binary reports outages once per
+  // process); others the server answered a list with are WARNINGs.
+  // Informer thread (or a test) only.
   Duration Step();
   // The parts of Step(), exposed for tests.
   Status ListAndReplace();
@@ -133,6 +148,8 @@ class Reflector {
   // "namespace/name" (or "name") from raw metadata; "" when absent.
   std::string KeyFromMetadata(const nlohmann::json& object) const;
   void SetResourceVersion(const std::string& rv);
+  // The wait before retrying what failed with `s` (see Step()).
+  Duration RetryDelay(const Status& s);
   std::chrono::seconds RandomWatchTimeout();
 
   KubeClient& client_;
@@ -146,8 +163,12 @@ class Reflector {
 
   // Informer-thread state.
   Backoff backoff_;
+  Backoff reconnect_;
   std::mt19937_64 rng_;
   bool need_list_ = true;
+  // Listed, and no watch since has delivered an event, lasted
+  // min_healthy_watch or lost the server: a 410 now is a relist loop.
+  bool just_listed_ = false;
   std::string last_rv_;
   std::unordered_map<std::string, std::string> tombstones_;  // deleted key -> delete rv
   SteadyTime last_decode_log_{};

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
 namespace routestatus::kubeclient::rest {
@@ -11,15 +12,6 @@ namespace {
 
 Status Invalid(std::string message) { return Status(StatusCode::kInvalid, std::move(message)); }
 
-// Reads a whole file; false when it cannot be opened.
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return true;
-}
 
 std::string Resolve(const std::string& base_dir, const std::string& p) {
   if (p.empty() || p[0] == '/' || base_dir.empty()) return p;
@@ -43,6 +35,32 @@ class Walker {
     if (!v || v.IsNull()) return Status::Ok();
     if (!v.IsScalar()) return Error(field + "." + key, "not a string");
     *out = v.Scalar();
+    return Status::Ok();
+  }
+
+  // Reads an optional boolean field.
+  Status Bool(const YAML::Node& node, const char* key, const std::string& field, bool* out) const {
+    YAML::Node v = node[key];
+    if (!v || v.IsNull()) return Status::Ok();
+    bool b = false;
+    if (!v.IsScalar() || !YAML::convert<bool>::decode(v, b)) {
+      return Error(field + "." + key, "not a boolean" + (v.IsScalar() ? ": " + v.Scalar() : ""));
+    }
+    *out = b;
+    return Status::Ok();
+  }
+
+  // Reads an optional list of strings.
+  Status Strings(const YAML::Node& node, const char* key, const std::string& field,
+                 std::vector<std::string>* out) const {
+    out->clear();
+    YAML::Node v = node[key];
+    if (!v || v.IsNull()) return Status::Ok();
+    if (!v.IsSequence()) return Error(field + "." + key, "not a list of strings");
+    for (const auto& item : v) {
+      if (!item.IsScalar()) return Error(field + "." + key, "not a list of strings");
+      out->push_back(item.Scalar());
+    }
     return Status::Ok();
   }
 
@@ -85,6 +103,102 @@ class Walker {
   const std::string& path_;
 };
 
+// YAML -> JSON for the exec extension: plain (unquoted) scalars that read as
+// booleans, null or numbers become those; everything else is a string.
+nlohmann::json YamlToJson(const YAML::Node& n) {
+  if (!n || n.IsNull()) return nullptr;
+  if (n.IsSequence()) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto& item : n) a.push_back(YamlToJson(item));
+    return a;
+  }
+  if (n.IsMap()) {
+    nlohmann::json o = nlohmann::json::object();
+    for (const auto& kv : n) o[kv.first.Scalar()] = YamlToJson(kv.second);
+    return o;
+  }
+  const std::string& text = n.Scalar();
+  if (n.Tag() == "?") {
+    bool b;
+    if (YAML::convert<bool>::decode(n, b)) return b;
+    if (text == "null" || text == "~") return nullptr;
+    nlohmann::json number = nlohmann::json::parse(text, nullptr, false);
+    if (number.is_number()) return number;
+  }
+  return text;
+}
+
+// The cluster fields a credential plugin may be given (provideClusterInfo).
+Status ParseClusterInfo(const Walker& w, const YAML::Node& cluster, const std::string& cf,
+                        RestConfig* cfg) {
+  if (Status s = w.String(cluster, "tls-server-name", cf, &cfg->tls_server_name); !s.ok()) return s;
+  if (Status s = w.String(cluster, "proxy-url", cf, &cfg->proxy_url); !s.ok()) return s;
+  if (Status s = w.Bool(cluster, "disable-compression", cf, &cfg->disable_compression); !s.ok()) {
+    return s;
+  }
+  YAML::Node ext = cluster["extensions"];
+  if (!ext || ext.IsNull()) return Status::Ok();
+  if (!ext.IsSequence()) return w.Error(cf + ".extensions", "not a list");
+  for (const auto& item : ext) {
+    if (item.IsMap() && item["name"] && item["name"].IsScalar() &&
+        item["name"].Scalar() == "client.authentication.k8s.io/exec") {
+      cfg->exec_extension_json = YamlToJson(item["extension"]).dump();
+    }
+  }
+  return Status::Ok();
+}
+
+// users[].user.exec, checked as client-go's kubeconfig validation does.
+Status ParseExec(const Walker& w, const YAML::Node& exec, const std::string& ef,
+                 const std::string& base_dir, ExecConfig* out) {
+  if (!exec.IsMap()) return w.Error(ef, "not a map");
+  if (Status s = w.String(exec, "command", ef, &out->command); !s.ok()) return s;
+  if (out->command.empty()) return w.Error(ef + ".command", "missing");
+  if (out->command.find('/') != std::string::npos) out->command = Resolve(base_dir, out->command);
+  if (Status s = w.Strings(exec, "args", ef, &out->args); !s.ok()) return s;
+  if (Status s = w.String(exec, "apiVersion", ef, &out->api_version); !s.ok()) return s;
+  if (out->api_version.empty()) return w.Error(ef + ".apiVersion", "missing");
+  if (out->api_version != "client.authentication.k8s.io/v1" &&
+      out->api_version != "client.authentication.k8s.io/v1beta1") {
+    return w.Error(ef + ".apiVersion",
+                   "\"" + out->api_version +
+                       "\" is not supported (client.authentication.k8s.io/v1 or v1beta1)");
+  }
+  if (Status s = w.String(exec, "installHint", ef, &out->install_hint); !s.ok()) return s;
+  if (Status s = w.Bool(exec, "provideClusterInfo", ef, &out->provide_cluster_info); !s.ok()) {
+    return s;
+  }
+  if (Status s = w.String(exec, "interactiveMode", ef, &out->interactive_mode); !s.ok()) return s;
+  if (out->interactive_mode.empty()) {
+    if (out->api_version == "client.authentication.k8s.io/v1") {
+      return w.Error(ef + ".interactiveMode", "missing (required with client.authentication.k8s.io/v1)");
+    }
+    out->interactive_mode = "IfAvailable";
+  }
+  if (out->interactive_mode == "Always") {
+    return w.Error(ef + ".interactiveMode",
+                   "Always needs a terminal, and this controller runs without one "
+                   "(use a plugin setup that works with Never or IfAvailable)");
+  }
+  if (out->interactive_mode != "Never" && out->interactive_mode != "IfAvailable") {
+    return w.Error(ef + ".interactiveMode", "\"" + out->interactive_mode +
+                                                "\" is not one of Never, IfAvailable, Always");
+  }
+  YAML::Node env = exec["env"];
+  if (env && !env.IsNull()) {
+    if (!env.IsSequence()) return w.Error(ef + ".env", "not a list");
+    for (const auto& e : env) {
+      std::string name, value;
+      if (!e.IsMap()) return w.Error(ef + ".env", "entries must be {name, value} maps");
+      if (Status s = w.String(e, "name", ef + ".env", &name); !s.ok()) return s;
+      if (Status s = w.String(e, "value", ef + ".env", &value); !s.ok()) return s;
+      if (name.empty()) return w.Error(ef + ".env", "an entry has no name");
+      out->env.emplace_back(std::move(name), std::move(value));
+    }
+  }
+  return Status::Ok();
+}
+
 StatusOr<RestConfig> ParseNode(const YAML::Node& root, const std::string& path,
                                const std::string& base_dir, const std::string& context_name) {
   Walker w(path);
@@ -116,14 +230,11 @@ StatusOr<RestConfig> ParseNode(const YAML::Node& root, const std::string& path,
   if (Status s = w.String(cluster, "certificate-authority", cf, &cfg.ca_file); !s.ok()) return s;
   cfg.ca_file = Resolve(base_dir, cfg.ca_file);
   if (Status s = w.Data(cluster, "certificate-authority-data", cf, &cfg.ca_data); !s.ok()) return s;
-  if (YAML::Node v = cluster["insecure-skip-tls-verify"]; v && !v.IsNull()) {
-    if (!v.IsScalar()) return w.Error(cf + ".insecure-skip-tls-verify", "not a boolean");
-    bool b = false;
-    if (!YAML::convert<bool>::decode(v, b)) {
-      return w.Error(cf + ".insecure-skip-tls-verify", "not a boolean: " + v.Scalar());
-    }
-    cfg.insecure_skip_tls_verify = b;
+  if (Status s = w.Bool(cluster, "insecure-skip-tls-verify", cf, &cfg.insecure_skip_tls_verify);
+      !s.ok()) {
+    return s;
   }
+  if (Status s = ParseClusterInfo(w, cluster, cf, &cfg); !s.ok()) return s;
 
   if (!user_name.empty()) {
     YAML::Node user;
@@ -147,9 +258,14 @@ StatusOr<RestConfig> ParseNode(const YAML::Node& root, const std::string& path,
                      "missing (client certificate and key come together)");
     }
     bool has_token = !cfg.token.empty() || !cfg.token_file.empty();
-    if (!has_token && !has_cert && (user["exec"] || user["auth-provider"])) {
-      return w.Error(uf + (user["exec"] ? ".exec" : ".auth-provider"),
-                     "not supported (use token, tokenFile or a client certificate)");
+    // Why: as in client-go, a token or client certificate wins over exec.
+    if (!has_token && !has_cert && user["exec"] && !user["exec"].IsNull()) {
+      ExecConfig exec;
+      if (Status s = ParseExec(w, user["exec"], uf + ".exec", base_dir, &exec); !s.ok()) return s;
+      cfg.exec = std::move(exec);
+    } else if (!has_token && !has_cert && user["auth-provider"]) {
+      return w.Error(uf + ".auth-provider",
+                     "not supported (use token, tokenFile, a client certificate or exec)");
     }
   }
   cfg.origin = "kubeconfig " + path + " context " + ctx_name;
@@ -157,6 +273,15 @@ StatusOr<RestConfig> ParseNode(const YAML::Node& root, const std::string& path,
 }
 
 }  // namespace
+
+bool ReadFileText(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return true;
+}
 
 StatusOr<std::string> DecodeBase64(std::string_view text) {
   std::string out;
@@ -186,6 +311,29 @@ StatusOr<std::string> DecodeBase64(std::string_view text) {
   return out;
 }
 
+std::string EncodeBase64(std::string_view data) {
+  static const char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((data.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < data.size(); i += 3) {
+    uint32_t v = (static_cast<uint8_t>(data[i]) << 16) | (static_cast<uint8_t>(data[i + 1]) << 8) |
+                 static_cast<uint8_t>(data[i + 2]);
+    for (int shift = 18; shift >= 0; shift -= 6) out.push_back(kAlphabet[(v >> shift) & 63]);
+  }
+  size_t rest = data.size() - i;
+  if (rest > 0) {
+    uint32_t v = static_cast<uint8_t>(data[i]) << 16;
+    if (rest == 2) v |= static_cast<uint8_t>(data[i + 1]) << 8;
+    out.push_back(kAlphabet[(v >> 18) & 63]);
+    out.push_back(kAlphabet[(v >> 12) & 63]);
+    out.push_back(rest == 2 ? kAlphabet[(v >> 6) & 63] : '=');
+    out.push_back('=');
+  }
+  return out;
+}
+
 StatusOr<RestConfig> ParseKubeconfig(std::string_view yaml, const std::string& path,
                                      const std::string& base_dir, const std::string& context) {
   // Why: yaml-cpp reports everything by exception; none may escape.
@@ -199,7 +347,7 @@ StatusOr<RestConfig> ParseKubeconfig(std::string_view yaml, const std::string& p
 
 StatusOr<RestConfig> LoadKubeconfigFile(const std::string& path, const std::string& context) {
   std::string text;
-  if (!ReadFile(path, &text)) return Invalid("kubeconfig " + path + ": cannot read the file");
+  if (!ReadFileText(path, &text)) return Invalid("kubeconfig " + path + ": cannot read the file");
   std::string dir = ".";
   size_t slash = path.rfind('/');
   if (slash != std::string::npos) dir = slash == 0 ? "/" : path.substr(0, slash);
@@ -216,13 +364,13 @@ StatusOr<RestConfig> LoadInClusterConfig(const InClusterEnv& env) {
   cfg.server = "https://" + host + ":" + env.service_port;
   cfg.token_file = env.root + "/token";
   std::string token;
-  if (!ReadFile(cfg.token_file, &token)) {
+  if (!ReadFileText(cfg.token_file, &token)) {
     return Invalid("in-cluster config: " + cfg.token_file + ": cannot read the service-account token");
   }
   std::string ca;
-  if (ReadFile(env.root + "/ca.crt", &ca)) cfg.ca_file = env.root + "/ca.crt";
+  if (ReadFileText(env.root + "/ca.crt", &ca)) cfg.ca_file = env.root + "/ca.crt";
   std::string ns;
-  if (ReadFile(env.root + "/namespace", &ns)) {
+  if (ReadFileText(env.root + "/namespace", &ns)) {
     while (!ns.empty() && (ns.back() == '\n' || ns.back() == ' ')) ns.pop_back();
     cfg.namespace_name = ns;
   }

@@ -1,11 +1,31 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "kubeclient/status.h"
 
 namespace routestatus::kubeclient::rest {
+
+// users[].user.exec of a kubeconfig: a client-go credential plugin
+// (ExecCredential, client.authentication.k8s.io/v1 or v1beta1). Value type.
+struct ExecConfig {
+  // A command with a '/' is resolved against the kubeconfig's folder when
+  // relative; without one it is looked up in PATH.
+  std::string command;
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;  // added to ours
+  std::string api_version;  // client.authentication.k8s.io/v1 or /v1beta1
+  std::string install_hint;  // shown when the command is missing
+  bool provide_cluster_info = false;
+  // Never or IfAvailable (a controller never has a terminal, so the plugin
+  // always runs non-interactively); Always is refused when parsing. v1
+  // requires it; v1beta1 defaults to IfAvailable.
+  std::string interactive_mode;
+};
 
 // Where and how to reach the API server: what a kubeconfig context or the
 // in-cluster environment resolves to. PEM material is held decoded (the
@@ -26,6 +46,17 @@ struct RestConfig {
   // Bearer token: static, or a file re-read when it changes (rotation).
   std::string token;
   std::string token_file;
+  // A credential plugin; set only when the user has no token, token file
+  // or client certificate (those win, as in client-go).
+  std::optional<ExecConfig> exec;
+  // Passed to the plugin with provideClusterInfo only (this client does not
+  // use them): tls-server-name, proxy-url, disable-compression, and the
+  // JSON text of the cluster's "client.authentication.k8s.io/exec"
+  // extension.
+  std::string tls_server_name;
+  std::string proxy_url;
+  bool disable_compression = false;
+  std::string exec_extension_json;
   // The namespace of the context / service account ("" when unset).
   std::string namespace_name;
   // Where this came from, for messages: "kubeconfig /x/config context y",
@@ -71,7 +102,12 @@ ConfigSources ConfigSourcesFromEnvironment(const std::string& explicit_kubeconfi
 // else ~/.kube/config. The error names what was tried.
 StatusOr<RestConfig> ResolveConfig(const ConfigSources& sources);
 
+// Reads a whole file into *out; false when it cannot be opened.
+bool ReadFileText(const std::string& path, std::string* out);
+
 // Standard base64 (RFC 4648, padding optional, whitespace ignored).
 StatusOr<std::string> DecodeBase64(std::string_view text);
+// Standard base64 with padding.
+std::string EncodeBase64(std::string_view data);
 
 }  // namespace routestatus::kubeclient::rest

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "kubeclient/clock.h"
 #include "kubeclient/kube_client.h"
@@ -11,6 +12,20 @@
 #include "kubeclient/status.h"
 
 namespace routestatus::kubeclient::rest {
+
+// Receives the REST client's events, for metrics. Called from request
+// threads; implementations must be thread-safe and quick.
+class RestObserver {
+ public:
+  virtual ~RestObserver() = default;
+  // A request went out again on another connection: "stale_connection" (a
+  // pooled connection the server had closed, found before sending),
+  // "connection_failure" (a safe request whose connection failed before a
+  // response), "unauthorized" (401 with exec credentials: plugin re-run).
+  virtual void OnConnectionRetry(std::string_view reason) = 0;
+  // An exec credential plugin ran: "ok", "error" or "not_found".
+  virtual void OnExecPlugin(std::string_view result) = 0;
+};
 
 // Tunables of the REST client.
 struct RestOptions {
@@ -36,15 +51,27 @@ struct RestOptions {
   // kUnavailable) with retry_after set. max_retries 0 = never retry.
   int max_retries = 3;
   std::chrono::milliseconds max_retry_wait{10000};
+  // An exec credential plugin running longer than this is killed (its
+  // request fails kUnauthorized).
+  std::chrono::milliseconds exec_timeout{60000};
+  RestObserver* observer = nullptr;  // not owned; must outlive the client
 };
 
 // Builds the cpprestsdk-backed KubeClient for `config`. TLS material (CA,
 // client certificate and key, files or data) is loaded and checked here:
-// a bad or unreadable one is kInvalid naming it. `clock` must outlive the
-// client. The client is thread-safe; every method returns errors as values
-// (never throws): transport failures are kUnavailable (or kTimeout), HTTP
-// errors are decoded with StatusFromResponse. Watch streams stay valid after
-// the client is destroyed.
+// a bad or unreadable one is kInvalid naming it. When the config names a
+// CA, only that CA is trusted (never the system's roots); without one the
+// system's roots are. insecure-skip-tls-verify logs a warning, and with a
+// CA it is kInvalid (as in client-go). Credentials: token, token file
+// (re-read on rotation), client certificate, or an exec plugin
+// (ExecCredentialProvider). `clock` must outlive the client. The client is
+// thread-safe; every method returns errors as values (never throws):
+// transport failures are kUnavailable (or kTimeout), HTTP errors are
+// decoded with StatusFromResponse, and after Shutdown() everything is
+// kCancelled. A pooled connection the server closed while idle is detected
+// before use and replaced; a connection failure is retried once, at once,
+// for reads and resourceVersion-guarded writes. Watch streams stay valid
+// after the client is destroyed.
 StatusOr<std::unique_ptr<KubeClient>> NewRestKubeClient(const RestConfig& config, const Clock& clock,
                                                         RestOptions options = {});
 

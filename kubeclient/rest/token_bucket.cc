@@ -26,12 +26,10 @@ Duration TokenBucket::Reserve() {
   return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(-tokens_ / qps_));
 }
 
-void TokenBucket::Acquire() {
+bool TokenBucket::Acquire(const Cancellation* cancel) {
   Duration wait = Reserve();
-  if (wait <= Duration::zero()) return;
-  SteadyTime deadline = clock_.Now() + wait;
-  std::unique_lock<std::mutex> l(mu_);
-  while (clock_.Now() < deadline) clock_.WaitUntil(cv_, l, deadline);
+  if (wait <= Duration::zero()) return cancel == nullptr || !cancel->cancelled();
+  return clock_.SleepFor(wait, cancel);
 }
 
 }  // namespace routestatus::kubeclient::rest

@@ -1,8 +1,8 @@
 #pragma once
 
-#include <condition_variable>
 #include <mutex>
 
+#include "kubeclient/cancellation.h"
 #include "kubeclient/clock.h"
 
 namespace routestatus::kubeclient::rest {
@@ -18,15 +18,15 @@ class TokenBucket {
   // caller must wait before using it (zero when a token was available).
   // Callers that reserve are served in order.
   Duration Reserve();
-  // Reserve(), then waits on the clock until the token is due.
-  void Acquire();
+  // Reserve(), then sleeps on the clock until the token is due. False
+  // when `cancel` was cancelled first (the token stays spent).
+  bool Acquire(const Cancellation* cancel = nullptr);
 
  private:
   const Clock& clock_;
   const double qps_;
   const double burst_;
   std::mutex mu_;
-  std::condition_variable cv_;  // never notified: Acquire waits on the clock
   double tokens_;               // GUARDED_BY(mu_); may be negative (debt)
   SteadyTime last_;             // GUARDED_BY(mu_)
 };

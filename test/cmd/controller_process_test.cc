@@ -8,10 +8,12 @@
 #include <chrono>
 #include <regex>
 #include <string>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "apiserver/server.h"
 #include "e2e/harness/prom_text.h"
 #include "e2e/harness/subprocess.h"
 
@@ -110,6 +112,46 @@ TEST(ControllerProcessTest, SigintAlsoExitsZero) {
   ASSERT_TRUE(p.WaitForLog("serving /metrics", 10s)) << p.ReadLog();
   p.Signal(SIGINT);
   EXPECT_EQ(p.Wait(5s), 0) << p.ReadLog();
+}
+
+// SIGTERM while the first route list is slowed by an injected 30 s latency:
+// the process exits 0 within --shutdown-timeout (5 s by default), after a
+// clean stop, not by abandoning the busy threads (_Exit).
+TEST(ControllerProcessTest, SigtermDuringASlowListStopsCleanlyInTime) {
+  apiserver::Server server;
+  ASSERT_TRUE(server.Start().ok());
+  std::string kubeconfig = ::testing::TempDir() + "/rsc_slow_kubeconfig_" + std::to_string(::getpid());
+  ASSERT_TRUE(server.WriteKubeconfig(kubeconfig).ok());
+  apiserver::FaultRule slow;
+  slow.verb = "LIST";
+  slow.resource = "routes";
+  slow.count = 1;
+  slow.code = 0;
+  slow.latency = std::chrono::milliseconds(30000);
+  server.faults().Add(slow);
+  std::string log = LogPath("slowlist");
+  ::unlink(log.c_str());
+  Subprocess p({kBinary, "--metrics-address=127.0.0.1:0", "--kubeconfig=" + kubeconfig,
+                "--router-name=slow"},
+               log);
+  // The rule is used up once the list is being served (and delayed).
+  auto wait_until = std::chrono::steady_clock::now() + 10s;
+  while (!server.faults().Rules().empty() && std::chrono::steady_clock::now() < wait_until) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(server.faults().Rules().empty()) << "the controller never listed routes\n"
+                                               << p.ReadLog();
+  auto start = std::chrono::steady_clock::now();
+  p.Signal(SIGTERM);
+  EXPECT_EQ(p.Wait(10s), 0) << p.ReadLog();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  std::string out = p.ReadLog();
+  EXPECT_THAT(out, HasSubstr("received SIGTERM, shutting down"));
+  EXPECT_THAT(out, HasSubstr("] stopped"));
+  EXPECT_THAT(out, Not(HasSubstr("still in flight")));
+  EXPECT_THAT(out, Not(HasSubstr("still busy")));
+  server.Stop();
+  ::unlink(kubeconfig.c_str());
 }
 
 TEST(ControllerProcessTest, BusyMetricsPortFailsLoudly) {

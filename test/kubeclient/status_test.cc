@@ -142,6 +142,45 @@ TEST(DecodeWatchEventTest, ValidEvents) {
   }
 }
 
+TEST(FailureClassTest, HttpAnswersByCodeTransportFailuresByMessage) {
+  struct Case {
+    Status status;
+    FailureClass want;
+  } cases[] = {
+      {StatusFromResponse(503, StatusBody("ServiceUnavailable", 503)), FailureClass::kServerError},
+      {StatusFromResponse(500, StatusBody("ServerTimeout", 500)), FailureClass::kServerError},
+      {StatusFromResponse(504, ""), FailureClass::kServerError},
+      {StatusFromResponse(502, "<html>Bad Gateway</html>"), FailureClass::kServerError},
+      {StatusFromResponse(429, StatusBody("TooManyRequests", 429)), FailureClass::kThrottled},
+      {StatusFromResponse(410, StatusBody("Expired", 410)), FailureClass::kAnswered},
+      {StatusFromResponse(409, StatusBody("Conflict", 409)), FailureClass::kAnswered},
+      {StatusFromResponse(403, StatusBody("Forbidden", 403)), FailureClass::kAnswered},
+      {Status(StatusCode::kUnavailable, "GET /apis: Failed to connect: Connection refused"),
+       FailureClass::kConnectionRefused},
+      {Status(StatusCode::kUnavailable, "GET /apis: Failed to connect to any resolved endpoint"),
+       FailureClass::kConnectionRefused},
+      {Status(StatusCode::kUnavailable, "watch /apis: Connection reset by peer"),
+       FailureClass::kConnectionReset},
+      {Status(StatusCode::kUnavailable, "GET /x: End of file"), FailureClass::kConnectionReset},
+      {Status(StatusCode::kUnavailable, "watch /x: watch stream truncated mid-event (3 bytes)"),
+       FailureClass::kConnectionReset},
+      {Status(StatusCode::kTimeout, "GET /x: timed out: Operation canceled"), FailureClass::kTimeout},
+      {Status(StatusCode::kUnavailable, "GET /x: certificate verify failed"),
+       FailureClass::kConnectionError},
+      {Status(StatusCode::kCancelled, "cancelled"), FailureClass::kAnswered},
+      {Status(StatusCode::kClosed, "watch closed by the server"), FailureClass::kAnswered},
+      {Status::Ok(), FailureClass::kAnswered},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(FailureClassOf(c.status), c.want) << c.status.ToString();
+    EXPECT_EQ(IsNoAnswer(c.want), c.status.http_code() == 0 && c.want != FailureClass::kAnswered)
+        << c.status.ToString();
+  }
+  EXPECT_STREQ(FailureClassName(FailureClass::kConnectionRefused), "connection_refused");
+  EXPECT_STREQ(FailureClassName(FailureClass::kServerError), "server_error");
+  EXPECT_EQ(StatusFromResponse(503, "").http_code(), 503);
+}
+
 TEST(DecodeWatchEventTest, MalformedEventsAreInvalid) {
   const char* cases[] = {
       "", "{", "[]", "null", R"({"type":"ADDED"})", R"({"object":{}})",

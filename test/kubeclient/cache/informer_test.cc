@@ -201,6 +201,95 @@ TEST_F(InformerTest, GoneOnWatchOpenRelists) {
   EXPECT_FALSE(inf.reflector().NeedsList());
 }
 
+Status Refused() { return Status(StatusCode::kUnavailable, "GET /apis: Connection refused"); }
+
+// Issue 15: an API server restart. While the server refuses connections the
+// watch is retried at most reconnect.max (500 ms) apart however long the
+// outage, so the informer finds the server within that of its return; the
+// restarted server's 410 (fresh watch cache) is an answer: relist now.
+TEST_F(InformerTest, RestartedServerIsFoundWithinReconnectMaxAndItsGoneRelistsAtOnce) {
+  AddServerRoute("ns", "a", 5);
+  client_.SetListResourceVersion(10);
+  WatchScript healthy;
+  healthy.events = {Bookmark(11)};  // then the server goes down: closed
+  client_.AddWatch(healthy);
+  WatchScript refused;
+  refused.open_error = Refused();
+  for (int i = 0; i < 20; ++i) client_.AddWatch(refused);
+  WatchScript gone;
+  gone.events = {GoneEvent()};
+  client_.AddWatch(gone);
+  RouteInformer inf(client_, clock_, options_);
+  inf.reflector().Step();
+  EXPECT_EQ(inf.reflector().Step(), Duration::zero());
+  Duration outage{0};
+  for (int i = 0; i < 20; ++i) {
+    Duration d = inf.reflector().Step();
+    EXPECT_GT(d, Duration::zero()) << "attempt " << i;
+    EXPECT_LE(d, options_.reconnect.max) << "attempt " << i;
+    outage += d;
+  }
+  EXPECT_GE(outage, milliseconds(200 + 400 + 18 * 500)) << "no hot loop";
+  EXPECT_EQ(inf.reflector().Step(), Duration::zero()) << "410 after the outage: relist now";
+  EXPECT_TRUE(inf.reflector().NeedsList());
+  EXPECT_EQ(inf.reflector().Step(), Duration::zero());
+  EXPECT_EQ(inf.Stats().relists, 1u);
+  EXPECT_EQ(inf.Stats().watch_failures, 20u);
+  EXPECT_EQ(client_.watch_calls().back().resource_version, "11");
+}
+
+// The guard the 410 fast path keeps: a server that expires the watch right
+// after every relist gets a doubling backoff, not a relist loop.
+TEST_F(InformerTest, GoneRightAfterEveryRelistBacksOff) {
+  client_.SetListResourceVersion(10);
+  WatchScript gone;
+  gone.events = {GoneEvent()};
+  for (int i = 0; i < 5; ++i) client_.AddWatch(gone);
+  RouteInformer inf(client_, clock_, options_);
+  Duration total{0};
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(inf.reflector().Step(), Duration::zero()) << "list " << i;
+    Duration d = inf.reflector().Step();
+    EXPECT_GT(d, Duration::zero()) << "410 right after relist " << i;
+    total += d;
+  }
+  EXPECT_GE(total, milliseconds(200 + 400 + 800 + 1600 + 3200));
+  EXPECT_EQ(client_.list_calls(), 5);
+}
+
+// An outage right after a relist explains the 410 that follows it.
+TEST_F(InformerTest, GoneAfterAnOutageRightAfterARelistRelistsAtOnce) {
+  client_.SetListResourceVersion(10);
+  WatchScript refused;
+  refused.open_error = Refused();
+  client_.AddWatch(refused);
+  client_.AddWatch(refused);
+  WatchScript gone;
+  gone.events = {GoneEvent()};
+  client_.AddWatch(gone);
+  RouteInformer inf(client_, clock_, options_);
+  inf.reflector().Step();
+  EXPECT_LE(inf.reflector().Step(), options_.reconnect.max);
+  EXPECT_LE(inf.reflector().Step(), options_.reconnect.max);
+  EXPECT_EQ(inf.reflector().Step(), Duration::zero());
+  EXPECT_TRUE(inf.reflector().NeedsList());
+}
+
+// Lists refused (start-up during an outage) follow the reconnect schedule;
+// lists the server fails (5xx) keep the doubling backoff.
+TEST_F(InformerTest, RefusedListsRetryWithinReconnectMaxServerErrorsBackOff) {
+  client_.FailNextLists(std::vector<Status>(8, Refused()));
+  RouteInformer inf(client_, clock_, options_);
+  for (int i = 0; i < 8; ++i) EXPECT_LE(inf.reflector().Step(), options_.reconnect.max);
+  EXPECT_EQ(inf.reflector().Step(), Duration::zero());
+  EXPECT_TRUE(inf.HasSynced());
+  client_.FailNextLists(std::vector<Status>(8, StatusFromResponse(503, "")));
+  RouteInformer other(client_, clock_, options_);
+  Duration last{0};
+  for (int i = 0; i < 8; ++i) last = other.reflector().Step();
+  EXPECT_GE(last, seconds(12)) << "the 8th doubling of 200 ms";
+}
+
 TEST_F(InformerTest, StaleEventsDoNotResurrectOrRollBack) {
   AddServerRoute("ns", "a", 10);
   AddServerRoute("ns", "b", 11);

@@ -103,7 +103,23 @@ TEST_F(KubeConfigTest, ErrorsNameFileAndField) {
       {Kubeconfig("    insecure-skip-tls-verify: maybe\n", "    token: a\n"), "",
        "clusters[name=c1].cluster.insecure-skip-tls-verify"},
       {Kubeconfig("", "    client-certificate: c.crt\n"), "", "users[name=u1].user.client-key"},
-      {Kubeconfig("", "    exec: {command: aws}\n"), "", "users[name=u1].user.exec"},
+      {Kubeconfig("", "    exec: {command: aws}\n"), "", "users[name=u1].user.exec.apiVersion"},
+      {Kubeconfig("", "    exec: {apiVersion: client.authentication.k8s.io/v1}\n"), "",
+       "users[name=u1].user.exec.command"},
+      {Kubeconfig("", "    exec: {command: aws, apiVersion: client.authentication.k8s.io/v1}\n"),
+       "", "users[name=u1].user.exec.interactiveMode: missing"},
+      {Kubeconfig("", "    exec: {command: aws, apiVersion: client.authentication.k8s.io/v1alpha1}\n"),
+       "", "users[name=u1].user.exec.apiVersion"},
+      {Kubeconfig("", "    exec: {command: aws, apiVersion: client.authentication.k8s.io/v1beta1,"
+                      " interactiveMode: Always}\n"),
+       "", "users[name=u1].user.exec.interactiveMode: Always needs a terminal"},
+      {Kubeconfig("", "    exec: {command: aws, apiVersion: client.authentication.k8s.io/v1beta1,"
+                      " interactiveMode: Sometimes}\n"),
+       "", "users[name=u1].user.exec.interactiveMode"},
+      {Kubeconfig("", "    exec: {command: aws, apiVersion: client.authentication.k8s.io/v1beta1,"
+                      " env: [{value: x}]}\n"),
+       "", "users[name=u1].user.exec.env"},
+      {Kubeconfig("", "    auth-provider: {name: gcp}\n"), "", "users[name=u1].user.auth-provider"},
       {Kubeconfig("", "    token: [1, 2]\n"), "", "users[name=u1].user.token"},
       {"current-context: x\ncontexts:\n- name: x\n  context: {cluster: nope, user: u}\n", "",
        "clusters[name=nope]"},
@@ -121,6 +137,60 @@ TEST_F(KubeConfigTest, ErrorsNameFileAndField) {
         << cfg.status().message();
     EXPECT_NE(cfg.status().message().find(c.field), std::string::npos) << cfg.status().message();
   }
+}
+
+TEST_F(KubeConfigTest, ExecPlugin) {
+  std::string path = Write("sub/config",
+                           Kubeconfig("    extensions:\n    - name: client.authentication.k8s.io/exec\n"
+                                      "      extension: {audience: kube, port: 443, debug: true}\n"
+                                      "    tls-server-name: api.internal\n",
+                                      "    exec:\n"
+                                      "      apiVersion: client.authentication.k8s.io/v1\n"
+                                      "      command: bin/get-token\n"
+                                      "      args: [--region, eu]\n"
+                                      "      env: [{name: A, value: '1'}]\n"
+                                      "      installHint: apt-get install get-token\n"
+                                      "      provideClusterInfo: true\n"
+                                      "      interactiveMode: Never\n"));
+  auto cfg = LoadKubeconfigFile(path);
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  ASSERT_TRUE(cfg->exec.has_value());
+  EXPECT_EQ(cfg->exec->command, dir_ + "/sub/bin/get-token");  // has a '/': kubeconfig-relative
+  EXPECT_EQ(cfg->exec->args, (std::vector<std::string>{"--region", "eu"}));
+  ASSERT_EQ(cfg->exec->env.size(), 1u);
+  EXPECT_EQ(cfg->exec->env[0].first, "A");
+  EXPECT_EQ(cfg->exec->env[0].second, "1");
+  EXPECT_EQ(cfg->exec->api_version, "client.authentication.k8s.io/v1");
+  EXPECT_EQ(cfg->exec->install_hint, "apt-get install get-token");
+  EXPECT_TRUE(cfg->exec->provide_cluster_info);
+  EXPECT_EQ(cfg->exec->interactive_mode, "Never");
+  EXPECT_EQ(cfg->tls_server_name, "api.internal");
+  EXPECT_EQ(cfg->exec_extension_json, R"({"audience":"kube","debug":true,"port":443})");
+
+  // PATH commands stay as they are; v1beta1 defaults to IfAvailable.
+  auto beta = ParseKubeconfig(
+      Kubeconfig("", "    exec: {command: aws, apiVersion: client.authentication.k8s.io/v1beta1}\n"),
+      "/x/config", "/x");
+  ASSERT_TRUE(beta.ok()) << beta.status().ToString();
+  EXPECT_EQ(beta->exec->command, "aws");
+  EXPECT_EQ(beta->exec->interactive_mode, "IfAvailable");
+
+  // A token in the same user wins, as in client-go.
+  auto token = ParseKubeconfig(
+      Kubeconfig("", "    token: t\n    exec: {command: aws, apiVersion: client.authentication.k8s.io/v1beta1}\n"),
+      "/x/config", "/x");
+  ASSERT_TRUE(token.ok()) << token.status().ToString();
+  EXPECT_FALSE(token->exec.has_value());
+  EXPECT_EQ(token->token, "t");
+}
+
+TEST_F(KubeConfigTest, Base64RoundTrip) {
+  for (const std::string& s : std::vector<std::string>{"", "a", "ab", "abc", "abcd", std::string("\0\xff\x10", 3)}) {
+    auto back = DecodeBase64(EncodeBase64(s));
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(*back, s);
+  }
+  EXPECT_EQ(EncodeBase64("hello"), kHelloB64);
 }
 
 TEST_F(KubeConfigTest, MissingFileIsNamed) {

@@ -18,6 +18,7 @@
 #include "kubeclient/rest/kube_config.h"
 #include "kubeclient/rest/rest_kube_client.h"
 #include "kubeclient/route.h"
+#include "test/kubeclient/rest/apiserver_fixture.h"
 #include "test/testing/fake_clock.h"
 
 namespace routestatus::kubeclient::rest {
@@ -26,8 +27,6 @@ namespace {
 using nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-constexpr char kToken[] = "integration-token";
 
 json NewRoute(const std::string& ns, const std::string& name,
               const std::map<std::string, std::string>& labels = {}) {
@@ -39,50 +38,17 @@ json NewRoute(const std::string& ns, const std::string& name,
   return r;
 }
 
-class RestClientApiserverTest : public ::testing::TestWithParam<bool> {
+class RestClientApiserverTest : public ApiserverFixture {
  protected:
-  // Why: one server per scheme for the whole suite; stopping civetweb takes
-  // ~2 s. Each test works in its own namespace.
-  static std::map<bool, std::unique_ptr<apiserver::Server>>& Servers() {
-    static auto* servers = new std::map<bool, std::unique_ptr<apiserver::Server>>();
-    return *servers;
-  }
-  static void TearDownTestSuite() {
-    for (auto& [tls, server] : Servers()) server->Stop();
-    Servers().clear();
-  }
-
   void SetUp() override {
-    auto& server = Servers()[GetParam()];
-    if (!server) {
-      apiserver::ServerOptions o;
-      o.tls = GetParam();
-      o.token = kToken;
-      o.bookmark_interval = milliseconds(200);
-      server = std::make_unique<apiserver::Server>(o);
-      Status s = server->Start();
-      ASSERT_TRUE(s.ok()) << s.ToString();
-    }
-    server_ = server.get();
-    char tmpl[] = "/tmp/rest_apiserver_test.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    kubeconfig_ = dir_ + "/kubeconfig";
-    ASSERT_TRUE(server_->WriteKubeconfig(kubeconfig_).ok());
-    auto cfg = LoadKubeconfigFile(kubeconfig_);
-    ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
-    config_ = cfg.value();
-    EXPECT_EQ(config_.server.rfind(GetParam() ? "https://" : "http://", 0), 0u);
+    ApiserverFixture::SetUp();
+    if (HasFatalFailure()) return;
     client_ = NewClient(clock_);
-    static int counter = 0;
-    ns_ = "t" + std::to_string(++counter);
-    ASSERT_TRUE(server_->CreateNamespace(ns_).ok());
   }
 
   void TearDown() override {
     client_.reset();
-    server_->faults().Clear();
-    std::filesystem::remove_all(dir_);
+    ApiserverFixture::TearDown();
   }
 
   std::unique_ptr<KubeClient> NewClient(const Clock& clock, RestOptions opts = {}) {
@@ -98,10 +64,6 @@ class RestClientApiserverTest : public ::testing::TestWithParam<bool> {
   }
 
   RealClock clock_;
-  apiserver::Server* server_ = nullptr;
-  std::string ns_;
-  std::string dir_, kubeconfig_;
-  RestConfig config_;
   std::unique_ptr<KubeClient> client_;
 };
 

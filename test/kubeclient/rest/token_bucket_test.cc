@@ -57,5 +57,17 @@ TEST(TokenBucketTest, AcquireWaitsForTheClock) {
   EXPECT_TRUE(done);
 }
 
+TEST(TokenBucketTest, AcquireEndsWhenCancelled) {
+  testing::FakeClock clock;
+  TokenBucket b(clock, 1, 1);
+  EXPECT_TRUE(b.Acquire());  // the burst token
+  Cancellation cancel;
+  std::atomic<int> result{-1};
+  std::thread t([&] { result = b.Acquire(&cancel) ? 1 : 0; });
+  cancel.Cancel();  // fake time never moves: only this ends the wait
+  t.join();
+  EXPECT_EQ(result, 0);
+}
+
 }  // namespace
 }  // namespace routestatus::kubeclient::rest

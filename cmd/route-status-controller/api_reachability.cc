@@ -1,0 +1,91 @@
+#include "cmd/route-status-controller/api_reachability.h"
+
+#include <cstdio>
+
+#include <glog/logging.h>
+
+namespace routestatus::cmd {
+
+using kubeclient::FailureClass;
+using kubeclient::StatusCode;
+
+namespace {
+
+std::string Seconds(kubeclient::Duration d) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f s", std::chrono::duration<double>(d).count());
+  return buf;
+}
+
+}  // namespace
+
+ApiReachability::ApiReachability(const kubeclient::Clock& clock, Options options)
+    : clock_(clock), options_(std::move(options)) {}
+
+void ApiReachability::Record(const kubeclient::Status& outcome) {
+  if (outcome.code() == StatusCode::kCancelled || outcome.code() == StatusCode::kClosed) return;
+  const FailureClass c = kubeclient::FailureClassOf(outcome);
+  if (c == FailureClass::kAnswered) {
+    last_success_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               clock_.WallNow().time_since_epoch())
+                               .count(),
+                           std::memory_order_relaxed);
+    if (!troubled_.load(std::memory_order_acquire)) return;
+    bool was_outage;
+    kubeclient::Duration length;
+    uint64_t failed;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (!troubled_.load(std::memory_order_relaxed)) return;
+      was_outage = outage_;
+      length = clock_.Now() - streak_start_;
+      failed = streak_failures_;
+      outage_ = false;
+      streak_failures_ = 0;
+      troubled_.store(false, std::memory_order_release);
+    }
+    if (was_outage) {
+      LOG(INFO) << "Kubernetes API server " << options_.server << " answers again after "
+                << Seconds(length) << " unreachable (" << failed << " failed requests)";
+      if (on_recovered_) on_recovered_();
+    }
+    return;
+  }
+  std::string warning;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ++failures_[static_cast<size_t>(c)];
+    // Why: a 429 is an answer (the server is up), just not the one we wanted.
+    if (c == FailureClass::kThrottled) return;
+    const kubeclient::SteadyTime now = clock_.Now();
+    if (!troubled_.load(std::memory_order_relaxed)) {
+      streak_start_ = now;
+      streak_failures_ = 0;
+      troubled_.store(true, std::memory_order_release);
+    }
+    ++streak_failures_;
+    if (!outage_ && now - streak_start_ >= options_.grace) {
+      outage_ = true;
+      ++outages_;
+      warning = "Kubernetes API server " + options_.server + " unreachable for " +
+                Seconds(now - streak_start_) + " (" + std::to_string(streak_failures_) +
+                " failed requests; latest: " + outcome.ToString() +
+                "); the caches keep their last state and every request is retried; one line "
+                "follows when it answers again";
+    }
+  }
+  if (!warning.empty()) LOG(WARNING) << warning;
+}
+
+ApiReachabilitySnapshot ApiReachability::Snapshot() const {
+  ApiReachabilitySnapshot s;
+  s.last_success = kubeclient::SystemTime(std::chrono::duration_cast<kubeclient::SystemTime::duration>(
+      std::chrono::nanoseconds(last_success_ns_.load(std::memory_order_relaxed))));
+  std::lock_guard<std::mutex> l(mu_);
+  s.reachable = !outage_;
+  s.outages = outages_;
+  s.failures = failures_;
+  return s;
+}
+
+}  // namespace routestatus::cmd

@@ -1,0 +1,72 @@
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+
+#include "kubeclient/clock.h"
+#include "kubeclient/status.h"
+
+namespace routestatus::cmd {
+
+// A point-in-time copy of ApiReachability, for metrics and tests. Value type.
+struct ApiReachabilitySnapshot {
+  bool reachable = true;             // false during a reported outage
+  kubeclient::SystemTime last_success{};  // wall time of the last answer (epoch = never)
+  uint64_t outages = 0;              // outages reported (one WARNING each)
+  // Failed requests by kubeclient::FailureClass (index 0, kAnswered, unused).
+  std::array<uint64_t, kubeclient::kFailureClassCount> failures{};
+};
+
+// Whether the Kubernetes API server answers this process, from the outcome
+// of every request and watch event (InstrumentedKubeClient feeds it). When
+// requests have failed without an answer or with 5xx for `grace` with no
+// answer in between, it logs one WARNING (with the latest error); when the
+// server answers again, one INFO with the outage's length. So an operator
+// sees two lines per outage at the default verbosity, however many
+// informers, workers and retries there are. 429 neither starts nor ends an
+// outage (the server answered, but not with what we asked). Thread-safe.
+class ApiReachability {
+ public:
+  struct Options {
+    std::string server;  // the API server's URL, for the log lines
+    // How long failures must go on before they are an outage: a single
+    // reset connection that the next request gets past is not one.
+    kubeclient::Duration grace = std::chrono::seconds(1);
+  };
+
+  // `clock` must outlive this object.
+  ApiReachability(const kubeclient::Clock& clock, Options options);
+
+  // Called after the INFO line, on the thread that recorded the answer
+  // (must be quick): e.g. re-queue work whose retries failed meanwhile. Set
+  // before the first Record().
+  void SetRecoveryHandler(std::function<void()> handler) { on_recovered_ = std::move(handler); }
+
+  // The outcome of one request, or of one watch event read (OK). Cancelled
+  // requests and normally closed watches say nothing and are ignored.
+  void Record(const kubeclient::Status& outcome);
+
+  ApiReachabilitySnapshot Snapshot() const;
+
+ private:
+  const kubeclient::Clock& clock_;
+  const Options options_;
+  std::function<void()> on_recovered_;
+  // Fast path for answers while nothing is wrong: no lock.
+  std::atomic<bool> troubled_{false};  // a failure streak or outage is on
+  std::atomic<int64_t> last_success_ns_{0};  // wall time since the epoch
+
+  mutable std::mutex mu_;
+  kubeclient::SteadyTime streak_start_{};  // GUARDED_BY(mu_): first failure since an answer
+  uint64_t streak_failures_ = 0;           // GUARDED_BY(mu_)
+  bool outage_ = false;                    // GUARDED_BY(mu_): the WARNING was logged
+  uint64_t outages_ = 0;                   // GUARDED_BY(mu_)
+  std::array<uint64_t, kubeclient::kFailureClassCount> failures_{};  // GUARDED_BY(mu_)
+};
+
+}  // namespace routestatus::cmd
