@@ -68,8 +68,11 @@ BackoffWriteLease::BackoffWriteLease(const kubeclient::Clock& clock, WriteLeaseO
   CHECK(status.ok()) << options_.name << ": " << status.ToString();
   const SteadyTime now = clock_.Now();
   expires_ = now;
+  // Why the floor: a replica joining a converged fleet meets its first
+  // change together with the live leader; with a draw near 0 it raced the
+  // leader's write of that change (one 409).
   election_offset_ = Duration(static_cast<int64_t>(
-      static_cast<double>(options_.election_delay.count()) * UniformUnit(rng_)));
+      static_cast<double>(options_.election_delay.count()) * (0.1 + UniformUnit(rng_))));
 }
 
 BackoffWriteLease::~BackoffWriteLease() { Shutdown(); }

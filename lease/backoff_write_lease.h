@@ -43,11 +43,12 @@ struct WriteLeaseOptions {
   // Delay before a key whose work asked for `retry` runs again.
   kubeclient::Duration retry = std::chrono::seconds(3);
   BackoffPolicy backoff;
-  // In Election, no work runs before the first work arrived + U[0,
-  // election_delay) (one draw per process). The replica with the smallest
+  // In Election, no work runs before the first work arrived + election_delay
+  // x (0.1 + U[0, 1)) (one draw per process). The replica with the smallest
   // draw writes first; the others see its writes through the watch first.
-  // So does a live leader when this replica joins a converged fleet. 0
-  // disables it.
+  // So does a live leader when this replica joins a converged fleet: the
+  // 10% floor (100 ms by default) covers the leader's PUT and our watch's
+  // lag for the first change we meet. 0 disables it.
   kubeclient::Duration election_delay = std::chrono::seconds(1);
   // While not Leader, run at most one work item at a time (a probe), so a
   // replica that is about to lose spends at most one conflicting PUT per
@@ -209,7 +210,7 @@ class BackoffWriteLease final : public WriteLease {
   LeaseState state_ = LeaseState::kElection;  // GUARDED_BY(mu_)
   int tick_ = 0;                              // GUARDED_BY(mu_)
   kubeclient::SteadyTime expires_{};          // GUARDED_BY(mu_)
-  kubeclient::Duration election_offset_{};    // U[0, election_delay), drawn once
+  kubeclient::Duration election_offset_{};    // election_delay x (0.1 + U[0, 1)), drawn once
   // First Try in Election + election_offset_; unset before it.
   std::optional<kubeclient::SteadyTime> election_gate_;  // GUARDED_BY(mu_)
   bool shutdown_ = false;                     // GUARDED_BY(mu_)

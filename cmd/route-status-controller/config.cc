@@ -87,7 +87,8 @@ const std::vector<OptionSpec>& Specs() {
        "delay before a failed status write is retried", &Options::lease_retry_interval},
       {"lease-election-delay", {"ROUTESTATUS_LEASE_ELECTION_DELAY"},
        "until it has seen another replica's write or written itself, a replica waits a "
-       "random delay in [0, this) after its first change before writing (0 = none)",
+       "random delay in [0.1 x this, 1.1 x this) after its first change before writing "
+       "(0 = none)",
        &Options::lease_election_delay},
       {"lease-preset", {"ROUTESTATUS_LEASE_PRESET"},
        "write lease behaviour: default (this controller's) or openshift (as openshift-router: "

@@ -159,7 +159,8 @@ TEST(LeaseStartupTest, ElectionDelayAvoidsMostConflicts) {
     Summary with = RunSeeds(n, milliseconds(1000), 50);
     EXPECT_LE(with.worst, 2 * (n - 1)) << "replicas " << n;
     EXPECT_LT(with.total * 3, without.total) << "replicas " << n;
-    EXPECT_LT(with.latest, milliseconds(1000));
+    // The gates lie in [0.1, 1.1) x the delay (lease/backoff_write_lease.h).
+    EXPECT_LT(with.latest, milliseconds(1100));
   }
 }
 
