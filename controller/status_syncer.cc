@@ -191,7 +191,10 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
         LOG(WARNING) << "route " << key << ": status write failed, will retry: "
                      << status.ToString();
       }
-      return {WorkResult::kRelease, true};
+      // Why kNone: only a 409 shows another writer. A leader whose write
+      // found no server (or a 5xx/429) stays leader; releasing made the
+      // next change after an outage wait the follower delay and race.
+      return {WorkResult::kNone, true};
   }
 }
 

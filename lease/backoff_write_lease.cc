@@ -415,6 +415,11 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
     slot.taking_over = false;
   }
   const SteadyTime now = clock_.Now();
+  if (outcome.result == WorkResult::kNone && outcome.retry && state_ == LeaseState::kFollower) {
+    // Why: a write that failed (no answer, 5xx) keeps the lease, but taking
+    // over the next key at once would only fail again.
+    takeover_.LostWrite(now);
+  }
   if (outcome.result == WorkResult::kExtend && options_.leader_follows_foreign_extend) {
     ++unechoed_writes_[key];
   }

@@ -151,7 +151,8 @@ void CollectLease(const lease::BackoffWriteLease& lease, const UnleasedWriteLeas
   f.Begin("routestatus_lease_takeovers_total",
           "Follower work run before the lease expired because the leader wrote nothing within "
           "the takeover deadline, by outcome (won: we wrote and lead; lost: another writer was "
-          "alive, a 409 or failed write; none: nothing to write).",
+          "alive, a 409; none: nothing written and no other writer seen: nothing to write, or "
+          "the write failed).",
           MetricType::Counter);
   f.Add(s.takeovers[static_cast<int>(lease::WorkResult::kExtend)], {{"outcome", "won"}});
   f.Add(s.takeovers[static_cast<int>(lease::WorkResult::kRelease)], {{"outcome", "lost"}});

@@ -200,17 +200,23 @@ TEST(StatusSyncerTest, NotFoundIsDone) {
   EXPECT_EQ(h.stats.writes_not_found.load(), 1);
 }
 
-TEST(StatusSyncerTest, ServerErrorReleasesAndRetries) {
+// A failed write shows no other writer (only a 409 does): the lease is
+// kept (kNone) and the write retried, whether the server answered 5xx/429 or
+// did not answer at all.
+TEST(StatusSyncerTest, FailedWriteKeepsTheLeaseAndRetries) {
   Harness h;
   h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
-  h.api.next_status_errors.push_back(Status(StatusCode::kUnavailable, "503"));
-  h.api.next_status_errors.push_back(Status(StatusCode::kInternal, "500"));
+  h.api.next_status_errors.push_back(Status(StatusCode::kUnavailable, "503", std::nullopt, 503));
+  h.api.next_status_errors.push_back(Status(StatusCode::kInternal, "500", std::nullopt, 500));
+  h.api.next_status_errors.push_back(Status(StatusCode::kUnavailable, "Connection refused"));
+  h.api.next_status_errors.push_back(Status(StatusCode::kUnavailable, "Connection reset by peer"));
+  h.api.next_status_errors.push_back(Status(StatusCode::kTimeout, "request timed out"));
   h.syncer.Sync("ns/web");
-  EXPECT_EQ(h.lease.RunRetries(), 1);
-  EXPECT_EQ(h.lease.RunRetries(), 1);
-  EXPECT_EQ(h.lease.results, (std::vector<WorkResult>{WorkResult::kRelease, WorkResult::kRelease,
-                                                      WorkResult::kExtend}));
-  EXPECT_EQ(h.stats.writes_error.load(), 2);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(h.lease.RunRetries(), 1);
+  EXPECT_EQ(h.lease.results,
+            (std::vector<WorkResult>{WorkResult::kNone, WorkResult::kNone, WorkResult::kNone,
+                                     WorkResult::kNone, WorkResult::kNone, WorkResult::kExtend}));
+  EXPECT_EQ(h.stats.writes_error.load(), 5);
   EXPECT_EQ(h.api.successful_puts, 1);
   EXPECT_TRUE(h.lease.pending.empty());
 }

@@ -219,6 +219,26 @@ TEST_F(TakeoverLeaseTest, LostTakeoverPausesTakeovers) {
   EXPECT_EQ(lease.State(), LeaseState::kLeader);
 }
 
+// So does a takeover whose write failed without showing another writer
+// (no answer from the API server, 5xx): the held work is not run key after
+// key against a server that does not answer; the lease is kept.
+TEST_F(TakeoverLeaseTest, FailedTakeoverPausesTakeovers) {
+  BackoffWriteLease lease(clock_, Options());
+  FollowAtTheCap(lease);
+  lease.Try("a", Record("a", WorkOutcome{WorkResult::kNone, true}));
+  lease.Try("b", Record("b", kExtendOutcome));
+  EXPECT_EQ(RunAtNextDue(lease), 1);
+  EXPECT_EQ(ran_, std::vector<std::string>{"a"});
+  const SteadyTime failed = clock_.Now();
+  EXPECT_EQ(lease.Snapshot().takeovers[static_cast<int>(WorkResult::kNone)], 1u);
+  EXPECT_EQ(lease.State(), LeaseState::kFollower);
+  // The takeover of "b" wins; "a"'s retry, due at the same time, follows.
+  EXPECT_EQ(RunAtNextDue(lease), 2);
+  EXPECT_EQ(Since(failed), seconds(3));
+  EXPECT_EQ(ran_, (std::vector<std::string>{"a", "b", "a"}));
+  EXPECT_EQ(lease.State(), LeaseState::kLeader);
+}
+
 // ... unless the winner's write reaches our watch first: then we follow
 // the winner as usual (D after its last write).
 TEST_F(TakeoverLeaseTest, LostTakeoverResumesWhenTheWinnerShows) {
