@@ -23,6 +23,7 @@
 #include <glog/logging.h>
 
 #include "e2e/bench/scenarios.h"
+#include "e2e/bench/table.h"
 
 namespace {
 
@@ -133,12 +134,22 @@ int main(int argc, char** argv) {
   mkdir(options.results_dir.c_str(), 0755);
   auto want = [&only](const char* name) { return only.empty() || only.count(name) > 0; };
   std::cout << "# routestatus benchmarks" << (options.quick ? " (--quick)" : "") << "\n";
-  if (want("writes")) routestatus::e2e::bench::RunWritesPerChange(options);
-  if (want("latency")) routestatus::e2e::bench::RunLatency(options);
-  if (want("idle")) routestatus::e2e::bench::RunIdle(options);
-  if (want("scale")) routestatus::e2e::bench::RunScale(options);
-  if (want("lease")) routestatus::e2e::bench::RunLeaseComparison(options);
-  if (want("slow")) routestatus::e2e::bench::RunSlowLeader(options);
+  namespace bench = routestatus::e2e::bench;
+  // Why the load: the machine is shared; a figure is read with the load it
+  // was measured under.
+  auto run = [&](const char* name, void (*fn)(const bench::BenchOptions&)) {
+    if (!want(name)) return;
+    std::cout << "\n(" << name << ": load average before " << bench::LoadAverage() << ")\n";
+    fn(options);
+    std::cout << "(" << name << ": load average after " << bench::LoadAverage() << ")\n"
+              << std::flush;
+  };
+  run("writes", bench::RunWritesPerChange);
+  run("latency", bench::RunLatency);
+  run("idle", bench::RunIdle);
+  run("scale", bench::RunScale);
+  run("lease", bench::RunLeaseComparison);
+  run("slow", bench::RunSlowLeader);
   std::cout << "\nresults: " << options.results_dir << "\n";
   return 0;
 }

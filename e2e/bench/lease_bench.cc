@@ -87,6 +87,7 @@ struct LeaseRow {
   double deadline_s = 0;
   double wait_q95_s = 0;
   double takeovers_lost = 0;
+  std::string load;  // load averages when the row ended
 };
 
 // The largest value of gauge `name` over the running replicas.
@@ -237,6 +238,7 @@ LeaseRow MeasureLease(const BenchOptions& options, const LeaseConfig& config, in
   row.wait_q95_s = MaxGauge(cluster.replicas(), "routestatus_lease_progress_wait_seconds");
   row.takeovers_lost =
       cluster.replicas().SumMetric("routestatus_lease_takeovers_total", {{"outcome", "lost"}});
+  row.load = LoadAverage();
   return row;
 }
 
@@ -253,6 +255,7 @@ struct SlowRow {
   Puts puts;
   double takeovers_lost = 0;
   double converge_s = -1;
+  std::string load;  // load averages when the row ended
 };
 
 SlowRow MeasureSlow(const BenchOptions& options, const LeaseConfig& config) {
@@ -281,6 +284,7 @@ SlowRow MeasureSlow(const BenchOptions& options, const LeaseConfig& config) {
   row.takeovers_lost =
       cluster.replicas().SumMetric("routestatus_lease_takeovers_total", {{"outcome", "lost"}});
   cluster.server().faults().Clear();
+  row.load = LoadAverage();
   return row;
 }
 
@@ -300,7 +304,8 @@ void RunLeaseComparison(const BenchOptions& options) {
   Table table({"settings", "N", "start-up PUTs (409s)", "churn writes/change",
                "churn PUTs/change", "burst PUTs/change (s)", "kills", "failover p50 (s)",
                "failover p99 (s)", "failover max (s)", "PUTs per kill (409s)",
-               "kills with a failed write", "D / wait q95 (s)", "takeovers lost"});
+               "kills with a failed write", "D / wait q95 (s)", "takeovers lost",
+               "load at end (1/5/15 min)"});
   for (const LeaseRow& r : rows) {
     const double kills = std::max<size_t>(1, r.failover_s.size());
     table.AddRow({r.config + " " + r.flags, std::to_string(r.n),
@@ -318,7 +323,7 @@ void RunLeaseComparison(const BenchOptions& options) {
                   Fmt("%.2f (%.2f)", r.failover.attempts / kills, r.failover.conflicts / kills),
                   std::to_string(r.failovers_with_write_errors),
                   r.deadline_s > 0 ? Fmt("%.2f / %.3f", r.deadline_s, r.wait_q95_s) : "-",
-                  Fmt("%.0f", r.takeovers_lost)});
+                  Fmt("%.0f", r.takeovers_lost), r.load});
   }
   std::string md = table.Render();
   std::cout << md << "\n";
@@ -373,14 +378,14 @@ void RunSlowLeader(const BenchOptions& options) {
             << " ms on every status PUT, N=3\n\n"
             << std::flush;
   Table slow({"settings", "changes (need a write)", "PUTs", "409s", "PUTs/change",
-              "takeovers lost", "converged after last change (s)"});
+              "takeovers lost", "converged after last change (s)", "load at end (1/5/15 min)"});
   for (const LeaseConfig& config : configs) {
     std::cerr << "  measuring slow leader, " << config.name << " ..." << std::endl;
     SlowRow r = MeasureSlow(options, config);
     slow.AddRow({r.config + " " + r.flags, std::to_string(r.changes),
                  Fmt("%.0f", r.puts.attempts), Fmt("%.0f", r.puts.conflicts),
                  PerChange(r.puts.attempts, r.changes), Fmt("%.0f", r.takeovers_lost),
-                 r.failed.empty() ? Fmt("%.1f", r.converge_s) : r.failed});
+                 r.failed.empty() ? Fmt("%.1f", r.converge_s) : r.failed, r.load});
   }
   std::string slow_md = slow.Render();
   std::cout << slow_md << "\n";

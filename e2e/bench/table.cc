@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 
 namespace routestatus::e2e::bench {
 
@@ -12,6 +13,13 @@ double Percentile(std::vector<double> v, double p) {
   size_t i = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
   i = i == 0 ? 0 : i - 1;
   return v[std::min(i, v.size() - 1)];
+}
+
+std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  if (!(in >> one >> five >> fifteen)) return "?";
+  return one + " " + five + " " + fifteen;
 }
 
 std::string Table::Render() const {

@@ -22,6 +22,11 @@ class Table {
 // The nearest-rank `p` quantile (0 < p <= 1) of `v`; -1 when empty.
 double Percentile(std::vector<double> v, double p);
 
+// The machine's load averages over 1, 5 and 15 minutes ("4.10 3.52 2.90"
+// from /proc/loadavg), or "?" when unreadable: every figure is printed
+// with the load it was measured under (the machine is shared).
+std::string LoadAverage();
+
 // printf into a std::string.
 std::string Fmt(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
