@@ -30,6 +30,8 @@ struct BenchOptions {
   int expiry_failover_kills = 5;  // ... for settings that wait for lease expiry (up to 60 s each)
   int changes_between_kills = 8;  // host changes after the killed replica restarted
   int burst_routes = 500;
+  int idle_failover_kills = 5;    // (i) leader kills after an idle period
+  int idle_failover_seconds = 20;  // (i) idle before each kill
   int slow_latency_ms = 1000;
   int slow_changes = 40;
   double slow_rate = 2;
@@ -52,5 +54,9 @@ void RunLeaseComparison(const BenchOptions& options);
 // (h): each lease setting with a leader slowed by latency on every status
 // PUT. Prints a Markdown table, writes slow_leader.md.
 void RunSlowLeader(const BenchOptions& options);
+// (i): failover after every connection idled past the server's keep-alive
+// timeout (N=3, default flags). Prints a Markdown table, writes
+// idle_failover.md.
+void RunIdleFailover(const BenchOptions& options);
 
 }  // namespace routestatus::e2e::bench
