@@ -19,7 +19,7 @@ CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 # The image's build packages (one list for the Dockerfile, `make deps` and
 # `make image-check`), plus what the tests use.
 DEB_PACKAGES := $(shell sed 's/\#.*//' deploy/image/build-packages.txt) \
-  procps curl python3-yaml shellcheck
+  procps curl python3-yaml shellcheck python3-kubernetes
 
 .PHONY: all deps build test build-sanitize test-sanitize run bench sim soak clean image-check
 

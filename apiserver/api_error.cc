@@ -7,9 +7,11 @@ std::string GroupResource(const std::string& group, const std::string& resource)
 }
 
 nlohmann::json ApiError::ToJson() const {
+  nlohmann::json metadata = nlohmann::json::object();
+  if (!continue_token.empty()) metadata["continue"] = continue_token;
   nlohmann::json j = {{"kind", "Status"},
                       {"apiVersion", "v1"},
-                      {"metadata", nlohmann::json::object()},
+                      {"metadata", metadata},
                       {"status", "Failure"},
                       {"message", message}};
   if (!reason.empty()) j["reason"] = reason;
@@ -19,7 +21,7 @@ nlohmann::json ApiError::ToJson() const {
   if (!kind.empty()) details["kind"] = kind;
   if (!causes.is_null()) details["causes"] = causes;
   if (retry_after_seconds) details["retryAfterSeconds"] = *retry_after_seconds;
-  if (!details.empty()) j["details"] = details;
+  if (!details.empty() || empty_details) j["details"] = details;
   j["code"] = code;
   return j;
 }
@@ -83,16 +85,7 @@ ApiError InvalidError(const std::string& group_kind, const std::string& group,
                       const std::string& kind, const std::string& name,
                       const std::string& field, const std::string& detail,
                       const std::string& cause_type) {
-  ApiError e;
-  e.code = 422;
-  e.reason = "Invalid";
-  e.message = group_kind + " \"" + name + "\" is invalid: " + field + ": " + detail;
-  e.name = name;
-  e.group = group;
-  e.kind = kind;
-  e.causes = nlohmann::json::array(
-      {{{"reason", cause_type}, {"message", detail}, {"field", field}}});
-  return e;
+  return InvalidCausesError(group_kind, group, kind, name, {{field, detail, cause_type}});
 }
 
 ApiError TooOldResourceVersionError(uint64_t requested, uint64_t oldest) {
@@ -110,7 +103,52 @@ ApiError ExpiredContinueError() {
   e.reason = "Expired";
   e.message =
       "The provided continue parameter is too old to display a consistent list result. You "
-      "can start a new list without the continue parameter.";
+      "can start a new list without the continue parameter, or use the continue token in this "
+      "response to retrieve the remainder of the results. Continuing with the provided token "
+      "results in an inconsistent list - objects that were created, modified, or deleted "
+      "between the time the first chunk was returned and now may show up in the list.";
+  return e;
+}
+
+ApiError TooLargeResourceVersionError(uint64_t requested, uint64_t current) {
+  ApiError e;
+  e.code = 504;
+  e.reason = "Timeout";
+  e.message = "Too large resource version: " + std::to_string(requested) +
+              ", current: " + std::to_string(current);
+  e.causes = nlohmann::json::array(
+      {{{"reason", "ResourceVersionTooLarge"}, {"message", "Too large resource version"}}});
+  e.retry_after_seconds = 1;
+  return e;
+}
+
+ApiError InvalidCausesError(const std::string& group_kind, const std::string& group,
+                            const std::string& kind, const std::string& name,
+                            const std::vector<FieldCause>& causes) {
+  ApiError e;
+  e.code = 422;
+  e.reason = "Invalid";
+  e.name = name;
+  e.group = group;
+  e.kind = kind;
+  e.causes = nlohmann::json::array();
+  std::string list;
+  for (size_t i = 0; i < causes.size(); ++i) {
+    const FieldCause& c = causes[i];
+    e.causes.push_back({{"reason", c.reason}, {"message", c.detail}, {"field", c.field}});
+    list += (i > 0 ? ", " : "") + c.field + ": " + c.detail;
+  }
+  e.message = group_kind + " \"" + name + "\" is invalid: " +
+              (causes.size() > 1 ? "[" + list + "]" : list);
+  return e;
+}
+
+ApiError PatchNotAppliedError() {
+  ApiError e;
+  e.code = 422;
+  e.reason = "Invalid";
+  e.message = "the server rejected our request due to an error in our request";
+  e.empty_details = true;
   return e;
 }
 
@@ -131,17 +169,6 @@ ApiError MethodNotSupportedError(const std::string& group, const std::string& re
               GroupResource(group, resource) + "\"";
   e.group = group;
   e.kind = resource;
-  return e;
-}
-
-ApiError UnsupportedMediaTypeError(const std::string& content_type) {
-  ApiError e;
-  e.code = 415;
-  e.reason = "UnsupportedMediaType";
-  e.message = "the body of the request was in an unknown format - accepted media types "
-              "include: application/json, application/merge-patch+json, "
-              "application/json-patch+json, application/strategic-merge-patch+json (got \"" +
-              content_type + "\")";
   return e;
 }
 

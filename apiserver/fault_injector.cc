@@ -1,5 +1,8 @@
 #include "apiserver/fault_injector.h"
 
+#include <algorithm>
+#include <iterator>
+
 namespace routestatus::apiserver {
 
 std::optional<FaultRule> FaultRule::FromJson(const nlohmann::json& j, std::string* error) {
@@ -23,6 +26,14 @@ std::optional<FaultRule> FaultRule::FromJson(const nlohmann::json& j, std::strin
     return std::nullopt;
   }
   for (char& c : rule.verb) c = static_cast<char>(toupper(static_cast<unsigned char>(c)));
+  static const char* const kVerbs[] = {"",    "GET",   "LIST",   "WATCH", "POST",
+                                       "PUT", "PATCH", "DELETE", "APPLY"};
+  if (std::find(std::begin(kVerbs), std::end(kVerbs), rule.verb) == std::end(kVerbs)) {
+    *error = "verb \"" + rule.verb +
+             "\" is not an apiserver_request_total verb: use POST (create), PUT (update, "
+             "status included), PATCH, DELETE (deletecollection too), APPLY, GET, LIST or WATCH";
+    return std::nullopt;
+  }
   if (rule.code != 0 && (rule.code < 400 || rule.code > 599)) {
     *error = "code must be 0 or 400..599";
     return std::nullopt;

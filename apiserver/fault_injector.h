@@ -12,11 +12,13 @@
 
 namespace routestatus::apiserver {
 
-// One fault rule. Empty match fields match anything. Applies to the next
+// One fault rule. Empty match fields match anything; `verb` names requests
+// as apiserver_request_total labels them (a status update is PUT, a create
+// POST, a deletecollection DELETE). Applies to the next
 // `count` matching requests (-1 = unlimited) and, of those, a `fraction`
 // (1.0 = all). `code` 0 means latency only.
 struct FaultRule {
-  std::string verb;         // GET LIST WATCH CREATE UPDATE PATCH DELETE
+  std::string verb;         // GET LIST WATCH POST PUT PATCH DELETE APPLY
   std::string resource;     // "routes"
   std::string subresource;  // "status"; "-" = only the main resource
   std::string ns;

@@ -124,10 +124,13 @@ void WriteResponse(mg_connection* conn, int code, const std::string& body,
   }
 }
 
-bool StartChunked(mg_connection* conn, int code, const std::string& content_type) {
+bool StartChunked(mg_connection* conn, int code, const std::string& content_type,
+                  const std::vector<std::pair<std::string, std::string>>& headers) {
   std::string head = "HTTP/1.1 " + std::to_string(code) + " " + ReasonPhrase(code) +
                      "\r\nContent-Type: " + content_type +
-                     "\r\nCache-Control: no-cache, private\r\nTransfer-Encoding: chunked\r\n\r\n";
+                     "\r\nCache-Control: no-cache, private\r\nTransfer-Encoding: chunked\r\n";
+  for (const auto& [k, v] : headers) head += k + ": " + v + "\r\n";
+  head += "\r\n";
   return mg_write(conn, head.data(), head.size()) > 0;
 }
 

@@ -39,7 +39,8 @@ void WriteResponse(mg_connection* conn, int code, const std::string& body,
 
 // Starts a chunked streaming response; then WriteChunk, then EndChunks.
 // Write functions return false once the client has gone.
-bool StartChunked(mg_connection* conn, int code, const std::string& content_type);
+bool StartChunked(mg_connection* conn, int code, const std::string& content_type,
+                  const std::vector<std::pair<std::string, std::string>>& headers = {});
 bool WriteChunk(mg_connection* conn, const std::string& data);
 void EndChunks(mg_connection* conn);
 

@@ -15,7 +15,8 @@ struct ResponseFormat {
   std::string api_version;  // "meta.k8s.io/v1" or "meta.k8s.io/v1beta1" for conversions
 
   bool converted() const { return kind != Kind::kJson; }
-  // The Content-Type of a response in this form.
+  // The Content-Type of a response in this form: application/json, as
+  // kube-apiserver sends for conversions too.
   std::string ContentType() const;
 };
 

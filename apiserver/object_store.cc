@@ -6,7 +6,7 @@
 
 #include <glog/logging.h>
 
-#include "apiserver/continue_token.h"
+#include "apiserver/builtin_crd.h"
 #include "kubeclient/route.h"
 
 namespace routestatus::apiserver {
@@ -56,6 +56,14 @@ ApiError ValidateMeta(const ResourceInfo& r, const json& obj, const std::string&
   ApiError none;
   none.code = 0;
   if (!obj.is_object()) return BadRequestError("the body must be a JSON object");
+  // Why: kube checks the apiVersion before the kind.
+  auto api_version = obj.find("apiVersion");
+  if (api_version != obj.end() &&
+      !(api_version->is_string() && api_version->get<std::string>() == r.ApiVersion())) {
+    return BadRequestError("the API version in the data (" +
+                           (api_version->is_string() ? api_version->get<std::string>() : "") +
+                           ") does not match the expected API version (" + r.ApiVersion() + ")");
+  }
   auto kind = obj.find("kind");
   if (kind != obj.end() && !(kind->is_string() && kind->get<std::string>() == r.kind)) {
     return BadRequestError("the API version in the data (" +
@@ -63,13 +71,6 @@ ApiError ValidateMeta(const ResourceInfo& r, const json& obj, const std::string&
                            ") does not match the expected API version (" + r.ApiVersion() +
                            ") or kind " + (kind->is_string() ? kind->get<std::string>() : "") +
                            " does not match " + r.kind);
-  }
-  auto api_version = obj.find("apiVersion");
-  if (api_version != obj.end() &&
-      !(api_version->is_string() && api_version->get<std::string>() == r.ApiVersion())) {
-    return BadRequestError("the API version in the data (" +
-                           (api_version->is_string() ? api_version->get<std::string>() : "") +
-                           ") does not match the expected API version (" + r.ApiVersion() + ")");
   }
   auto meta = obj.find("metadata");
   if (meta != obj.end() && !meta->is_object()) {
@@ -89,6 +90,34 @@ ApiError ValidateMeta(const ResourceInfo& r, const json& obj, const std::string&
     }
   }
   return none;
+}
+
+// kube's storage.StorageError text for an invalid object (a failed
+// precondition) at the etcd key of ns/name.
+std::string StorageError(const ResourceInfo& r, const std::string& ns, const std::string& name,
+                         const std::string& detail) {
+  std::string key = "/registry/" + (r.group.empty() ? "" : r.group + "/") + r.resource + "/" +
+                    (r.namespaced ? ns + "/" : "") + name;
+  return "StorageError: invalid object, Code: 4, Key: " + key +
+         ", ResourceVersion: 0, AdditionalErrorMsg: " + detail;
+}
+
+// Prunes and defaults *object under `schema`, as kube decodes a custom
+// resource. Pruned fields are a 400 under fieldValidation=Strict (returned),
+// Warning texts under Warn or "" (kube's default, appended to *warnings).
+std::optional<ApiError> ApplySchema(const CrdSchema& schema, const WriteOptions& options,
+                                    json* object, std::vector<std::string>* warnings) {
+  std::vector<std::string> pruned;
+  schema.Normalize(object, &pruned);
+  if (pruned.empty() || options.field_validation == "Ignore") return std::nullopt;
+  std::string strict = "strict decoding error: ";
+  for (size_t i = 0; i < pruned.size(); ++i) {
+    std::string unknown = "unknown field \"" + pruned[i] + "\"";
+    strict += (i > 0 ? ", " : "") + unknown;
+    warnings->push_back(unknown);
+  }
+  if (options.field_validation == "Strict") return BadRequestError(strict);
+  return std::nullopt;
 }
 
 }  // namespace
@@ -148,8 +177,23 @@ ObjectPtr ObjectStore::Freeze(const json& object, uint64_t rv) {
   return stored;
 }
 
+const CrdSchema& ObjectStore::SchemaLocked(const ResourceInfo& r) {
+  static const CrdSchema kNone(nullptr);
+  if (!r.custom_resource) return kNone;
+  auto cached = schemas_.find(r.GroupResource());
+  if (cached != schemas_.end()) return *cached->second;
+  const Table* crds = FindTable(CrdsInfo());
+  auto stored = crds == nullptr ? Table::const_iterator() : crds->find(r.GroupResource());
+  auto schema = std::make_shared<const CrdSchema>(
+      crds != nullptr && stored != crds->end()
+          ? CrdSchema::FromCrd(json::parse(stored->second->json), r.version)
+          : CrdSchema::FromCrd(BuiltinRouteCrd(), r.version));
+  return *(schemas_[r.GroupResource()] = std::move(schema));
+}
+
 ObjectPtr ObjectStore::CommitLocked(const ResourceInfo& r, const std::string& key, json* object,
                                     const ObjectPtr& prev, bool deleted) {
+  if (&r == &CrdsInfo()) schemas_.clear();
   uint64_t rv = ++rv_;
   (*object)["metadata"]["resourceVersion"] = std::to_string(rv);
   ObjectPtr ptr = Freeze(*object, rv);
@@ -186,19 +230,6 @@ ApiResult<ObjectPtr> ObjectStore::Create(const ResourceInfo& r, const std::strin
   ApiError bad = ValidateMeta(r, object, name);
   if (bad.code != 0) return Result::Error(bad);
   json& meta = object["metadata"];
-  if (name.empty()) {
-    std::string generate = MetaString(object, "generateName");
-    if (generate.empty()) {
-      return Result::Error(InvalidError(r.GroupKind(), r.group, r.kind, "", "metadata.name",
-                                        "Required value: name or generateName is required",
-                                        "FieldValueRequired"));
-    }
-    static const char kChars[] = "bcdfghjklmnpqrstvwxz2456789";
-    std::mt19937_64 rng(clock_.Now().time_since_epoch().count());
-    name = generate;
-    for (int i = 0; i < 5; ++i) name += kChars[rng() % (sizeof(kChars) - 1)];
-    meta["name"] = name;
-  }
   std::string body_ns = MetaString(object, "namespace");
   if (r.namespaced) {
     if (!body_ns.empty() && body_ns != ns) {
@@ -220,7 +251,7 @@ ApiResult<ObjectPtr> ObjectStore::Create(const ResourceInfo& r, const std::strin
       finalizers.push_back("kubernetes");
     }
     object["status"] = {{"phase", "Active"}};
-    meta["labels"]["kubernetes.io/metadata.name"] = name;
+    if (!name.empty()) meta["labels"]["kubernetes.io/metadata.name"] = name;
   }
   meta.erase("resourceVersion");
   meta["creationTimestamp"] = kubeclient::FormatRfc3339(
@@ -230,18 +261,43 @@ ApiResult<ObjectPtr> ObjectStore::Create(const ResourceInfo& r, const std::strin
   if (&r == &NamespacesInfo()) meta.erase("generation");
 
   std::lock_guard<std::mutex> lock(mu_);
+  Result result;
+  const CrdSchema& schema = SchemaLocked(r);
+  if (std::optional<ApiError> e = ApplySchema(schema, options, &object, &result.warnings)) {
+    return Result::Error(*e);
+  }
+  // Why: kube's order: the namespace must exist (admission) before the
+  // object is validated, and validation comes before the name is taken.
   if (r.namespaced) {
     const Table* namespaces = FindTable(NamespacesInfo());
     if (namespaces == nullptr || namespaces->count(ns) == 0) {
       return Result::Error(NotFoundError("", "namespaces", ns));
     }
   }
+  std::vector<FieldCause> causes;
+  if (name.empty()) {
+    std::string generate = MetaString(object, "generateName");
+    if (generate.empty()) {
+      causes.push_back({"metadata.name", "Required value: name or generateName is required",
+                        "FieldValueRequired"});
+    } else {
+      static const char kChars[] = "bcdfghjklmnpqrstvwxz2456789";
+      std::mt19937_64 rng(clock_.Now().time_since_epoch().count() ^ uid_counter_);
+      name = generate;
+      for (int i = 0; i < 5; ++i) name += kChars[rng() % (sizeof(kChars) - 1)];
+      meta["name"] = name;
+      if (&r == &NamespacesInfo()) meta["labels"]["kubernetes.io/metadata.name"] = name;
+    }
+  }
+  schema.Validate(object, &causes);
+  if (!causes.empty()) {
+    return Result::Error(InvalidCausesError(r.GroupKind(), r.group, r.kind, name, causes));
+  }
   std::string key = Key(r, ns, name);
   Table& table = TableFor(r);
   if (table.count(key) != 0) return Result::Error(AlreadyExistsError(r.group, r.resource, name));
   ++uid_counter_;
   meta["uid"] = FormatUid(uid_counter_ >> 12, uid_counter_);
-  Result result;
   // Why: like kube, a dry-run create answers the object without a resourceVersion.
   result.value = options.dry_run ? Freeze(object, 0) : CommitLocked(r, key, &object, nullptr, false);
   return result;
@@ -250,12 +306,27 @@ ApiResult<ObjectPtr> ObjectStore::Create(const ResourceInfo& r, const std::strin
 ApiResult<ObjectPtr> ObjectStore::Mutate(const ResourceInfo& r, const std::string& ns,
                                          const std::string& name, bool status_subresource,
                                          bool require_rv, const Mutation& mutation,
-                                         const WriteOptions& options) {
+                                         const WriteOptions& options,
+                                         const std::string& precondition_uid) {
   using Result = ApiResult<ObjectPtr>;
   std::lock_guard<std::mutex> lock(mu_);
   std::string key = Key(r, ns, name);
   Table& table = TableFor(r);
   auto it = table.find(key);
+  // Why: kube's storage checks an update's uid precondition (the body's
+  // metadata.uid) first, also against a missing object.
+  if (!precondition_uid.empty()) {
+    std::string actual = it == table.end() ? "" : it->second->uid;
+    if (actual != precondition_uid) {
+      ApiError e = ConflictError(r.group, r.resource, name);
+      e.message = "Operation cannot be fulfilled on " + r.GroupResource() + " \"" + name +
+                  "\": " +
+                  StorageError(r, ns, name, "Precondition failed: UID in precondition: " +
+                                                precondition_uid + ", UID in object meta: " +
+                                                actual);
+      return Result::Error(e);
+    }
+  }
   if (it == table.end()) return Result::Error(NotFoundError(r.group, r.resource, name));
   ObjectPtr prev = it->second;
   json current = json::parse(prev->json);
@@ -289,6 +360,11 @@ ApiResult<ObjectPtr> ObjectStore::Mutate(const ResourceInfo& r, const std::strin
       return Result::Error(BadRequestError("invalid resourceVersion: " + rv_text));
     }
     if (*want != prev->rv) return Result::Error(ConflictError(r.group, r.resource, name));
+  }
+  Result out;
+  const CrdSchema& schema = SchemaLocked(r);
+  if (std::optional<ApiError> e = ApplySchema(schema, options, &next, &out.warnings)) {
+    return Result::Error(*e);
   }
   json result;
   if (status_subresource) {
@@ -326,8 +402,15 @@ ApiResult<ObjectPtr> ObjectStore::Mutate(const ResourceInfo& r, const std::strin
     }
   }
   result["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"];
-  if (result == current) return Result{prev, std::nullopt};
-  Result out;
+  std::vector<FieldCause> causes;
+  schema.Validate(result, &causes);
+  if (!causes.empty()) {
+    return Result::Error(InvalidCausesError(r.GroupKind(), r.group, r.kind, name, causes));
+  }
+  if (result == current) {
+    out.value = prev;
+    return out;
+  }
   // Why: a dry run answers the new object at the current version (kube's
   // dry-run update bumps nothing).
   out.value = options.dry_run ? Freeze(result, prev->rv) : CommitLocked(r, key, &result, prev, false);
@@ -337,9 +420,11 @@ ApiResult<ObjectPtr> ObjectStore::Mutate(const ResourceInfo& r, const std::strin
 ApiResult<ObjectPtr> ObjectStore::Update(const ResourceInfo& r, const std::string& ns,
                                          const std::string& name, json object,
                                          bool status_subresource, const WriteOptions& options) {
+  std::string uid = object.is_object() ? MetaString(object, "uid") : "";
   return Mutate(
       r, ns, name, status_subresource, r.require_rv_on_update,
-      [&object](const json&) { return ApiResult<json>{std::move(object), std::nullopt}; }, options);
+      [&object](const json&) { return ApiResult<json>{std::move(object), std::nullopt, {}}; },
+      options, uid);
 }
 
 ApiResult<ObjectPtr> ObjectStore::DeleteLocked(const ResourceInfo& r, const std::string& ns,
@@ -364,6 +449,14 @@ ApiResult<ObjectPtr> ObjectStore::DeleteLocked(const ResourceInfo& r, const std:
     }
   }
   json body = json::parse(prev->json);
+  if (&r == &NamespacesInfo()) {
+    // Why: kube answers a namespace delete with the namespace marked for
+    // deletion; its contents are gone at once here (no namespace controller).
+    body["metadata"]["deletionTimestamp"] = kubeclient::FormatRfc3339(
+        std::chrono::duration_cast<std::chrono::seconds>(clock_.WallNow().time_since_epoch())
+            .count());
+    body["status"]["phase"] = "Terminating";
+  }
   Result out;
   out.value = CommitLocked(r, key, &body, prev, true);
   return out;
@@ -379,20 +472,24 @@ ApiResult<ObjectPtr> ObjectStore::Delete(const ResourceInfo& r, const std::strin
   Table& table = TableFor(r);
   auto it = table.find(Key(r, ns, name));
   if (it == table.end()) return Result::Error(NotFoundError(r.group, r.resource, name));
-  if (precondition_rv && !precondition_rv->empty() &&
-      *precondition_rv != std::to_string(it->second->rv)) {
-    ApiError e = ConflictError(r.group, r.resource, name);
-    e.message = "Operation cannot be fulfilled on " + r.GroupResource() + " \"" + name +
-                "\": Precondition failed: ResourceVersion in precondition: " +
-                *precondition_rv + ", ResourceVersion in object meta: " +
-                std::to_string(it->second->rv);
+  // Why: kube's BeforeDelete checks the uid precondition (naming the kind),
+  // its storage then the resourceVersion one (a StorageError).
+  if (precondition_uid && *precondition_uid != it->second->uid) {
+    ApiError e = ConflictError(r.group, r.kind, name);
+    e.message = "Operation cannot be fulfilled on " + r.GroupKind() + " \"" + name +
+                "\": the UID in the precondition (" + *precondition_uid +
+                ") does not match the UID in record (" + it->second->uid +
+                "). The object might have been deleted and then recreated";
     return Result::Error(e);
   }
-  if (precondition_uid && !precondition_uid->empty() && *precondition_uid != it->second->uid) {
+  if (precondition_rv && *precondition_rv != std::to_string(it->second->rv)) {
     ApiError e = ConflictError(r.group, r.resource, name);
     e.message = "Operation cannot be fulfilled on " + r.GroupResource() + " \"" + name +
-                "\": Precondition failed: UID in precondition: " + *precondition_uid +
-                ", UID in object meta: " + it->second->uid;
+                "\": " +
+                StorageError(r, ns, name,
+                             "Precondition failed: ResourceVersion in precondition: " +
+                                 *precondition_rv + ", ResourceVersion in object meta: " +
+                                 std::to_string(it->second->rv));
     return Result::Error(e);
   }
   if (options.dry_run) return Result{it->second, std::nullopt};
@@ -417,158 +514,6 @@ ApiResult<ListPage> ObjectStore::DeleteCollection(const ResourceInfo& r,
     if (!deleted.ok()) return ApiResult<ListPage>::Error(*deleted.error);
   }
   return result;
-}
-
-ApiResult<ObjectPtr> ObjectStore::Get(const ResourceInfo& r, const std::string& ns,
-                                      const std::string& name) const {
-  using Result = ApiResult<ObjectPtr>;
-  std::lock_guard<std::mutex> lock(mu_);
-  const Table* table = FindTable(r);
-  if (table != nullptr) {
-    auto it = table->find(Key(r, ns, name));
-    if (it != table->end()) return Result{it->second, std::nullopt};
-  }
-  return Result::Error(NotFoundError(r.group, r.resource, name));
-}
-
-ApiResult<ListPage> ObjectStore::List(const ResourceInfo& r, const ObjectFilter& filter,
-                                      size_t limit, const std::string& continue_token) const {
-  using Result = ApiResult<ListPage>;
-  uint64_t snapshot_rv = 0;
-  std::string start_after;
-  bool continuing = !continue_token.empty();
-  if (continuing) {
-    std::optional<ContinueToken> token = DecodeContinueToken(continue_token);
-    if (!token) {
-      return Result::Error(
-          BadRequestError("continue key is not valid: illegal base64 data or json"));
-    }
-    snapshot_rv = token->rv;
-    start_after = token->last_key;
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!continuing) snapshot_rv = rv_;
-  if (continuing && (snapshot_rv < compacted_rv_ || snapshot_rv > rv_)) {
-    return Result::Error(ExpiredContinueError());
-  }
-  // Why: the snapshot is the current table with every change after
-  // snapshot_rv undone; `overlay` holds each changed key's state at the snapshot.
-  std::map<std::string, ObjectPtr> overlay;
-  for (auto it = history_.rbegin(); it != history_.rend() && it->rv > snapshot_rv; ++it) {
-    if (it->resource == &r) overlay[it->key] = it->prev;
-  }
-  static const Table kEmpty;
-  const Table* found = FindTable(r);
-  const Table& table = found ? *found : kEmpty;
-  std::string lower = start_after;
-  if (!filter.ns.empty() && r.namespaced && lower < filter.ns + "/") lower = filter.ns + "/";
-  auto cur = continuing ? table.upper_bound(lower) : table.lower_bound(lower);
-  auto ov = continuing ? overlay.upper_bound(lower) : overlay.lower_bound(lower);
-  std::string ns_prefix = filter.ns.empty() || !r.namespaced ? "" : filter.ns + "/";
-  Result result;
-  result.value.rv = snapshot_rv;
-  std::string last_key;
-  while (cur != table.end() || ov != overlay.end()) {
-    const std::string* key;
-    ObjectPtr obj;
-    if (ov == overlay.end() || (cur != table.end() && cur->first < ov->first)) {
-      key = &cur->first;
-      obj = cur->second;
-      ++cur;
-    } else {
-      if (cur != table.end() && cur->first == ov->first) ++cur;
-      key = &ov->first;
-      obj = ov->second;
-      ++ov;
-    }
-    if (!ns_prefix.empty() && key->compare(0, ns_prefix.size(), ns_prefix) != 0) break;
-    if (!obj) continue;  // created after the snapshot
-    if (limit != 0 && result.value.items.size() >= limit) {
-      result.value.continue_token = EncodeContinueToken(ContinueToken{snapshot_rv, last_key});
-      break;
-    }
-    last_key = *key;
-    if (filter.Matches(*obj)) result.value.items.push_back(obj);
-  }
-  return result;
-}
-
-ApiResult<std::shared_ptr<Watcher>> ObjectStore::Watch(const ResourceInfo& r,
-                                                       ObjectFilter filter,
-                                                       std::optional<uint64_t> from_rv) {
-  using Result = ApiResult<std::shared_ptr<Watcher>>;
-  auto watcher = std::make_shared<Watcher>(r, std::move(filter), options_.watcher_buffer, clock_);
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!from_rv || *from_rv == 0) {
-    const Table* table = FindTable(r);
-    if (table != nullptr) {
-      for (const auto& [key, obj] : *table) {
-        if (watcher->filter().Matches(*obj)) watcher->Push({"ADDED", obj});
-      }
-    }
-  } else {
-    if (*from_rv < compacted_rv_) {
-      return Result::Error(TooOldResourceVersionError(*from_rv, compacted_rv_ + 1));
-    }
-    if (*from_rv < watch_floor_rv_) {
-      return Result::Error(TooOldResourceVersionError(*from_rv, watch_floor_rv_));
-    }
-    for (const Event& e : history_) {
-      if (e.rv > *from_rv && e.resource == &r) Dispatch(*watcher, e);
-    }
-  }
-  watchers_.push_back(watcher);
-  Result result;
-  result.value = watcher;
-  return result;
-}
-
-void ObjectStore::Unwatch(const std::shared_ptr<Watcher>& watcher) {
-  watcher->Close();
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto it = watchers_.begin(); it != watchers_.end(); ++it) {
-    if (*it == watcher) {
-      watchers_.erase(it);
-      break;
-    }
-  }
-}
-
-void ObjectStore::Compact() {
-  std::lock_guard<std::mutex> lock(mu_);
-  history_.clear();
-  compacted_rv_ = rv_;
-}
-
-uint64_t ObjectStore::RestartWatchCache() {
-  std::lock_guard<std::mutex> lock(mu_);
-  watch_floor_rv_ = ++rv_;
-  dispatched_rv_.store(rv_, std::memory_order_release);
-  return rv_;
-}
-
-void ObjectStore::CloseAllWatches() {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto& w : watchers_) w->Close();
-  watchers_.clear();
-}
-
-size_t ObjectStore::Count(const ResourceInfo& r) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  const Table* table = FindTable(r);
-  return table == nullptr ? 0 : table->size();
-}
-
-size_t ObjectStore::WatcherCount() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  size_t n = 0;
-  for (const auto& w : watchers_) n += w->closed() ? 0 : 1;
-  return n;
-}
-
-uint64_t ObjectStore::OldestResumableRv() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return compacted_rv_;
 }
 
 }  // namespace routestatus::apiserver

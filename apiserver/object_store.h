@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apiserver/api_error.h"
+#include "apiserver/crd_schema.h"
 #include "apiserver/resources.h"
 #include "apiserver/watcher.h"
 #include "kubeclient/clock.h"
@@ -25,6 +26,7 @@ template <typename T>
 struct ApiResult {
   T value{};
   std::optional<ApiError> error;
+  std::vector<std::string> warnings = {};  // for "Warning: 299 - ..." response headers
   bool ok() const { return !error.has_value(); }
   static ApiResult Error(ApiError e) {
     ApiResult r;
@@ -38,6 +40,9 @@ struct ListPage {
   uint64_t rv = 0;              // the snapshot's resourceVersion
   std::vector<ObjectPtr> items;
   std::string continue_token;   // "" on the last page
+  // remainingItemCount: objects after this page, set like kube-apiserver
+  // only for a cut page of a list without label or field selectors.
+  std::optional<int64_t> remaining;
 };
 
 // How a write is carried out. Value type.
@@ -47,6 +52,10 @@ struct WriteOptions {
   // resourceVersion; an update keeps the current one), but nothing is
   // stored, no resourceVersion is used and no watch event is sent.
   bool dry_run = false;
+  // fieldValidation: fields a custom resource's schema prunes are a 400
+  // under "Strict", a warning under "Warn" or "" (kube's default), nothing
+  // under "Ignore".
+  std::string field_validation = "";
 };
 
 // The in-memory object store: one global, increasing resourceVersion (like
@@ -78,10 +87,13 @@ class ObjectStore {
   // is 409 Conflict. A result identical to the current object stores
   // nothing (no new version), like etcd3's no-op update.
   using Mutation = std::function<ApiResult<nlohmann::json>(const nlohmann::json& current)>;
+  // A non-empty `precondition_uid` (a PUT body's metadata.uid) must be the
+  // object's: 409 otherwise, also for a missing object, like kube.
   ApiResult<ObjectPtr> Mutate(const ResourceInfo& r, const std::string& ns,
                               const std::string& name, bool status_subresource,
                               bool require_rv, const Mutation& mutation,
-                              const WriteOptions& options = {});
+                              const WriteOptions& options = {},
+                              const std::string& precondition_uid = "");
   // PUT: Mutate with the body as the result.
   ApiResult<ObjectPtr> Update(const ResourceInfo& r, const std::string& ns,
                               const std::string& name, nlohmann::json object,
@@ -105,10 +117,13 @@ class ObjectStore {
                            const std::string& name) const;
 
   // A page of at most `limit` objects (0 = all) in key order, from the
-  // snapshot named by `continue_token` (or the current state). An expired
-  // snapshot is 410 Expired; a malformed token is 400.
+  // snapshot named by `continue_token`, else the one at `exact_rv`, else
+  // the current state. An expired snapshot is 410 Expired (for a continue,
+  // with a token that continues from the current state, like etcd after
+  // compaction); a malformed token is 400; an `exact_rv` in the future 504.
   ApiResult<ListPage> List(const ResourceInfo& r, const ObjectFilter& filter, size_t limit,
-                           const std::string& continue_token) const;
+                           const std::string& continue_token,
+                           std::optional<uint64_t> exact_rv = std::nullopt) const;
 
   // Opens a watch. `from_rv` nullopt or 0: synthetic ADDED events for the
   // current objects first; otherwise events after that version (410 Expired
@@ -154,6 +169,9 @@ class ObjectStore {
   // The immutable stored form of `object` at version `rv`.
   static ObjectPtr Freeze(const nlohmann::json& object, uint64_t rv);
   Table& TableFor(const ResourceInfo& r);
+  // REQUIRES: mu_ is held. The schema writes of `r` must satisfy: its
+  // stored CRD's, else the built-in Route CRD's; none for built-in types.
+  const CrdSchema& SchemaLocked(const ResourceInfo& r);
   const Table* FindTable(const ResourceInfo& r) const;
   // REQUIRES: mu_ is held. Stamps rv, serializes, stores/erases, records history
   // and fans the event out. `object` nullopt means delete.
@@ -172,6 +190,8 @@ class ObjectStore {
   uint64_t watch_floor_rv_ = 0;               // guarded by mu_; see RestartWatchCache
   uint64_t uid_counter_ = 0;                  // guarded by mu_
   std::vector<std::shared_ptr<Watcher>> watchers_;  // guarded by mu_
+  // Parsed schemas by GroupResource, dropped on any CRD change; guarded by mu_.
+  std::map<std::string, std::shared_ptr<const CrdSchema>> schemas_;
   std::atomic<uint64_t> dispatched_rv_{0};
 };
 

@@ -6,6 +6,7 @@
 
 #include <glog/logging.h>
 
+#include "apiserver/go_json.h"
 #include "apiserver/protobuf_object.h"
 #include "apiserver/server_handler.h"
 
@@ -58,11 +59,34 @@ bool Server::Handler::DecodeObject(const HttpRequest& req, const ResourceRequest
   const bool protobuf_ok = &r == &NamespacesInfo();
   std::string type = MediaType(req.Header("Content-Type"));
   if (type.empty() || type == "application/json") {
-    *out = json::parse(req.body, nullptr, false);
-    if (out->is_discarded() || !out->is_object()) {
-      *code = Error(req, BadRequestError(
-                             "the object provided is unrecognized (must be of type JSON object): "
-                             "malformed JSON"));
+    // Why: kube reads apiVersion/kind with Go's encoding/json first, so a
+    // bad body is reported in Go's words, followed by the body's start.
+    std::optional<std::string> error = GoJsonSyntaxError(req.body);
+    if (!error) {
+      *out = json::parse(req.body, nullptr, false);
+      if (out->is_discarded()) {
+        error = "invalid UTF-8 in the body";
+      } else if (out->is_null()) {
+        error = "Object 'Kind' is missing in 'null'";
+      } else if (!out->is_object()) {
+        const char* go_type = out->is_array()    ? "array"
+                              : out->is_string() ? "string"
+                              : out->is_boolean() ? "bool"
+                                                  : "number";
+        error = std::string("json: cannot unmarshal ") + go_type +
+                " into Go value of type struct { APIVersion string \"json:\\\"apiVersion,"
+                "omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }";
+      }
+      if (error && !out->is_null()) {
+        error = "couldn't get version/kind; json parse error: " + *error;
+      }
+    } else {
+      error = "couldn't get version/kind; json parse error: " + *error;
+    }
+    if (error) {
+      *code = Error(req, BadRequestError("the object provided is unrecognized (must be of type " +
+                                         r.kind + "): " + *error + " (" +
+                                         SummarizeBody(req.body) + ")"));
       return false;
     }
     return true;

@@ -27,7 +27,8 @@ void RequestMetrics::Record(const RequestLabels& labels) {
 }
 
 uint64_t RequestMetrics::Count(const std::string& verb, const std::string& resource,
-                               const std::string& subresource, int code) const {
+                               const std::string& subresource, int code,
+                               const std::string& scope) const {
   std::lock_guard<std::mutex> lock(mu_);
   uint64_t total = 0;
   for (const auto& [l, n] : counts_) {
@@ -38,6 +39,7 @@ uint64_t RequestMetrics::Count(const std::string& verb, const std::string& resou
       continue;
     }
     if (code >= 0 && l.code != std::to_string(code)) continue;
+    if (!scope.empty() && l.scope != scope) continue;
     total += n;
   }
   return total;
@@ -54,7 +56,8 @@ std::string RequestMetrics::Exposition() const {
     out << "apiserver_request_total{code=\"" << Escape(l.code) << "\",component=\""
         << Escape(l.component) << "\",dry_run=\"" << Escape(l.dry_run) << "\",group=\""
         << Escape(l.group) << "\",resource=\"" << Escape(l.resource) << "\",scope=\""
-        << Escape(l.scope) << "\",subresource=\"" << Escape(l.subresource) << "\",verb=\""
+        << Escape(l.scope) << "\",subresource=\"" << Escape(l.subresource)
+        << "\",system_client=\"" << Escape(l.system_client) << "\",verb=\""
         << Escape(l.verb) << "\",version=\"" << Escape(l.version) << "\"} " << n << "\n";
   }
   return out.str();

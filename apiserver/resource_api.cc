@@ -4,6 +4,7 @@
 #include <civetweb.h>
 #include <glog/logging.h>
 
+#include "apiserver/selector_syntax.h"
 #include "apiserver/server_handler.h"
 
 namespace routestatus::apiserver {
@@ -35,69 +36,34 @@ void AppendEvent(std::string* out, const std::string& type, const std::string& o
   *out += "}\n";
 }
 
-// Go's %#v of a []string, as kube's "Unsupported value" messages print it.
-std::string GoStringSlice(const std::vector<std::string>& values) {
-  std::string out = "[]string{";
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += json(values[i]).dump();
+// The object of a BOOKMARK event: only kind, apiVersion and the version, as
+// kube sends it; built-in types are typed objects in kube, so their empty
+// fields are written too.
+std::string BookmarkObject(const ResourceInfo& r, const std::string& rv) {
+  if (r.custom_resource) {
+    return "{\"apiVersion\":\"" + r.ApiVersion() + "\",\"kind\":\"" + r.kind +
+           "\",\"metadata\":{\"resourceVersion\":\"" + rv + "\"}}";
   }
+  std::string out = "{\"kind\":\"" + r.kind + "\",\"apiVersion\":\"" + r.ApiVersion() +
+                    "\",\"metadata\":{\"resourceVersion\":\"" + rv +
+                    "\",\"creationTimestamp\":null}";
+  if (&r == &NamespacesInfo()) out += ",\"spec\":{},\"status\":{}";
   return out + "}";
 }
 
 }  // namespace
 
-bool ValidDryRun(const std::vector<std::string>& values) {
-  for (const std::string& v : values) {
-    if (v != "All") return false;
-  }
-  return true;
-}
-
-std::string DryRunLabel(const HttpRequest& req) {
-  // Why: like kube, skip the parse for the common request without dryRun.
-  if (req.raw_query.find("dryRun") == std::string::npos) return "";
-  std::vector<std::string> values = req.QueryValues("dryRun");
-  if (values.empty()) return "";
-  return ValidDryRun(values) ? "All" : "invalid";
-}
-
-bool Server::Handler::ReadWriteOptions(const HttpRequest& req, const char* options_kind,
-                                       const json& delete_options, WriteOptions* out,
-                                       int* code) {
-  std::vector<std::string> values;
-  if (delete_options.is_null()) {
-    if (req.raw_query.find("dryRun") != std::string::npos) values = req.QueryValues("dryRun");
-  } else if (delete_options.contains("dryRun") && !delete_options["dryRun"].is_null()) {
-    const json& list = delete_options["dryRun"];
-    bool ok = list.is_array();
-    for (size_t i = 0; ok && i < list.size(); ++i) {
-      ok = list[i].is_string();
-      if (ok) values.push_back(list[i].get<std::string>());
-    }
-    if (!ok) {
-      *code = Error(req, BadRequestError("malformed DeleteOptions: dryRun must be a list of strings"));
-      return false;
-    }
-  }
-  if (!ValidDryRun(values)) {
-    std::string kind = options_kind;
-    *code = Error(req, InvalidError(kind + ".meta.k8s.io", "meta.k8s.io", kind, "", "dryRun",
-                                    "Unsupported value: " + GoStringSlice(values) +
-                                        ": supported values: \"All\"",
-                                    "FieldValueNotSupported"));
-    return false;
-  }
-  out->dry_run = !values.empty();
-  return true;
-}
-
 bool Server::Handler::Filter(const HttpRequest& req, const ResourceRequest& rr, ObjectFilter* out,
                              int* code) {
   out->ns = rr.ns;
-  auto labels = kubeclient::LabelSelector::Parse(req.Query("labelSelector"));
+  const std::string selector = req.Query("labelSelector");
+  auto labels = kubeclient::LabelSelector::Parse(selector);
   if (!labels.ok()) {
-    *code = Error(req, BadRequestError("unable to parse requirement: " + labels.status().message()));
+    // Why: kube's words for a malformed selector; ours for a bad key or value.
+    std::optional<std::string> syntax = LabelSelectorSyntaxError(selector);
+    *code = Error(req, BadRequestError(syntax ? *syntax
+                                              : "unable to parse requirement: " +
+                                                    labels.status().message()));
     return false;
   }
   out->labels = labels.value();
@@ -111,47 +77,59 @@ bool Server::Handler::Filter(const HttpRequest& req, const ResourceRequest& rr, 
   return true;
 }
 
+int Server::Handler::Written(const HttpRequest& req, int code, const ApiResult<ObjectPtr>& result) {
+  if (!result.ok()) return Error(req, *result.error);
+  for (const std::string& w : result.warnings) {
+    headers_.emplace_back("Warning", "299 - " + json(w).dump());
+  }
+  return Object(req, code, result.value);
+}
+
 int Server::Handler::ServeResource(const HttpRequest& req, const ResourceRequest& rr) {
   const ResourceInfo& r = *rr.info;
   resource_ = rr.info;
   int code = 0;
   if (!Negotiate(req, rr, &code)) return code;
-  if (r.namespaced && rr.ns.empty() && rr.verb != "LIST" && rr.verb != "WATCH") {
-    return Error(req, MethodNotSupportedError(r.group, r.resource, rr.verb == "CREATE" ? "create" : rr.verb));
+  if (r.namespaced && rr.ns.empty() && rr.verb != "list" && rr.verb != "watch") {
+    return Error(req, MethodNotSupportedError(r.group, r.resource, rr.verb));
   }
-  if (rr.verb == "GET") {
+  if (rr.verb == "get") {
     auto got = server_.store_->Get(r, rr.ns, rr.name);
     return got.ok() ? Object(req, 200, got.value) : Error(req, *got.error);
   }
-  if (rr.verb == "LIST") return ServeList(req, rr);
-  if (rr.verb == "WATCH") return ServeWatch(req, rr);
-  if (rr.verb == "CREATE" && rr.name.empty()) return ServeCreate(req, rr);
-  if (rr.verb == "UPDATE" && !rr.name.empty()) return ServeUpdate(req, rr);
-  if (rr.verb == "PATCH" && !rr.name.empty()) return ServePatch(req, rr);
-  if (rr.verb == "DELETE" && rr.subresource.empty()) return ServeDelete(req, rr);
+  if (rr.verb == "list") return ServeList(req, rr);
+  if (rr.verb == "watch") return ServeWatch(req, rr);
+  if (rr.verb == "create" && rr.name.empty()) return ServeCreate(req, rr);
+  if (rr.verb == "update" && !rr.name.empty()) return ServeUpdate(req, rr);
+  if (rr.verb == "patch" && !rr.name.empty()) return ServePatch(req, rr);
+  if (rr.verb == "delete" && rr.subresource.empty()) return ServeDelete(req, rr);
   // Why: kube-apiserver serves deletecollection for every resource but namespaces.
-  if (rr.verb == "DELETECOLLECTION" && rr.subresource.empty() && &r != &NamespacesInfo()) {
+  if (rr.verb == "deletecollection" && rr.subresource.empty() && &r != &NamespacesInfo()) {
     return ServeDeleteCollection(req, rr);
   }
-  if (rr.verb == "APPLY") {
-    return Error(req, UnsupportedMediaTypeError(req.Header("Content-Type")));
-  }
-  std::string verb = rr.verb;
-  for (char& c : verb) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
-  return Error(req, MethodNotSupportedError(r.group, r.resource, verb));
+  return Error(req, MethodNotSupportedError(r.group, r.resource, rr.verb));
 }
 
 int Server::Handler::ServeList(const HttpRequest& req, const ResourceRequest& rr) {
   ObjectFilter filter;
   int code = 0;
+  ListOptions options;
+  if (!ReadListOptions(req, /*watch=*/false, &options, &code)) return code;
   if (!Filter(req, rr, &filter, &code)) return code;
-  size_t limit = 0;
-  std::string limit_text = req.Query("limit");
-  if (!limit_text.empty()) {
-    std::optional<uint64_t> l = ParseRv(limit_text);
-    if (l) limit = static_cast<size_t>(*l);
+  // Why: kube's cacher serves "0" from the watch cache, which ignores the
+  // limit; etcd reads a limited list at N without resourceVersionMatch (the
+  // legacy paged read) at exactly N.
+  const bool from_cache = options.resource_version == "0";
+  const size_t limit = from_cache ? 0 : options.limit;
+  std::optional<uint64_t> exact;
+  if (options.rv && (options.exact || (limit > 0 && !options.not_older_than))) exact = options.rv;
+  // Why: a NotOlderThan version the store has not reached yet is kube's 504
+  // (after a 3 s wait in the watch cache; the store answers at once).
+  uint64_t current = server_.store_->CurrentRv();
+  if (options.rv && !exact && options.continue_token.empty() && *options.rv > current) {
+    return Error(req, TooLargeResourceVersionError(*options.rv, current));
   }
-  auto page = server_.store_->List(*rr.info, filter, limit, req.Query("continue"));
+  auto page = server_.store_->List(*rr.info, filter, limit, options.continue_token, exact);
   if (!page.ok()) return Error(req, *page.error);
   return List(req, *rr.info, page.value);
 }
@@ -160,18 +138,16 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
   const ResourceInfo& r = *rr.info;
   ObjectFilter filter;
   int code = 0;
+  ListOptions options;
+  if (!ReadListOptions(req, /*watch=*/true, &options, &code)) return code;
   if (!Filter(req, rr, &filter, &code)) return code;
-  std::optional<uint64_t> from;
-  std::string rv_text = req.Query("resourceVersion");
-  if (!rv_text.empty()) {
-    from = ParseRv(rv_text);
-    if (!from) return Error(req, BadRequestError("invalid resource version: " + rv_text));
-  }
-  bool bookmarks = req.Query("allowWatchBookmarks") == "true" || req.Query("allowWatchBookmarks") == "1";
+  std::optional<uint64_t> from = options.rv;
+  const bool bookmarks = options.bookmarks;
+  // Why: like kube, no timeoutSeconds (or 0) is the server's own long
+  // timeout and a negative one ends the watch at once.
   std::chrono::seconds timeout(1800);
-  if (!req.Query("timeoutSeconds").empty()) {
-    std::optional<uint64_t> t = ParseRv(req.Query("timeoutSeconds"));
-    if (t) timeout = std::chrono::seconds(*t);
+  if (options.timeout_seconds && *options.timeout_seconds != 0) {
+    timeout = std::chrono::seconds(std::max<int64_t>(*options.timeout_seconds, 0));
   }
   const kubeclient::Clock& clock = server_.clock_;
   std::optional<TableConvertor> table;
@@ -191,12 +167,13 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
              "\",\"metadata\":{\"resourceVersion\":\"" + rv + "\",\"creationTimestamp\":null}}";
     }
     if (object) return object->json;
-    return "{\"kind\":\"" + r.kind + "\",\"apiVersion\":\"" + r.ApiVersion() +
-           "\",\"metadata\":{\"resourceVersion\":\"" + rv + "\",\"creationTimestamp\":null}}";
+    return BookmarkObject(r, rv);
   };
+  // Why: the timeout runs from the request, before the answer starts.
+  const kubeclient::SteadyTime end = clock.Now() + timeout;
   auto opened = server_.store_->Watch(r, filter, from);
   RecordMetric(200);
-  if (!StartChunked(req.conn, 200, "application/json")) {
+  if (!StartChunked(req.conn, 200, "application/json", headers_)) {
     if (opened.ok()) server_.store_->Unwatch(opened.value);
     return 200;
   }
@@ -209,13 +186,20 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
   }
   std::shared_ptr<Watcher> watcher = opened.value;
   if (server_.stopping_.load()) watcher->Close();
-  const kubeclient::SteadyTime end = clock.Now() + timeout;
-  kubeclient::SteadyTime next_bookmark = clock.Now() + server_.options_.bookmark_interval;
+  // Why: kube's cacheWatcher.nextBookmarkTime: every bookmark interval and
+  // 2 s before the watch times out, none once that moment has passed.
+  auto next_bookmark_after = [&](kubeclient::SteadyTime now) {
+    kubeclient::SteadyTime next =
+        std::min(now + server_.options_.bookmark_interval, end - std::chrono::seconds(2));
+    return next <= now ? kubeclient::SteadyTime::max() : next;
+  };
+  kubeclient::SteadyTime next_bookmark =
+      bookmarks ? next_bookmark_after(end - timeout) : kubeclient::SteadyTime::max();
   std::deque<WatchRecord> batch;
   std::string out;
   bool alive = true;
   while (alive) {
-    kubeclient::SteadyTime wake = bookmarks ? std::min(end, next_bookmark) : end;
+    kubeclient::SteadyTime wake = std::min(end, next_bookmark);
     batch.clear();
     bool open = watcher->Wait(wake, &batch);
     out.clear();
@@ -230,7 +214,7 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
     if (!open) break;
     kubeclient::SteadyTime now = clock.Now();
     if (now >= end) break;
-    if (bookmarks && now >= next_bookmark) {
+    if (now >= next_bookmark) {
       // Why: read the dispatched version before checking the queue is empty,
       // so every event up to it has already been written.
       uint64_t rv = server_.store_->CurrentRv();
@@ -239,7 +223,7 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
         AppendEvent(&out, "BOOKMARK", render(nullptr, std::to_string(rv)));
         alive = WriteChunk(req.conn, out);
       }
-      next_bookmark = now + server_.options_.bookmark_interval;
+      next_bookmark = next_bookmark_after(now);
     }
   }
   server_.store_->Unwatch(watcher);
@@ -256,9 +240,9 @@ int Server::Handler::ServeCreate(const HttpRequest& req, const ResourceRequest& 
   if (!ReadWriteOptions(req, "CreateOptions", nullptr, &options, &code)) return code;
   json body;
   if (!DecodeObject(req, rr, &body, &code)) return code;
-  auto created = server_.store_->Create(*rr.info, rr.ns, std::move(body), /*keep_status=*/false,
-                                        options);
-  return created.ok() ? Object(req, 201, created.value) : Error(req, *created.error);
+  return Written(req, 201,
+                 server_.store_->Create(*rr.info, rr.ns, std::move(body), /*keep_status=*/false,
+                                        options));
 }
 
 int Server::Handler::ServeUpdate(const HttpRequest& req, const ResourceRequest& rr) {
@@ -267,9 +251,22 @@ int Server::Handler::ServeUpdate(const HttpRequest& req, const ResourceRequest& 
   if (!ReadWriteOptions(req, "UpdateOptions", nullptr, &options, &code)) return code;
   json body;
   if (!DecodeObject(req, rr, &body, &code)) return code;
-  auto updated = server_.store_->Update(*rr.info, rr.ns, rr.name, std::move(body),
-                                        rr.subresource == "status", options);
-  return updated.ok() ? Object(req, 200, updated.value) : Error(req, *updated.error);
+  // Why: kube's update handler checks the body names the URL's object
+  // before it reads the store.
+  const json& meta = body.contains("metadata") ? body["metadata"] : json();
+  std::string name = meta.is_object() ? meta.value("name", std::string()) : "";
+  std::string ns = meta.is_object() ? meta.value("namespace", std::string()) : "";
+  if (!name.empty() && name != rr.name) {
+    return Error(req, BadRequestError("the name of the object (" + name +
+                                      ") does not match the name on the URL (" + rr.name + ")"));
+  }
+  if (rr.info->namespaced && !ns.empty() && ns != rr.ns) {
+    return Error(req, BadRequestError("the namespace of the provided object does not match the "
+                                      "namespace sent on the request"));
+  }
+  return Written(req, 200,
+                 server_.store_->Update(*rr.info, rr.ns, rr.name, std::move(body),
+                                        rr.subresource == "status", options));
 }
 
 int Server::Handler::ServePatch(const HttpRequest& req, const ResourceRequest& rr) {
@@ -277,8 +274,14 @@ int Server::Handler::ServePatch(const HttpRequest& req, const ResourceRequest& r
   type = type.substr(0, type.find(';'));
   bool json_patch = type == "application/json-patch+json";
   bool merge = type == "application/merge-patch+json";
-  bool strategic = type == "application/strategic-merge-patch+json";
-  if (!json_patch && !merge && !strategic) return Error(req, UnsupportedMediaTypeError(type));
+  // Why: like kube, custom resources take no strategic merge patch.
+  bool strategic = type == "application/strategic-merge-patch+json" && !rr.info->custom_resource;
+  if (!json_patch && !merge && !strategic) {
+    std::vector<std::string> accepted = {"application/json-patch+json",
+                                         "application/merge-patch+json"};
+    if (!rr.info->custom_resource) accepted.push_back("application/strategic-merge-patch+json");
+    return Error(req, UnsupportedBodyMediaTypeError(accepted));
+  }
   WriteOptions options;
   int code = 0;
   if (!ReadWriteOptions(req, "PatchOptions", nullptr, &options, &code)) return code;
@@ -298,12 +301,8 @@ int Server::Handler::ServePatch(const HttpRequest& req, const ResourceRequest& r
       try {
         out.value = current.patch(patch);
       } catch (const json::exception& e) {
-        ApiError err;
-        err.code = 422;
-        err.reason = "Invalid";
-        err.message = std::string("the server rejected our request due to an error in our "
-                                  "request: ") + e.what();
-        return ApiResult<json>::Error(err);
+        VLOG(2) << "JSON patch of " << r.resource << " " << rr.name << " failed: " << e.what();
+        return ApiResult<json>::Error(PatchNotAppliedError());
       }
     } else {
       out.value = current;
@@ -311,9 +310,9 @@ int Server::Handler::ServePatch(const HttpRequest& req, const ResourceRequest& r
     }
     return out;
   };
-  auto patched = server_.store_->Mutate(r, rr.ns, rr.name, rr.subresource == "status",
-                                        /*require_rv=*/false, mutation, options);
-  return patched.ok() ? Object(req, 200, patched.value) : Error(req, *patched.error);
+  return Written(req, 200,
+                 server_.store_->Mutate(r, rr.ns, rr.name, rr.subresource == "status",
+                                        /*require_rv=*/false, mutation, options));
 }
 
 int Server::Handler::ServeDelete(const HttpRequest& req, const ResourceRequest& rr) {
@@ -322,6 +321,7 @@ int Server::Handler::ServeDelete(const HttpRequest& req, const ResourceRequest& 
   json options;
   int code = 0;
   if (!DecodeDeleteOptions(req, &options, &code)) return code;
+  if (!CheckDeleteOptions(req, options, &code)) return code;
   WriteOptions write;
   if (!ReadWriteOptions(req, "DeleteOptions", options, &write, &code)) return code;
   if (options.is_object()) {
@@ -334,7 +334,21 @@ int Server::Handler::ServeDelete(const HttpRequest& req, const ResourceRequest& 
     }
   }
   auto deleted = server_.store_->Delete(*rr.info, rr.ns, rr.name, rv, uid, write);
-  return deleted.ok() ? Object(req, 200, deleted.value) : Error(req, *deleted.error);
+  if (!deleted.ok()) return Error(req, *deleted.error);
+  if (rr.info->custom_resource) {
+    // Why: kube's registry answers a finished delete of a custom resource
+    // with a Success Status naming it (details.kind is the plural, as kube sets it).
+    const ResourceInfo& r = *rr.info;
+    return Json(req, 200,
+                {{"kind", "Status"},
+                 {"apiVersion", "v1"},
+                 {"metadata", json::object()},
+                 {"status", "Success"},
+                 {"details",
+                  {{"name", rr.name}, {"group", r.group}, {"kind", r.resource},
+                   {"uid", deleted.value->uid}}}});
+  }
+  return Object(req, 200, deleted.value);
 }
 
 
@@ -344,6 +358,7 @@ int Server::Handler::ServeDeleteCollection(const HttpRequest& req, const Resourc
   ObjectFilter filter;
   if (!Filter(req, rr, &filter, &code)) return code;
   if (!DecodeDeleteOptions(req, &options, &code)) return code;
+  if (!CheckDeleteOptions(req, options, &code)) return code;
   WriteOptions write;
   if (!ReadWriteOptions(req, "DeleteOptions", options, &write, &code)) return code;
   auto deleted = server_.store_->DeleteCollection(*rr.info, filter, write);

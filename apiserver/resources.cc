@@ -2,6 +2,11 @@
 
 #include <set>
 
+#include <openssl/evp.h>
+#include <openssl/sha.h>
+
+#include "apiserver/builtin_crd.h"
+
 namespace routestatus::apiserver {
 
 namespace {
@@ -17,6 +22,7 @@ std::vector<ResourceInfo> MakeResources() {
   routes.namespaced = true;
   routes.has_status = true;
   routes.require_rv_on_update = true;
+  routes.custom_resource = true;
 
   ResourceInfo ns;
   ns.version = "v1";
@@ -41,12 +47,41 @@ std::vector<ResourceInfo> MakeResources() {
   return {routes, ns, crd};
 }
 
-// Like kube-apiserver, namespaces have no deletecollection.
+// Like kube-apiserver: built-in types list their verbs sorted, custom
+// resources in the CRD handler's order, and namespaces have no
+// deletecollection.
 std::vector<std::string> Verbs(const ResourceInfo& r) {
   if (&r == &NamespacesInfo()) {
     return {"create", "delete", "get", "list", "patch", "update", "watch"};
   }
+  if (r.custom_resource) {
+    return {"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"};
+  }
   return {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
+}
+
+// kube's discovery.StorageVersionHash: base64 of the first 8 bytes of
+// sha256("group/version/kind").
+std::string StorageVersionHash(const ResourceInfo& r) {
+  std::string text = r.group + "/" + r.version + "/" + r.kind;
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
+  unsigned char out[16];
+  int n = EVP_EncodeBlock(out, digest, 8);
+  return std::string(reinterpret_cast<char*>(out), static_cast<size_t>(n));
+}
+
+// The shortNames/categories discovery shows: a custom resource's from the
+// built-in Route CRD (deploy/crd), a built-in type's own.
+void AddNames(const ResourceInfo& r, nlohmann::json* entry) {
+  if (!r.custom_resource) {
+    if (!r.short_names.empty()) (*entry)["shortNames"] = r.short_names;
+    return;
+  }
+  const nlohmann::json& names = BuiltinRouteCrd()["spec"]["names"];
+  for (const char* key : {"shortNames", "categories"}) {
+    if (names.contains(key)) (*entry)[key] = names[key];
+  }
 }
 
 nlohmann::json ResourceEntry(const ResourceInfo& r) {
@@ -55,9 +90,8 @@ nlohmann::json ResourceEntry(const ResourceInfo& r) {
                       {"namespaced", r.namespaced},
                       {"kind", r.kind},
                       {"verbs", Verbs(r)},
-                      {"storageVersionHash", ""}};
-  if (!r.short_names.empty()) j["shortNames"] = r.short_names;
-  if (r.resource == "routes") j["categories"] = {"all"};
+                      {"storageVersionHash", StorageVersionHash(r)}};
+  AddNames(r, &j);
   return j;
 }
 
@@ -68,8 +102,7 @@ nlohmann::json AggregatedResourceEntry(const ResourceInfo& r) {
       {"scope", r.namespaced ? "Namespaced" : "Cluster"},
       {"singularResource", r.singular},
       {"verbs", Verbs(r)}};
-  if (!r.short_names.empty()) j["shortNames"] = r.short_names;
-  if (r.resource == "routes") j["categories"] = {"all"};
+  AddNames(r, &j);
   if (r.has_status) {
     j["subresources"] = nlohmann::json::array(
         {{{"subresource", "status"},

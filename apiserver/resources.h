@@ -18,6 +18,10 @@ struct ResourceInfo {
   bool namespaced = false;
   bool has_status = false;             // a status subresource
   bool require_rv_on_update = false;   // CRD-backed types refuse unconditional PUT
+  // Served like a CRD's custom resource by kube-apiserver (its CRD handler:
+  // JSON and merge/JSON patches only, delete answers a Status, metrics take
+  // the scope from the request).
+  bool custom_resource = false;
   std::vector<std::string> short_names;
 
   // "route.openshift.io/v1" or "v1".

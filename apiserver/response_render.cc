@@ -3,6 +3,7 @@
 
 #include <glog/logging.h>
 
+#include "apiserver/builtin_crd.h"
 #include "apiserver/server_handler.h"
 
 namespace routestatus::apiserver {
@@ -26,7 +27,7 @@ bool Server::Handler::Negotiate(const HttpRequest& req, const ResourceRequest& r
                                           AcceptableMediaTypes()));
     return false;
   }
-  bool list = rr.verb == "LIST" || rr.verb == "DELETECOLLECTION";
+  bool list = rr.verb == "list" || rr.verb == "deletecollection";
   if (format->kind == ResponseFormat::Kind::kPartialObjectMetadata && list) {
     *code = Error(req, NotAcceptableError(
                            "you requested PartialObjectMetadata, but the requested object is a list"));
@@ -56,8 +57,11 @@ TableConvertor Server::Handler::Convertor(const ResourceInfo& r) const {
   auto crd = server_.store_->Get(CrdsInfo(), "", r.GroupResource());
   json parsed;
   if (crd.ok()) parsed = json::parse(crd.value->json, nullptr, false);
+  // Why: without a stored CRD, routes are served as deploy/crd's CRD serves
+  // them (HOST, ADMITTED, SERVICE, TLS, AGE), as on a cluster running it.
+  const json* definition = parsed.is_object() ? &parsed : &BuiltinRouteCrd();
   std::string warning;
-  TableConvertor t = TableConvertor::For(r, parsed.is_object() ? &parsed : nullptr, &warning);
+  TableConvertor t = TableConvertor::For(r, definition, &warning);
   if (!warning.empty()) {
     LOG_EVERY_N(WARNING, 100) << "default Table columns served: " << warning;
   }
@@ -82,16 +86,16 @@ int Server::Handler::Object(const HttpRequest& req, int code, const ObjectPtr& o
   RecordMetric(code);
   switch (format_.kind) {
     case ResponseFormat::Kind::kTable:
-      WriteResponse(req.conn, code,
-                    Convertor(*resource_).Render(
-                        {obj}, TableOptions(obj->rv == 0 ? "" : std::to_string(obj->rv))),
-                    format_.ContentType());
+      Write(req, code,
+            Convertor(*resource_).Render(
+                {obj}, TableOptions(obj->rv == 0 ? "" : std::to_string(obj->rv))),
+            format_.ContentType());
       break;
     case ResponseFormat::Kind::kPartialObjectMetadata:
-      WriteResponse(req.conn, code, PartialObject(*obj), format_.ContentType());
+      Write(req, code, PartialObject(*obj), format_.ContentType());
       break;
     default:
-      WriteResponse(req.conn, code, obj->json);
+      Write(req, code, obj->json);
   }
   return code;
 }
@@ -102,7 +106,8 @@ int Server::Handler::List(const HttpRequest& req, const ResourceInfo& r, const L
   if (format_.kind == ResponseFormat::Kind::kTable) {
     TableConvertor::RenderOptions options = TableOptions(rv);
     options.continue_token = page.continue_token;
-    WriteResponse(req.conn, 200, Convertor(r).Render(page.items, options), format_.ContentType());
+    options.remaining = page.remaining;
+    Write(req, 200, Convertor(r).Render(page.items, options), format_.ContentType());
     return 200;
   }
   bool partial = format_.kind == ResponseFormat::Kind::kPartialObjectMetadataList;
@@ -117,9 +122,14 @@ int Server::Handler::List(const HttpRequest& req, const ResourceInfo& r, const L
   }
   out += "],\"kind\":\"" + (partial ? std::string("PartialObjectMetadataList") : r.list_kind) +
          "\",\"metadata\":{";
-  if (!page.continue_token.empty()) out += "\"continue\":\"" + page.continue_token + "\",";
+  // Why: a custom resource list is unstructured in kube and always carries
+  // "continue"; typed lists omit it when empty.
+  if (!page.continue_token.empty() || (r.custom_resource && !partial)) {
+    out += "\"continue\":\"" + page.continue_token + "\",";
+  }
+  if (page.remaining) out += "\"remainingItemCount\":" + std::to_string(*page.remaining) + ",";
   out += "\"resourceVersion\":\"" + rv + "\"}}";
-  WriteResponse(req.conn, 200, out, format_.ContentType());
+  Write(req, 200, out, format_.ContentType());
   return 200;
 }
 

@@ -34,7 +34,9 @@ struct ServerOptions {
   std::string token;                   // bearer token required when non-empty
   size_t watch_history = 10000;        // events kept for resume/pagination
   size_t watcher_buffer = 10000;       // events queued per watch before it is closed
-  std::chrono::milliseconds bookmark_interval{1000};  // allowWatchBookmarks period
+  // With allowWatchBookmarks, a BOOKMARK this often and 2 s before the
+  // watch times out (kube's watch cache: every minute).
+  std::chrono::milliseconds bookmark_interval{60000};
   int threads = 128;                   // HTTP worker threads (one per open connection)
   bool create_default_namespace = true;  // "default", like a fresh cluster
   const kubeclient::Clock* clock = nullptr;  // nullptr = the real clock
@@ -103,10 +105,14 @@ class Server {
   ApiResult<ObjectPtr> CreateRoute(const nlohmann::json& route);
 
   // apiserver_request_total summed over series matching verb/resource/
-  // subresource/code ("" or -1 = any; subresource "-" = main resource only).
+  // subresource/code/scope ("" or -1 = any; subresource "-" = main resource
+  // only). Verbs are kube's labels: POST, PUT, PATCH, DELETE (a
+  // deletecollection is DELETE with scope namespace or cluster), APPLY, GET,
+  // LIST, WATCH.
   uint64_t RequestCount(const std::string& verb, const std::string& resource,
-                        const std::string& subresource = "", int code = -1) const {
-    return metrics_.Count(verb, resource, subresource, code);
+                        const std::string& subresource = "", int code = -1,
+                        const std::string& scope = "") const {
+    return metrics_.Count(verb, resource, subresource, code, scope);
   }
   void CloseAllWatches() { store_->CloseAllWatches(); }
   void Compact() { store_->Compact(); }

@@ -1,5 +1,7 @@
 #include "apiserver/server_handler.h"
 
+#include <cstdio>
+#include <random>
 #include <thread>
 
 #include <civetweb.h>
@@ -15,7 +17,54 @@ bool Accepts(const HttpRequest& req, const std::string& what) {
   return req.Header("Accept").find(what) != std::string::npos;
 }
 
+// The client's Audit-ID, else a random UUID, as kube-apiserver answers in Audit-Id.
+std::string AuditId(const HttpRequest& req) {
+  std::string given = req.Header("Audit-ID");
+  if (!given.empty()) return given;
+  thread_local std::mt19937_64 rng(std::random_device{}());
+  uint64_t hi = rng();
+  uint64_t lo = rng();
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%08x-%04x-4%03x-%04x-%012llx",
+                static_cast<unsigned>(hi >> 32), static_cast<unsigned>(hi >> 16) & 0xffff,
+                static_cast<unsigned>(hi) & 0xfff,
+                static_cast<unsigned>(0x8000 | ((lo >> 48) & 0x3fff)),
+                static_cast<unsigned long long>(lo & 0xffffffffffffULL));
+  return buf;
+}
+
+// kube's isPrettyPrint: ?pretty as Go's strconv.ParseBool reads it, else
+// true for curl, Wget and browsers.
+bool PrettyPrint(const HttpRequest& req) {
+  if (req.raw_query.find("pretty") != std::string::npos) {
+    std::vector<std::string> values = req.QueryValues("pretty");
+    if (!values.empty() && !values.front().empty()) {
+      const std::string& v = values.front();
+      return v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True";
+    }
+  }
+  std::string agent = req.Header("User-Agent");
+  for (const char* prefix : {"curl", "Wget", "Mozilla/5.0"}) {
+    if (agent.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+void Server::Handler::Write(const HttpRequest& req, int code, const std::string& body,
+                            const std::string& content_type) {
+  if (pretty_ && content_type.rfind("application/json", 0) == 0) {
+    nlohmann::json parsed = nlohmann::json::parse(body, nullptr, false);
+    if (!parsed.is_discarded()) {
+      WriteResponse(req.conn, code,
+                    parsed.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+                    content_type, headers_);
+      return;
+    }
+  }
+  WriteResponse(req.conn, code, body, content_type, headers_);
+}
 
 void Server::Handler::RecordMetric(int code) {
   if (!pending_labels_) return;
@@ -26,23 +75,27 @@ void Server::Handler::RecordMetric(int code) {
 
 int Server::Handler::Json(const HttpRequest& req, int code, const nlohmann::json& body) {
   RecordMetric(code);
-  WriteResponse(req.conn, code, body.dump());
+  Write(req, code, body.dump());
   return code;
 }
 
 int Server::Handler::Error(const HttpRequest& req, const ApiError& e) {
-  std::vector<std::pair<std::string, std::string>> headers;
   RecordMetric(e.code);
-  if (e.retry_after_seconds) headers.emplace_back("Retry-After", std::to_string(*e.retry_after_seconds));
-  WriteResponse(req.conn, e.code, e.ToJson().dump(), "application/json", headers);
+  if (e.retry_after_seconds) {
+    headers_.emplace_back("Retry-After", std::to_string(*e.retry_after_seconds));
+  }
+  Write(req, e.code, e.ToJson().dump());
   return e.code;
 }
 
 int Server::Handler::Serve(mg_connection* conn) {
   HttpRequest req = ReadRequest(conn, kMaxBody);
+  headers_.emplace_back("Audit-Id", AuditId(req));
+  pretty_ = PrettyPrint(req);
   RequestLabels labels;
   labels.verb = req.method;
   labels.dry_run = DryRunLabel(req);
+  labels.system_client = SystemClient(req.Header("User-Agent"));
   if (!server_.options_.token.empty() &&
       req.Header("Authorization") != "Bearer " + server_.options_.token) {
     labels.code = "401";
@@ -68,14 +121,16 @@ int Server::Handler::Serve(mg_connection* conn) {
   }
   if (code != 0) return code;  // error already written
 
-  labels.verb = rr.verb;
+  MetricLabels metric = MetricLabelsFor(req, *rr.info, rr);
+  labels.verb = metric.verb;
   labels.group = rr.info->group;
   labels.version = rr.info->version;
   labels.resource = rr.info->resource;
   labels.subresource = rr.subresource;
-  labels.scope = !rr.name.empty() ? "resource" : (!rr.ns.empty() ? "namespace" : "cluster");
+  labels.scope = metric.scope;
   pending_labels_ = labels;
-  FaultDecision fault = server_.faults_.Decide(rr.verb, rr.info->resource, rr.subresource, rr.ns);
+  FaultDecision fault =
+      server_.faults_.Decide(labels.verb, rr.info->resource, rr.subresource, rr.ns);
   if (fault.latency.count() > 0) server_.FaultDelay(fault.latency);
   if (fault.code != 0) {
     ApiError e;
@@ -133,21 +188,9 @@ bool Server::Handler::ParseResourcePath(const HttpRequest& req, ResourceRequest*
   out->ns = ns;
   if (rest.size() >= 2) out->name = rest[1];
   if (rest.size() == 3) out->subresource = rest[2];
-  bool watch = req.Query("watch") == "true" || req.Query("watch") == "1";
-  if (req.method == "GET") {
-    out->verb = !out->name.empty() ? "GET" : (watch ? "WATCH" : "LIST");
-  } else if (req.method == "POST") {
-    out->verb = "CREATE";
-  } else if (req.method == "PUT") {
-    out->verb = "UPDATE";
-  } else if (req.method == "PATCH") {
-    out->verb = req.Header("Content-Type").find("apply-patch") != std::string::npos ? "APPLY"
-                                                                                     : "PATCH";
-  } else if (req.method == "DELETE") {
-    out->verb = out->name.empty() ? "DELETECOLLECTION" : "DELETE";
-  } else {
-    out->verb = req.method;
-  }
+  out->verb = RequestVerb(req, !out->name.empty());
+  out->metrics_name = out->name;
+  if (out->verb == "list" || out->verb == "watch") out->metrics_name = FieldSelectorName(req);
   if (!out->subresource.empty() &&
       (out->subresource != "status" || !out->info->has_status)) {
     *error_code = Error(req, NotFoundError(out->info->group, out->info->resource, out->name));
@@ -165,21 +208,24 @@ int Server::Handler::ServeNonResource(const HttpRequest& req, RequestLabels* lab
     e.message = "the server could not find the requested resource";
     return Error(req, e);
   }
-  if (s.size() == 1 && s[0] == "version") return Json(req, 200, VersionDocument());
+  if (s.size() == 1 && s[0] == "version") {
+    // Why: kube writes /version indented whatever the client.
+    pretty_ = true;
+    return Json(req, 200, VersionDocument());
+  }
   if (s.size() == 1 && (s[0] == "healthz" || s[0] == "readyz" || s[0] == "livez")) {
-    WriteResponse(req.conn, 200, "ok", "text/plain; charset=utf-8");
+    Write(req, 200, "ok", "text/plain; charset=utf-8");
     return 200;
   }
   if (s.size() == 1 && s[0] == "metrics") {
-    WriteResponse(req.conn, 200, server_.metrics_.Exposition(),
-                  "text/plain; version=0.0.4; charset=utf-8");
+    Write(req, 200, server_.metrics_.Exposition(), "text/plain; version=0.0.4; charset=utf-8");
     return 200;
   }
   bool aggregated = Accepts(req, "as=APIGroupDiscoveryList");
   if (s.size() == 1 && (s[0] == "api" || s[0] == "apis")) {
     if (aggregated) {
-      WriteResponse(req.conn, 200, AggregatedDiscovery(s[0] == "api").dump(),
-                    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList");
+      Write(req, 200, AggregatedDiscovery(s[0] == "api").dump(),
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList");
       return 200;
     }
     return Json(req, 200, s[0] == "api" ? CoreApiVersions() : ApiGroupList());

@@ -8,19 +8,18 @@
 
 #include "apiserver/http_io.h"
 #include "apiserver/media_type.h"
+#include "apiserver/request_info.h"
 #include "apiserver/request_metrics.h"
 #include "apiserver/server.h"
 #include "apiserver/table_convertor.h"
 
 namespace routestatus::apiserver {
 
-// What the router decided a request is about (kube's RequestInfo).
-struct ResourceRequest {
+// What the router decided a request is about: kube's RequestInfo (verb
+// get list watch create update patch delete deletecollection) and the
+// resource type served.
+struct ResourceRequest : RequestInfo {
   const ResourceInfo* info = nullptr;
-  std::string ns;
-  std::string name;
-  std::string subresource;
-  std::string verb;  // GET LIST WATCH CREATE UPDATE PATCH DELETE
 };
 
 // kube's ValidateDryRun: true if every dryRun value is "All" (an empty list
@@ -45,6 +44,21 @@ class Server::Handler {
   // Parses /api/v1/... and /apis/G/V/...; false if not a resource path.
   bool ParseResourcePath(const HttpRequest& req, ResourceRequest* out, int* error_code);
   int ServeResource(const HttpRequest& req, const ResourceRequest& rr);
+  // The list/watch query parameters decoded as kube does.
+  struct ListOptions {
+    size_t limit = 0;                       // 0 = no limit (absent, 0 or negative)
+    std::optional<int64_t> timeout_seconds;
+    std::string resource_version;           // as sent
+    std::optional<uint64_t> rv;             // parsed; nullopt for "", "0"
+    bool exact = false;                     // resourceVersionMatch=Exact
+    bool not_older_than = false;            // resourceVersionMatch=NotOlderThan
+    std::string continue_token;
+    bool bookmarks = false;                 // allowWatchBookmarks
+  };
+  // False + error response written (400 for a non-integer limit or
+  // timeoutSeconds, 422 for a bad resourceVersionMatch, 400/500 for a
+  // malformed resourceVersion, as kube-apiserver answers each).
+  bool ReadListOptions(const HttpRequest& req, bool watch, ListOptions* out, int* code);
   int ServeList(const HttpRequest& req, const ResourceRequest& rr);
   int ServeWatch(const HttpRequest& req, const ResourceRequest& rr);
   int ServeCreate(const HttpRequest& req, const ResourceRequest& rr);
@@ -60,6 +74,12 @@ class Server::Handler {
   // Decodes an optional DeleteOptions body (JSON or protobuf) into *out
   // (left null when the body is empty). False + error response written.
   bool DecodeDeleteOptions(const HttpRequest& req, nlohmann::json* out, int* code);
+  // kube's DeleteOptions checks: from the body when there is one, else from
+  // the query (gracePeriodSeconds must be an integer: 400); an unknown
+  // propagationPolicy, or one with orphanDependents, is 422. False + error
+  // response written. (Propagation has no effect: there is no garbage
+  // collector, and every delete is immediate.)
+  bool CheckDeleteOptions(const HttpRequest& req, const nlohmann::json& body, int* code);
 
   // Reads a write's dryRun directive the way kube-apiserver does: from the
   // query, except that a delete with a DeleteOptions body (`delete_options`
@@ -69,6 +89,9 @@ class Server::Handler {
                         const nlohmann::json& delete_options, WriteOptions* out, int* code);
 
   int Error(const HttpRequest& req, const ApiError& e);
+  // Answers a write's result: the object with `code` and its warnings as
+  // Warning headers, or the error.
+  int Written(const HttpRequest& req, int code, const ApiResult<ObjectPtr>& result);
   // Writes one object in the negotiated form (format_).
   int Object(const HttpRequest& req, int code, const ObjectPtr& obj);
   // Writes a list page (items and metadata) in the negotiated form.
@@ -83,6 +106,10 @@ class Server::Handler {
   // `obj` as a PartialObjectMetadata document.
   std::string PartialObject(const StoredObject& obj) const;
   int Json(const HttpRequest& req, int code, const nlohmann::json& body);
+  // Writes a complete response with this request's headers (Audit-Id,
+  // warnings); a JSON body is indented when kube would (pretty_).
+  void Write(const HttpRequest& req, int code, const std::string& body,
+             const std::string& content_type = "application/json");
   // Builds an ObjectFilter from labelSelector/fieldSelector; false + error
   // response written if they are malformed.
   bool Filter(const HttpRequest& req, const ResourceRequest& rr, ObjectFilter* out, int* code);
@@ -92,6 +119,9 @@ class Server::Handler {
   void RecordMetric(int code);
 
   Server& server_;
+  // Headers of this request's response: Audit-Id, then any Warning.
+  std::vector<std::pair<std::string, std::string>> headers_;
+  bool pretty_ = false;  // kube's isPrettyPrint: ?pretty=, or curl/Wget/browser clients
   std::optional<RequestLabels> pending_labels_;
   ResponseFormat format_;                             // set by Negotiate
   IncludeObject include_ = IncludeObject::kMetadata;  // set by Negotiate

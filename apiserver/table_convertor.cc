@@ -11,11 +11,20 @@ namespace {
 using nlohmann::json;
 using Render = PrinterColumn::Render;
 
+// kube 1.26's ObjectMeta.name documentation, its Name column's description.
 constexpr char kNameDescription[] =
-    "Name must be unique within a namespace. More info: "
-    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
+    "Name must be unique within a namespace. Is required when creating resources, although "
+    "some resources may allow a client to request the generation of an appropriate name "
+    "automatically. Name is primarily intended for creation idempotence and configuration "
+    "definition. Cannot be updated. More info: "
+    "http://kubernetes.io/docs/user-guide/identifiers#names";
+// kube 1.26's ObjectMeta.creationTimestamp documentation.
 constexpr char kCreatedDescription[] =
-    "CreationTimestamp is the server time when this object was created, in RFC 3339 form, UTC.";
+    "CreationTimestamp is a timestamp representing the server time when this object was "
+    "created. It is not guaranteed to be set in happens-before order across separate "
+    "operations. Clients may not set this value. It is represented in RFC3339 form and is in "
+    "UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
 
 PrinterColumn Column(const std::string& name, const std::string& type, const std::string& path,
                      Render render, const std::string& description,
@@ -268,6 +277,9 @@ std::string TableConvertor::Render(const std::vector<ObjectPtr>& objects,
   std::string out = "{\"kind\":\"Table\",\"apiVersion\":\"" + options.api_version +
                     "\",\"metadata\":{";
   if (!options.continue_token.empty()) out += "\"continue\":\"" + options.continue_token + "\",";
+  if (options.remaining) {
+    out += "\"remainingItemCount\":" + std::to_string(*options.remaining) + ",";
+  }
   out += "\"resourceVersion\":\"" + options.resource_version + "\"},\"columnDefinitions\":";
   out += options.headers ? ColumnDefinitions().dump() : "null";
   out += ",\"rows\":[";

@@ -74,6 +74,7 @@ class TableConvertor {
     bool headers = true;               // false: "columnDefinitions":null
     std::string resource_version;      // metadata.resourceVersion
     std::string continue_token;        // metadata.continue ("" = none)
+    std::optional<int64_t> remaining;  // metadata.remainingItemCount
     std::chrono::system_clock::time_point now;
   };
   // A complete Table document (JSON text) with one row per object.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <utility>
 
 #include <glog/logging.h>
 
@@ -35,6 +36,10 @@ ContentionTracker::ContentionTracker(const kubeclient::Clock& clock,
   next_flush_ = window_start_ + 2 * options_.interval;
 }
 
+std::string ContentionTracker::DescribeEntry(const std::optional<RouteIngress>& entry) {
+  return entry ? DescribeEntry(*entry) : "{no entry}";
+}
+
 std::string ContentionTracker::DescribeEntry(const RouteIngress& entry) {
   std::ostringstream out;
   out << "{host=" << (entry.host.empty() ? "\"\"" : entry.host)
@@ -60,7 +65,7 @@ void ContentionTracker::Log(const std::string& warning) {
 
 void ContentionTracker::Changed(const std::string& uid, const std::string& route_key,
                                 const RouteIngress& old_entry, const RouteIngress& new_entry,
-                                const RouteIngress* desired) {
+                                const RouteIngress* desired, Difference difference) {
   // Why: lastTransitionTime-only or condition-order-only updates are no
   // change of the entry, whoever made them.
   if (kubeclient::IngressEqual(old_entry, new_entry)) return;
@@ -68,77 +73,209 @@ void ContentionTracker::Changed(const std::string& uid, const std::string& route
   {
     std::lock_guard<std::mutex> l(mu_);
     const SteadyTime now = clock_.Now();
-    warning = MaybeFlushLocked(now);
-    if (contentions_ > options_.limit) {
-      // Cut-off: stop tracking for the rest of the window.
-    } else if (desired != nullptr && kubeclient::IngressEqual(new_entry, *desired)) {
-      // What we would write ourselves: not contention.
-      Element& e = ids_[uid];
-      e.last = kubeclient::IngressFingerprint(new_entry);
-      if (e.state == State::kCandidate) e.at = now;
-      VLOG(4) << "contention: " << route_key << " changed to our desired entry";
-    } else if (auto it = ids_.find(uid);
-               it == ids_.end() &&
-               !(desired != nullptr && kubeclient::IngressEqual(old_entry, *desired))) {
-      ids_[uid] = Element{now, State::kCandidate, kubeclient::IngressFingerprint(new_entry)};
-      VLOG(4) << "contention: " << route_key << " is a candidate";
-    } else if (it == ids_.end() || kubeclient::IngressFingerprint(new_entry) != it->second.last) {
-      // Why (unknown uid): the old entry was exactly what we compute for
-      // this object and another writer changed it to something we do not;
-      // that is a fight even if this process never wrote the route (e.g.
-      // it listed the route after a peer wrote it).
-      if (it == ids_.end()) {
-        it = ids_.emplace(uid, Element{now, State::kCandidate, kubeclient::IngressFingerprint(old_entry)})
-                 .first;
-      }
-      Element& e = it->second;
-      // Without `desired`, the entry the change replaced stands for ours.
-      const RouteIngress& ours = desired != nullptr ? *desired : old_entry;
-      const bool fresh = std::none_of(examples_.begin(), examples_.end(),
-                                      [&](const Example& x) { return x.route_key == route_key; });
-      if (fresh && examples_.size() < options_.max_examples) {
-        examples_.push_back(Example{route_key, ours, new_entry});
-      }
-      VLOG(4) << "contention: " << route_key << " changed by another writer from "
-              << DescribeEntry(old_entry) << " to " << DescribeEntry(new_entry);
-      e.state = State::kContended;
-      e.at = now;
-      e.last = kubeclient::IngressFingerprint(new_entry);
-      ++contentions_;
-      ++window_events_;
-      if (contentions_ == options_.limit + 1) {
-        VLOG(2) << "contention: more than " << options_.limit
-                << " contentions; not changing existing entries until the window ends";
-      }
-    }
+    MaybeFlushLocked(now);
+    ObserveLocked(uid, route_key, old_entry, new_entry, desired, difference, now);
+    warning = std::exchange(pending_warning_, std::string());
   }
   Log(warning);
 }
 
 void ContentionTracker::Appeared(const std::string& uid, const std::string& route_key,
-                                 const RouteIngress& new_entry, const RouteIngress* desired) {
-  if (desired == nullptr) return;
-  // Why: to the tracker, "absent, and we would create `desired`" is the same
-  // as "our entry was `desired`": another value replacing it is a fight.
-  Changed(uid, route_key, *desired, new_entry, desired);
-}
-
-void ContentionTracker::Clear(const std::string& uid, const std::optional<RouteIngress>& written) {
+                                 const RouteIngress& new_entry, const RouteIngress* desired,
+                                 Difference difference) {
   std::string warning;
   {
     std::lock_guard<std::mutex> l(mu_);
     const SteadyTime now = clock_.Now();
-    warning = MaybeFlushLocked(now);
-    if (!written) {
-      ids_.erase(uid);
-    } else {
-      Element& e = ids_[uid];
-      e.at = now;
-      e.state = State::kCandidate;
-      e.last = kubeclient::IngressFingerprint(*written);
-    }
+    MaybeFlushLocked(now);
+    ObserveLocked(uid, route_key, std::nullopt, new_entry, desired, difference, now);
+    warning = std::exchange(pending_warning_, std::string());
   }
   Log(warning);
+}
+
+void ContentionTracker::Removed(const std::string& uid, const std::string& route_key,
+                                const RouteIngress& old_entry, const RouteIngress* desired) {
+  std::string warning;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    const SteadyTime now = clock_.Now();
+    MaybeFlushLocked(now);
+    ObserveLocked(uid, route_key, old_entry, std::nullopt, desired, Difference::kView, now);
+    warning = std::exchange(pending_warning_, std::string());
+  }
+  Log(warning);
+}
+
+void ContentionTracker::ObserveLocked(const std::string& uid, const std::string& route_key,
+                                      const std::optional<RouteIngress>& old_entry,
+                                      const std::optional<RouteIngress>& new_entry,
+                                      const RouteIngress* desired, Difference difference,
+                                      SteadyTime now) {
+  // Cut-off: stop tracking for the rest of the window.
+  if (contentions_ > options_.limit) return;
+  const uint64_t new_print = new_entry ? kubeclient::IngressFingerprint(*new_entry) : 0;
+  const bool ours = new_entry ? desired != nullptr && kubeclient::IngressEqual(*new_entry, *desired)
+                              : desired == nullptr;
+  auto it = ids_.find(uid);
+  if (ours) {
+    // What we would write ourselves: not contention. A suspect value was
+    // an older view, now replaced: the route is writable again.
+    if (it == ids_.end()) {
+      if (!new_entry) return;  // nothing of ours to remember
+      it = ids_.emplace(uid, Element{}).first;
+    }
+    Element& e = it->second;
+    if (e.state == State::kSuspect) RestoredLocked(e, now);
+    if (e.state == State::kCandidate) e.at = now;
+    e.last = new_print;
+    e.own = false;
+    VLOG(4) << "contention: " << route_key << " changed to our desired entry";
+    return;
+  }
+  if (desired == nullptr && old_entry && new_entry) {
+    // Why: we would have no entry (outside our shard in our view); how
+    // another writer changes an entry we would not keep tells nothing. A
+    // router that keeps an entry we remove shows up as removals and
+    // re-creations.
+    if (it != ids_.end()) it->second.last = new_print;
+    return;
+  }
+  // The same value we last wrote or saw (our own write's echo, a relist
+  // replaying it): no new evidence.
+  if (it != ids_.end() && it->second.last == new_print) return;
+  std::optional<RouteIngress> want;
+  if (desired != nullptr) want = *desired;
+  // Why a presence difference is a view difference: whether we keep an
+  // entry at all depends on namespace labels, which another watch delivers.
+  const bool view = difference == Difference::kView || !new_entry || desired == nullptr;
+  if (view) {
+    if (it == ids_.end()) it = ids_.emplace(uid, Element{}).first;
+    Element& e = it->second;
+    if (e.state == State::kContended || e.armed_until > now) {
+      CountLocked(e, route_key, want, old_entry, new_entry, new_print, now);
+      return;
+    }
+    e.state = State::kSuspect;
+    e.at = now;
+    e.suspected = now;
+    e.armed_until = SteadyTime{};
+    e.last = new_print;
+    e.own = false;
+    VLOG(4) << "contention: " << route_key << " changed by another writer to "
+            << DescribeEntry(new_entry)
+            << ", which differs from ours only in what other objects decide (an older view?): "
+               "suspect, not changed by us for "
+            << FormatDuration(options_.suspect_block) << ", not counted";
+    return;
+  }
+  if (it == ids_.end()) {
+    // Why (unknown uid, old entry what we compute): another writer
+    // replaced exactly what we compute with something we do not; that is a
+    // fight even if this process never wrote the route (e.g. it listed the
+    // route after a peer wrote it). An unknown route whose old entry was
+    // not ours (a stale entry being replaced) is only a Candidate.
+    const bool replaced_ours = !old_entry || kubeclient::IngressEqual(*old_entry, *desired);
+    it = ids_.emplace(uid, Element{now, State::kCandidate,
+                                   old_entry ? kubeclient::IngressFingerprint(*old_entry) : 0})
+             .first;
+    if (!replaced_ours) {
+      it->second.last = new_print;
+      VLOG(4) << "contention: " << route_key << " is a candidate";
+      return;
+    }
+  }
+  CountLocked(it->second, route_key, want, old_entry, new_entry, new_print, now);
+}
+
+void ContentionTracker::RestoredLocked(Element& e, SteadyTime now) const {
+  e.state = State::kCandidate;
+  // Why only after suspect_block: until every view has caught up, a restore
+  // (ours or a peer's) may itself come from an older view.
+  if (now - e.suspected >= options_.suspect_block) e.armed_until = now + options_.interval;
+}
+
+void ContentionTracker::CountLocked(Element& e, const std::string& route_key,
+                                    const std::optional<RouteIngress>& ours,
+                                    const std::optional<RouteIngress>& old_entry,
+                                    const std::optional<RouteIngress>& new_entry,
+                                    uint64_t new_print, SteadyTime now) {
+  const bool fresh = std::none_of(examples_.begin(), examples_.end(),
+                                  [&](const Example& x) { return x.route_key == route_key; });
+  if (fresh && examples_.size() < options_.max_examples) {
+    examples_.push_back(Example{route_key, ours, new_entry});
+  }
+  VLOG(4) << "contention: " << route_key << " changed by another writer from "
+          << DescribeEntry(old_entry) << " to " << DescribeEntry(new_entry);
+  e.state = State::kContended;
+  e.at = now;
+  e.last = new_print;
+  e.own = false;
+  ++contentions_;
+  ++window_events_;
+  ++events_total_;
+  if (contentions_ == options_.limit + 1) {
+    VLOG(2) << "contention: more than " << options_.limit
+            << " contentions; not changing existing entries until the window ends";
+  }
+  PromptWarningLocked(route_key, ours, new_entry, now);
+}
+
+void ContentionTracker::PromptWarningLocked(const std::string& route_key,
+                                            const std::optional<RouteIngress>& ours,
+                                            const std::optional<RouteIngress>& theirs,
+                                            SteadyTime now) {
+  // Why at once, at most one of each kind per window: an operator must not
+  // wait for the flush (up to 2 x interval) to learn of a fight, and a
+  // fight must not flood the log.
+  std::string warning;
+  if (contentions_ > options_.limit && !warned_cutoff_) {
+    warned_cutoff_ = true;
+    warned_contended_ = true;  // the cut-off warning names the routes too
+    warning = WarningLocked(now, /*cutoff=*/true);
+  } else if (!warned_contended_) {
+    warned_contended_ = true;
+    std::ostringstream out;
+    out << "router \"" << options_.router_name << "\": another writer using router name \""
+        << options_.router_name << "\" changed the status.ingress entry of " << route_key
+        << " to a value this router does not compute (ours=" << DescribeEntry(ours)
+        << " theirs=" << DescribeEntry(theirs) << "). Writes to this route are paused for "
+        << FormatDuration(options_.interval) << "; more than " << options_.limit
+        << " contentions pause all changes of existing entries. " << AdviceLocked();
+    warning = out.str();
+  }
+  if (warning.empty()) return;
+  ++warnings_;
+  last_warning_ = warning;
+  pending_warning_ = std::move(warning);
+}
+
+std::string ContentionTracker::AdviceLocked() const {
+  return "Make the configuration of every router using router name \"" + options_.router_name +
+         "\" consistent (hostname template, canonical hostname, wildcard policy, route and "
+         "namespace selectors), or give them different router names.";
+}
+
+void ContentionTracker::Clear(const std::string& uid, const std::optional<RouteIngress>& written) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    const SteadyTime now = clock_.Now();
+    MaybeFlushLocked(now);
+    auto it = ids_.find(uid);
+    if (it == ids_.end() && written) it = ids_.emplace(uid, Element{}).first;
+    if (it != ids_.end()) {
+      Element& e = it->second;
+      if (e.state == State::kSuspect) RestoredLocked(e, now);
+      e.at = now;
+      e.state = State::kCandidate;
+      e.last = written ? kubeclient::IngressFingerprint(*written) : 0;
+      e.own = true;
+      // Why keep a removal only while armed: a router that keeps
+      // re-creating what we remove must meet the record again; otherwise
+      // nothing of ours is left to remember.
+      if (!written && e.armed_until <= now) ids_.erase(it);
+    }
+  }
 }
 
 void ContentionTracker::Forget(const std::string& uid) {
@@ -147,45 +284,58 @@ void ContentionTracker::Forget(const std::string& uid) {
 }
 
 bool ContentionTracker::IsChangeContended(const std::string& uid) {
-  std::string warning;
   bool contended = false;
   {
     std::lock_guard<std::mutex> l(mu_);
     const SteadyTime now = clock_.Now();
-    warning = MaybeFlushLocked(now);
+    MaybeFlushLocked(now);
     if (contentions_ > options_.limit) {
       contended = true;
     } else if (auto it = ids_.find(uid); it != ids_.end()) {
-      contended = it->second.state == State::kContended && it->second.at + options_.interval > now;
+      contended = BlockedLocked(it->second, now);
     }
   }
-  Log(warning);
   return contended;
 }
 
-std::string ContentionTracker::Flush() {
-  std::string warning;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    warning = FlushLocked(clock_.Now());
+bool ContentionTracker::BlockedLocked(const Element& e, SteadyTime now) const {
+  switch (e.state) {
+    case State::kCandidate: return false;
+    case State::kSuspect: return e.at + options_.suspect_block > now;
+    case State::kContended: return e.at + options_.interval > now;
   }
-  Log(warning);
-  return warning;
+  return false;
 }
 
-std::string ContentionTracker::MaybeFlushLocked(SteadyTime now) {
-  if (!options_.auto_flush || now < next_flush_) return "";
-  return FlushLocked(now);
+kubeclient::Duration ContentionTracker::RecheckAfter(const std::string& uid) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = ids_.find(uid);
+  if (it == ids_.end() || it->second.state != State::kSuspect) return kubeclient::Duration::zero();
+  const SteadyTime end = it->second.at + options_.suspect_block;
+  const SteadyTime now = clock_.Now();
+  return end > now ? end - now : kubeclient::Duration::zero();
+}
+
+std::string ContentionTracker::Flush() {
+  std::lock_guard<std::mutex> l(mu_);
+  return FlushLocked(clock_.Now());
+}
+
+void ContentionTracker::MaybeFlushLocked(SteadyTime now) {
+  if (options_.auto_flush && now >= next_flush_) FlushLocked(now);
 }
 
 std::string ContentionTracker::FlushLocked(SteadyTime now) {
   const bool cutoff = contentions_ > options_.limit;
-  std::string warning = window_events_ > 0 ? WarningLocked(now, cutoff) : "";
+  // Why only VLOG: each window's WARNINGs were logged when they happened
+  // (PromptWarningLocked); the summary adds nothing an operator acts on.
+  std::string summary = window_events_ > 0 ? WarningLocked(now, cutoff) : "";
+  if (!summary.empty()) VLOG(1) << "contention: window summary: " << summary;
   int still = 0;
   for (auto it = ids_.begin(); it != ids_.end();) {
     const Element& e = it->second;
     const auto age = now - e.at;
-    const bool drop = e.state == State::kContended ? age > options_.interval
+    const bool drop = e.state != State::kCandidate ? age > options_.interval
                                                    : age > 3 * options_.interval;
     if (drop) {
       it = ids_.erase(it);
@@ -200,11 +350,9 @@ std::string ContentionTracker::FlushLocked(SteadyTime now) {
   window_start_ = now;
   next_flush_ = now + 2 * options_.interval;
   ++flushes_;
-  if (!warning.empty()) {
-    ++warnings_;
-    last_warning_ = warning;
-  }
-  return warning;
+  warned_contended_ = false;
+  warned_cutoff_ = false;
+  return summary;
 }
 
 std::string ContentionTracker::WarningLocked(SteadyTime now, bool cutoff) const {
@@ -224,10 +372,7 @@ std::string ContentionTracker::WarningLocked(SteadyTime now, bool cutoff) const 
     out << ", and more than " << options_.limit
         << " contentions paused all changes of existing entries for this window";
   }
-  out << ". Make the configuration of every router using router name \""
-      << options_.router_name
-      << "\" consistent (hostname template, canonical hostname, wildcard policy, route and "
-         "namespace selectors), or give them different router names.";
+  out << ". " << AdviceLocked();
   return out.str();
 }
 
@@ -249,9 +394,11 @@ ContentionSnapshot ContentionTracker::Snapshot() const {
   s.tracked_routes = ids_.size();
   for (const auto& [uid, e] : ids_) {
     if (e.state == State::kContended) ++s.contended_routes;
+    if (e.state == State::kSuspect) ++s.suspect_routes;
   }
   s.flushes = flushes_;
   s.warnings = warnings_;
+  s.events_total = events_total_;
   s.cutoff_active = contentions_ > options_.limit;
   return s;
 }

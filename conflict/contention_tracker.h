@@ -21,6 +21,10 @@ struct ContentionTrackerOptions {
   // More than `limit` contentions in a window stop all changes of existing
   // entries until a flush brings the count back down.
   int limit = 5;
+  // How long a Suspect route (see ContentionTracker) is not changed by us:
+  // long enough for replicas' caches to catch up with each other, after
+  // which the route is reconciled again (RecheckAfter).
+  kubeclient::Duration suspect_block = std::chrono::seconds(15);
   // Flush lazily from any call once 2 x interval passed since the last
   // flush, so no timer is needed. The caller may also call Flush() itself.
   bool auto_flush = true;
@@ -32,20 +36,37 @@ struct ContentionSnapshot {
   int contentions = 0;            // the counter compared with the limit
   int contentions_in_window = 0;  // contention events since the last flush
   size_t contended_routes = 0;    // routes in state Contended
+  size_t suspect_routes = 0;      // routes in state Suspect (blocked, not counted)
   size_t tracked_routes = 0;
   uint64_t flushes = 0;
   uint64_t warnings = 0;
+  uint64_t events_total = 0;   // contention events since construction
   bool cutoff_active = false;  // contentions > limit
 };
 
 // Detects two writers that share our router name but compute different
 // entries (DESIGN.md section 4), so that we stop fighting them. Per route
-// UID it keeps {at, Candidate|Contended, last}, where `last` is our entry as
-// we last wrote or accepted it.
+// UID it keeps {at, Candidate|Suspect|Contended, last, own, suspected,
+// armed_until}, where `last` is the entry as we last wrote (own) or saw it.
+//
+// Which foreign values count: a value that differs from ours in what only
+// the route itself and the router's configuration decide
+// (Difference::kConfiguration: host, canonical hostname, wildcard policy, a
+// rejection that involves no other route) cannot come from a writer with
+// our configuration and counts at once. A value that differs only in what
+// other objects decide (Difference::kView: host claims; and our entry
+// created where we would have none, or removed where we would keep one,
+// which namespace labels decide) may come from a slightly older view, the
+// writer's or ours: it makes the route Suspect (we do not change it for
+// suspect_block, then reconcile it again; not counted, not named in a
+// warning, no cut-off). It counts only as a second change away: after the
+// entry was restored to ours at least suspect_block after the suspicion
+// (by then every view has caught up, so the restore is a considered
+// disagreement), a view difference within the interval counts.
 //
 // Rules for the caller (the status path):
-// - Changed() only for watch updates (never the initial list) where both
-//   the old and the new object have our router name's entry and they differ.
+// - Changed()/Appeared()/Removed() only for watch updates (never the
+//   initial list) that change our router name's entry.
 // - Pass `desired`, the entry we would compute for the new object now.
 //   A change to exactly that value is never contention: it is what our own
 //   replicas write (e.g. after the route owner changed spec.host, our leader
@@ -58,74 +79,129 @@ struct ContentionSnapshot {
 // Thread-safe: the informer thread calls Changed while workers call the rest.
 class ContentionTracker {
  public:
+  // How another writer's entry differs from the one we compute (see above).
+  enum class Difference { kConfiguration, kView };
+
   ContentionTracker(const kubeclient::Clock& clock, ContentionTrackerOptions options);
 
   // Our entry of route `uid` ("namespace/name" `route_key`, for the warning)
   // changed from `old_entry` to `new_entry`. Equal to `desired` or to
   // `last` -> not contention; unknown uid -> Candidate, unless `old_entry`
   // equals `desired` (another writer replaced the entry we compute);
-  // otherwise the route becomes Contended and the contention count grows. Changes that IngressEqual
-  // ignores (lastTransitionTime, condition order) are no change. While the
-  // cut-off is active nothing is tracked.
+  // otherwise the route becomes Contended and the contention count grows,
+  // or for a kView `difference` Suspect (see the class comment). Without
+  // `desired` (we would have no entry) a change tells nothing. Changes that
+  // IngressEqual ignores (lastTransitionTime, condition order) are no
+  // change. While the cut-off is active nothing is tracked.
   void Changed(const std::string& uid, const std::string& route_key,
                const kubeclient::RouteIngress& old_entry,
                const kubeclient::RouteIngress& new_entry,
-               const kubeclient::RouteIngress* desired = nullptr);
+               const kubeclient::RouteIngress* desired = nullptr,
+               Difference difference = Difference::kConfiguration);
   // Another writer created our router name's entry of route `uid` (absent
-  // before) as `new_entry`, on a watch update (never the initial list).
-  // Equal to `desired` -> not contention (one of our replicas wrote it);
-  // different -> the route is Contended and the count grows, exactly as if
-  // the entry we compute had been replaced. Without `desired` nothing can
-  // be told apart and the call is ignored.
+  // before) as `new_entry`. Equal to `desired` -> not contention (one of our
+  // replicas wrote it); different -> as if the entry we compute had been
+  // replaced (Changed). Without `desired` (we would have none) a view
+  // difference.
   void Appeared(const std::string& uid, const std::string& route_key,
-                const kubeclient::RouteIngress& new_entry, const kubeclient::RouteIngress* desired);
-  // After our successful write: `written` is the entry we wrote (the route
-  // becomes a Candidate with last = written), or nullopt when we removed our
-  // entry (the route is forgotten).
+                const kubeclient::RouteIngress& new_entry, const kubeclient::RouteIngress* desired,
+                Difference difference = Difference::kConfiguration);
+  // Another writer removed our router name's entry of `uid` (`old_entry`).
+  // Without `desired` we would remove it too: not contention (it ends a
+  // suspicion). Otherwise a view difference.
+  void Removed(const std::string& uid, const std::string& route_key,
+               const kubeclient::RouteIngress& old_entry, const kubeclient::RouteIngress* desired);
+  // After our successful write: `written` is the entry we wrote, or nullopt
+  // when we removed our entry. The route becomes a Candidate with last =
+  // written (a removal is forgotten unless a suspicion is recent).
   void Clear(const std::string& uid, const std::optional<kubeclient::RouteIngress>& written);
   // The route was deleted.
   void Forget(const std::string& uid);
   // True if we must not change our existing entry of `uid` now: the global
-  // cut-off is active, or `uid` is Contended and its window has not passed.
+  // cut-off is active, `uid` is Contended and its interval has not passed,
+  // or Suspect and its suspect_block has not passed.
   bool IsChangeContended(const std::string& uid);
+  // While `uid` is Suspect and blocked: the time until the block ends (the
+  // caller reconciles it then); otherwise zero (a Contended route waits for
+  // the next change or resync, as with the OpenShift router).
+  kubeclient::Duration RecheckAfter(const std::string& uid) const;
 
-  // Drops Contended routes older than the interval and Candidates older than
-  // 3 x interval; if there were contentions since the last flush, logs one
-  // LOG(WARNING) and returns its text (else ""); resets the count to the
-  // number of routes still Contended.
+  // Warnings (LOG(WARNING), at once, from the call that counts): the first
+  // contention of a window names the route with our value and theirs; the
+  // contention that engages the cut-off names up to max_examples routes and
+  // says that all changes are paused. At most one of each per window (a
+  // window ends at a flush), so at most two per 2 x interval.
+  //
+  // Drops Contended and Suspect routes older than the interval and Candidates older than
+  // 3 x interval; returns a summary of the window's contentions (else "",
+  // logged at VLOG(1) only: its warnings were logged when they happened);
+  // resets the count to the number of routes still Contended and starts a
+  // new warning window.
   std::string Flush();
   // When the next lazy flush is due. Calls made at or after it flush first;
-  // a controller that wants the warning on time even when no route changes
-  // calls Flush() from a timer at this time.
+  // a controller that wants windows to end on time even when no route
+  // changes calls Flush() from a timer at this time.
   kubeclient::SteadyTime NextFlush() const;
   // The text of the last warning logged, or "".
   std::string LastWarning() const;
   ContentionSnapshot Snapshot() const;
 
   // "{host=a.example.com canonicalHostname=router.example.com Admitted=True}"
-  // as used in the warning. Thread-safe (pure).
+  // as used in the warning; "{no entry}" for nullopt. Thread-safe (pure).
   static std::string DescribeEntry(const kubeclient::RouteIngress& entry);
+  static std::string DescribeEntry(const std::optional<kubeclient::RouteIngress>& entry);
 
  private:
-  enum class State { kCandidate, kContended };
+  enum class State { kCandidate, kSuspect, kContended };
   // Why a fingerprint of `last`, not the entry: after a cold start every
   // route we wrote is a Candidate for 3 x interval; a typed entry per route
   // costs ~600 bytes (100,000 routes: ~60 MB), the fingerprint 8.
   struct Element {
     kubeclient::SteadyTime at{};
     State state = State::kCandidate;
-    uint64_t last = 0;  // IngressFingerprint of `last`
+    uint64_t last = 0;  // IngressFingerprint of `last` (0: no entry)
+    bool own = false;   // `last` is our own write (Clear)
+    // When the route last became Suspect (zero: never).
+    kubeclient::SteadyTime suspected{};
+    // Until then a view difference counts: the entry was restored to ours
+    // at least suspect_block after the suspicion.
+    kubeclient::SteadyTime armed_until{};
   };
   struct Example {
     std::string route_key;
-    kubeclient::RouteIngress ours;
-    kubeclient::RouteIngress theirs;
+    std::optional<kubeclient::RouteIngress> ours;  // nullopt: no entry
+    std::optional<kubeclient::RouteIngress> theirs;
   };
 
-  // REQUIRES: mu_ held. Return the warning to log after unlocking, or "".
-  std::string MaybeFlushLocked(kubeclient::SteadyTime now);
+  // REQUIRES: mu_ held. Changed/Appeared/Removed: our entry went from
+  // `old_entry` to `new_entry` (nullopt: absent; not both), we compute
+  // `desired`.
+  void ObserveLocked(const std::string& uid, const std::string& route_key,
+                     const std::optional<kubeclient::RouteIngress>& old_entry,
+                     const std::optional<kubeclient::RouteIngress>& new_entry,
+                     const kubeclient::RouteIngress* desired, Difference difference,
+                     kubeclient::SteadyTime now);
+  // REQUIRES: mu_ held. The entry became ours again (by us or a peer).
+  void RestoredLocked(Element& e, kubeclient::SteadyTime now) const;
+  // REQUIRES: mu_ held. Counts a contention of `e` (state Contended).
+  void CountLocked(Element& e, const std::string& route_key,
+                   const std::optional<kubeclient::RouteIngress>& ours,
+                   const std::optional<kubeclient::RouteIngress>& old_entry,
+                   const std::optional<kubeclient::RouteIngress>& new_entry, uint64_t new_print,
+                   kubeclient::SteadyTime now);
+  // REQUIRES: mu_ held.
+  bool BlockedLocked(const Element& e, kubeclient::SteadyTime now) const;
+  // REQUIRES: mu_ held. Sets pending_warning_ when this contention is the
+  // window's first, or engages the cut-off (see Flush()).
+  void PromptWarningLocked(const std::string& route_key,
+                           const std::optional<kubeclient::RouteIngress>& ours,
+                           const std::optional<kubeclient::RouteIngress>& theirs,
+                           kubeclient::SteadyTime now);
+  // REQUIRES: mu_ held.
+  void MaybeFlushLocked(kubeclient::SteadyTime now);
   std::string FlushLocked(kubeclient::SteadyTime now);
   std::string WarningLocked(kubeclient::SteadyTime now, bool cutoff) const;
+  std::string AdviceLocked() const;
   static void Log(const std::string& warning);
 
   const kubeclient::Clock& clock_;
@@ -140,7 +216,12 @@ class ContentionTracker {
   kubeclient::SteadyTime next_flush_{};           // GUARDED_BY(mu_)
   uint64_t flushes_ = 0;                          // GUARDED_BY(mu_)
   uint64_t warnings_ = 0;                         // GUARDED_BY(mu_)
+  uint64_t events_total_ = 0;                     // GUARDED_BY(mu_)
   std::string last_warning_;                      // GUARDED_BY(mu_)
+  bool warned_contended_ = false;  // GUARDED_BY(mu_); this window
+  bool warned_cutoff_ = false;     // GUARDED_BY(mu_); this window
+  // A warning to log once mu_ is released (set by PromptWarningLocked).
+  std::string pending_warning_;  // GUARDED_BY(mu_)
 };
 
 }  // namespace routestatus::conflict

@@ -3,32 +3,42 @@
 #include <optional>
 #include <string>
 
+#include "kubeclient/clock.h"
 #include "kubeclient/route.h"
 
 namespace routestatus::controller {
 
 // What the status path needs from the contention tracker (conflict/,
-// DESIGN.md section 4). cmd/ adapts the real tracker to it. Implementations
-// must be thread-safe: the informer thread calls Changed, workers call the
-// rest.
+// DESIGN.md section 4); TrackerGate adapts the real tracker to it. The
+// controller hands over everything a call needs as arguments: no
+// implementation may keep "the update being delivered" for a later call
+// (which would depend on the order of event handlers and on how a relist
+// batches its updates). Implementations must be thread-safe: the informer
+// thread calls EntryChanged and Forget, workers call the rest.
 class ContentionGate {
  public:
   virtual ~ContentionGate() = default;
-  // A watch update changed our router name's entry of route `uid` (both the
-  // old and the new object had one, and they differ) to `entry`. Never
-  // called for the initial list.
-  virtual void Changed(const std::string& uid, const kubeclient::RouteIngress& entry) = 0;
-  // A watch update created our router name's entry of route `uid` (the old
-  // object had none) as `entry`: either one of our replicas wrote it, or a
-  // differently configured router sharing our name did. Never called for
-  // the initial list. The default ignores it.
-  virtual void Appeared(const std::string& uid, const kubeclient::RouteIngress& entry) {
-    (void)uid;
-    (void)entry;
-  }
+  // A watch update (or a relist's update) of `route` changed our router
+  // name's entry from `old_entry` to `new_entry` (nullopt: none; not both);
+  // the route's UID is the same before and after. `desired` is the entry we
+  // compute for `route` now (nullopt: none, the route is outside our
+  // shard). Never called for the initial list.
+  virtual void EntryChanged(const kubeclient::Route& route,
+                            const std::optional<kubeclient::RouteIngress>& old_entry,
+                            const std::optional<kubeclient::RouteIngress>& new_entry,
+                            const std::optional<kubeclient::RouteIngress>& desired) = 0;
+  // The route with this UID was deleted.
+  virtual void Forget(const std::string& uid) = 0;
   // True when we must not change our existing entry of `uid` now. Not asked
   // when our entry is absent (creating it is never blocked).
   virtual bool IsChangeContended(const std::string& uid) = 0;
+  // When a change of `uid` is blocked only for a short while (another
+  // writer's value may be a slightly older view of ours): how long until it
+  // should be reconciled again; zero otherwise.
+  virtual kubeclient::Duration RecheckAfter(const std::string& uid) {
+    (void)uid;
+    return kubeclient::Duration::zero();
+  }
   // After our successful write: `written` is the entry we wrote, or nullopt
   // when we removed it.
   virtual void Clear(const std::string& uid,
@@ -38,7 +48,10 @@ class ContentionGate {
 // A gate that never blocks (no tracker). Thread-safe.
 class NoContentionGate final : public ContentionGate {
  public:
-  void Changed(const std::string&, const kubeclient::RouteIngress&) override {}
+  void EntryChanged(const kubeclient::Route&, const std::optional<kubeclient::RouteIngress>&,
+                    const std::optional<kubeclient::RouteIngress>&,
+                    const std::optional<kubeclient::RouteIngress>&) override {}
+  void Forget(const std::string&) override {}
   bool IsChangeContended(const std::string&) override { return false; }
   void Clear(const std::string&, const std::optional<kubeclient::RouteIngress>&) override {}
 };

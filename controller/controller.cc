@@ -42,16 +42,18 @@ class Controller::RouteHandler final : public kubeclient::cache::EventHandler<Ro
       c_.entry_changed_.insert(new_obj->Key());
     }
     c_.queue_.Add(new_obj->Key());
-    if (old_entry && new_entry &&
+    // Why also a created entry: a router sharing our name but configured
+    // differently shows up first as someone else creating our entry;
+    // without it, every replica overwrites every route once before any
+    // fight is noticed. Why everything as arguments: a relist delivers a
+    // batch of updates to one handler after another, so nothing about
+    // "the update being delivered" may be kept for a later call.
+    // Why only once synced: the entry we compute from a cache still being
+    // filled (e.g. namespaces not listed yet) says nothing about others.
+    if (c_.CachesSynced() && (old_entry || new_entry) &&
         old_obj->metadata.uid == new_obj->metadata.uid &&
-        !kubeclient::IngressEqual(*old_entry, *new_entry)) {
-      c_.gate_.Changed(new_obj->metadata.uid, *new_entry);
-    } else if (!old_entry && new_entry &&
-               old_obj->metadata.uid == new_obj->metadata.uid) {
-      // Why: a router sharing our name but configured differently shows up
-      // first as someone else creating our entry; without this, every
-      // replica overwrites every route once before any fight is noticed.
-      c_.gate_.Appeared(new_obj->metadata.uid, *new_entry);
+        (!old_entry || !new_entry || !kubeclient::IngressEqual(*old_entry, *new_entry))) {
+      c_.gate_.EntryChanged(*new_obj, old_entry, new_entry, c_.syncer_.Desired(*new_obj, nullptr));
     }
     if (ClaimChanged(*old_obj, *new_obj, c_.syncer_.admission_options())) {
       c_.EnqueueClaimPeers(*old_obj);
@@ -60,6 +62,7 @@ class Controller::RouteHandler final : public kubeclient::cache::EventHandler<Ro
   }
 
   void OnDelete(const Ptr& last) override {
+    c_.gate_.Forget(last->metadata.uid);
     c_.queue_.Add(last->Key());  // Sync sees it gone: lease.Remove
     c_.EnqueueClaimPeers(*last);
   }
@@ -89,13 +92,14 @@ class Controller::NamespaceHandler final : public kubeclient::cache::EventHandle
 Controller::Controller(StatusSyncer& syncer, const kubeclient::cache::ObjectStore<Route>& routes,
                        const kubeclient::cache::ObjectStore<Namespace>* namespaces,
                        const ShardFilter& shard, kubeclient::cache::WorkQueueInterface& queue,
-                       ContentionGate& gate)
+                       ContentionGate& gate, const kubeclient::Clock& clock)
     : syncer_(syncer),
       routes_(routes),
       namespaces_(namespaces),
       shard_(shard),
       queue_(queue),
       gate_(gate),
+      clock_(clock),
       route_handler_(std::make_unique<RouteHandler>(*this)),
       namespace_handler_(std::make_unique<NamespaceHandler>(*this)) {}
 
@@ -125,22 +129,43 @@ void Controller::EnqueueNamespace(const std::string& ns) {
   for (const auto& route : routes_.List()) {
     if (route && route->metadata.namespace_name == ns) {
       queue_.Add(route->Key());
+      // Why: the route enters or leaves the shard, so its host claims appear
+      // or vanish for the routes of other namespaces that share the hosts.
+      EnqueueClaimPeers(*route);
       ++n;
     }
   }
   VLOG(2) << "namespace " << ns << " changed: re-evaluating " << n << " routes";
 }
 
+bool Controller::CachesSynced() const {
+  return routes_.HasSynced() &&
+         (!shard_.NeedsNamespaces() || (namespaces_ != nullptr && namespaces_->HasSynced()));
+}
+
+bool Controller::WaitForCacheSync() {
+  std::unique_lock<std::mutex> lock(mu_);
+  bool logged = false;
+  while (!stopping_ && !CachesSynced()) {
+    if (!logged) {
+      VLOG(1) << "reconcile worker waiting for the caches to sync";
+      logged = true;
+    }
+    clock_.WaitUntil(cv_, lock, clock_.Now() + kSyncPoll);
+  }
+  return !stopping_;
+}
+
+void Controller::Stop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stopping_ = true;
+  cv_.notify_all();
+}
+
 bool Controller::ProcessNextItem() {
   std::string key;
   if (!queue_.Get(&key)) return false;
-  bool synced = routes_.HasSynced() &&
-                (!shard_.NeedsNamespaces() || (namespaces_ != nullptr && namespaces_->HasSynced()));
-  if (!synced) {  // the entry_changed_ flag stays for the retry
-    queue_.Done(key);
-    queue_.AddAfter(key, kNotSyncedDelay);
-    return true;
-  }
+  CHECK(CachesSynced()) << "reconcile of " << key << " before the caches synced";
   bool entry_changed = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -148,12 +173,22 @@ bool Controller::ProcessNextItem() {
   }
   SyncResult result = syncer_.Sync(key, entry_changed);
   VLOG(4) << "reconciled " << key << ": " << SyncResultName(result);
+  if (result == SyncResult::kContended) {
+    // Why: a change blocked only briefly (another writer's value may be a
+    // slightly older view) is reconciled again when the block ends, not at
+    // the next resync.
+    if (auto route = routes_.Get(key)) {
+      const kubeclient::Duration again = gate_.RecheckAfter(route->metadata.uid);
+      if (again > kubeclient::Duration::zero()) queue_.AddAfter(key, again);
+    }
+  }
   queue_.Forget(key);
   queue_.Done(key);
   return true;
 }
 
 void Controller::RunWorker() {
+  if (!WaitForCacheSync()) return;
   while (ProcessNextItem()) {
   }
 }

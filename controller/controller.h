@@ -1,5 +1,6 @@
 #pragma once
 
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -10,6 +11,7 @@
 #include "controller/status_syncer.h"
 #include "kubeclient/cache/store.h"
 #include "kubeclient/cache/work_queue.h"
+#include "kubeclient/clock.h"
 #include "kubeclient/route.h"
 
 namespace routestatus::controller {
@@ -22,32 +24,44 @@ namespace routestatus::controller {
 // policy, labels, creation) enqueues every route found under the old or new
 // HostClaimPeerKeys (for a wildcard route: the plain routes in its
 // subdomain), so the next route in line is admitted without a resync;
-// namespace label changes enqueue that namespace's routes.
+// namespace label changes enqueue that namespace's routes and their claim
+// peers.
 //
 // Thread-safe: handlers run on the informer threads, any number of workers
-// may call ProcessNextItem. References must outlive the controller.
+// may run RunWorker (they start reconciling once the caches have synced).
+// References must outlive the controller.
 class Controller {
  public:
   // `namespaces` may be null when the shard has no namespace selector.
+  // `clock` paces the wait for the caches (WaitForCacheSync).
   Controller(StatusSyncer& syncer, const kubeclient::cache::ObjectStore<kubeclient::Route>& routes,
              const kubeclient::cache::ObjectStore<kubeclient::Namespace>* namespaces,
              const ShardFilter& shard, kubeclient::cache::WorkQueueInterface& queue,
-             ContentionGate& gate);
+             ContentionGate& gate, const kubeclient::Clock& clock);
   ~Controller();
 
   // Register these with the route and namespace informers.
   kubeclient::cache::EventHandler<kubeclient::Route>& route_handler();
   kubeclient::cache::EventHandler<kubeclient::Namespace>& namespace_handler();
 
+  // True once the route cache (and the namespace cache, when the shard has a
+  // namespace selector) holds its first full list.
+  bool CachesSynced() const;
+  // Blocks until CachesSynced() (true) or Stop() (false), checking every
+  // kSyncPoll of Clock time, as client-go's WaitForCacheSync does. Why
+  // workers wait: an unsynced namespace cache would make routes look out of
+  // shard and remove our entries; and a worker that requeued each key until
+  // then would spin on every route while a cache cannot sync (e.g. a 403).
+  bool WaitForCacheSync();
   // Takes one key from the queue and reconciles it. False once the queue is
-  // shut down. Until the caches have synced the key is re-added after
-  // kNotSyncedDelay (Why: an unsynced namespace cache would make routes look
-  // out of shard and remove our entries).
+  // shut down. REQUIRES: CachesSynced() (RunWorker waits for it).
   bool ProcessNextItem();
-  // Calls ProcessNextItem until the queue shuts down.
+  // WaitForCacheSync(), then ProcessNextItem until the queue shuts down.
   void RunWorker();
+  // Makes WaitForCacheSync return false (shutdown); shut the queue down too.
+  void Stop();
 
-  static constexpr kubeclient::Duration kNotSyncedDelay = std::chrono::milliseconds(200);
+  static constexpr kubeclient::Duration kSyncPoll = std::chrono::milliseconds(100);
 
  private:
   class RouteHandler;
@@ -62,7 +76,10 @@ class Controller {
   const ShardFilter& shard_;
   kubeclient::cache::WorkQueueInterface& queue_;
   ContentionGate& gate_;
+  const kubeclient::Clock& clock_;
   std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;  // GUARDED_BY(mu_)
   // Keys whose entry of ours a watch update changed since their last
   // reconcile (see StatusSyncer::Sync).
   std::unordered_set<std::string> entry_changed_;  // GUARDED_BY(mu_)

@@ -28,15 +28,39 @@ RouteIngress DesiredEntry(const AdmissionDecision& decision, const AdmissionOpti
       if (c.type == kAdmittedCondition) previous = &c;
     }
   }
-  if (previous != nullptr && previous->status == cond.status && previous->reason == cond.reason &&
-      previous->message == cond.message && !previous->last_transition_time.empty()) {
+  if (previous != nullptr && !previous->last_transition_time.empty()) {
+    // Why compare the whole entry: any change of it (host, canonical
+    // hostname, wildcard policy, the condition, a dropped condition) is a
+    // transition, as in the OpenShift router; people read the time as "when
+    // did this entry change", and IsNewestEntry needs every changing write
+    // to stamp it.
     cond.last_transition_time = previous->last_transition_time;
-  } else {
-    auto secs = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
-    cond.last_transition_time = kubeclient::FormatRfc3339(secs);
+    entry.conditions.push_back(cond);
+    if (kubeclient::IngressEqual(entry, *observed)) return entry;
+    entry.conditions.clear();
   }
+  auto secs = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+  cond.last_transition_time = kubeclient::FormatRfc3339(secs);
   entry.conditions.push_back(std::move(cond));
   return entry;
+}
+
+bool DiffersOnlyInView(const RouteIngress& ours, const RouteIngress& theirs) {
+  if (kubeclient::IngressEqual(ours, theirs)) return false;
+  if (ours.router_name != theirs.router_name || ours.host != theirs.host ||
+      ours.router_canonical_hostname != theirs.router_canonical_hostname ||
+      ours.wildcard_policy != theirs.wildcard_policy || ours.conditions.size() != 1 ||
+      theirs.conditions.size() != 1) {
+    return false;
+  }
+  const RouteCondition& a = ours.conditions[0];
+  const RouteCondition& b = theirs.conditions[0];
+  auto claim_decided = [](const RouteCondition& c) {
+    return c.status == "True" || (c.status == "False" && c.reason == kReasonHostAlreadyClaimed);
+  };
+  return a.type == kAdmittedCondition && b.type == kAdmittedCondition && claim_decided(a) &&
+         claim_decided(b) &&
+         (a.reason == kReasonHostAlreadyClaimed || b.reason == kReasonHostAlreadyClaimed);
 }
 
 std::optional<int64_t> NewestConditionTime(const RouteIngress& entry) {

@@ -12,15 +12,27 @@ namespace routestatus::controller {
 // host, routerCanonicalHostname, wildcardPolicy and one Admitted condition
 // (status True, or False with reason and message). Rejections carry host,
 // canonical hostname and wildcard policy too.
-// lastTransitionTime: kept from `observed`'s Admitted condition when its
-// status, reason and message are unchanged (Why: a write that changes
-// nothing about the condition is not a transition, and an unchanged time
-// keeps the entry IngressEqual-stable); otherwise `now` as RFC 3339 whole
-// seconds. Pure; thread-safe.
+// lastTransitionTime: kept from `observed`'s Admitted condition when the
+// entry is otherwise unchanged (IngressEqual: host, canonical hostname,
+// wildcard policy and every condition's status, reason and message);
+// any change of the entry is a transition, stamped `now` as RFC 3339 whole
+// seconds (as the OpenShift router does). Pure; thread-safe.
 kubeclient::RouteIngress DesiredEntry(const AdmissionDecision& decision,
                                       const AdmissionOptions& options,
                                       const kubeclient::RouteIngress* observed,
                                       kubeclient::SystemTime now);
+
+// True when another writer's entry `theirs` for a route differs from the
+// entry `ours` we compute for the same version of it only in what depends
+// on other objects of our cache: the Admitted condition, when one side (or
+// both) is rejected with HostAlreadyClaimed (host claims depend on the
+// other routes). A writer with our configuration can produce such an entry
+// from a cache a moment older than ours. Every other difference (host,
+// canonical hostname, wildcard policy, any other condition or reason)
+// depends only on the route itself, which that writer read at this very
+// version (its PUT was guarded by it), and on the router's configuration:
+// it cannot come from our configuration. False when they are equal. Pure.
+bool DiffersOnlyInView(const kubeclient::RouteIngress& ours, const kubeclient::RouteIngress& theirs);
 
 // The newest lastTransitionTime of any condition of `entry` (seconds since
 // the epoch), or nullopt when none parses.

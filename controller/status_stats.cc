@@ -28,4 +28,14 @@ std::map<std::string, int64_t> StatusStats::AdmissionCounts() const {
   return admission_counts_;
 }
 
+void StatusStats::CountWriteError(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++write_errors_[reason];
+}
+
+std::map<std::string, int64_t> StatusStats::WriteErrorsByReason() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return write_errors_;
+}
+
 }  // namespace routestatus::controller

@@ -17,6 +17,7 @@ class StatusStats {
   std::atomic<int64_t> writes_success{0};
   std::atomic<int64_t> writes_conflict{0};
   std::atomic<int64_t> writes_not_found{0};
+  std::atomic<int64_t> writes_cancelled{0};  // we cancelled it (shutdown)
   std::atomic<int64_t> writes_error{0};
   // Reconciles or work that ended without a write, by reason.
   std::atomic<int64_t> skipped_no_change{0};     // observed entry already desired
@@ -28,9 +29,22 @@ class StatusStats {
   std::atomic<int64_t> skipped_done{0};          // work ran but the cache already had the entry
   // Work items handed to the lease.
   std::atomic<int64_t> queued{0};
+  // Reconciles that did not queue a write because the route backs off
+  // after a permanent error.
+  std::atomic<int64_t> skipped_backoff{0};
+  // Routes whose status PUT failed permanently (403, 422, ...) and that back
+  // off until a write succeeds.
+  std::atomic<int64_t> backoff_routes{0};
+
+  // A status PUT failed permanently with `reason` (StatusCodeName, e.g.
+  // "forbidden", "invalid").
+  void CountWriteError(const std::string& reason);
+  std::map<std::string, int64_t> WriteErrorsByReason() const;
 
   // Records the latest admission of `key`: `result` is "true", "false" or
-  // "out_of_shard"; `reason` one of the kReason* constants.
+  // "out_of_shard"; `reason` one of the kReason* constants. The status
+  // syncer calls it from Sync only (one reconcile per key at a time), and
+  // ForgetAdmission when the route is gone.
   void SetAdmission(const std::string& key, const std::string& result, const std::string& reason);
   void ForgetAdmission(const std::string& key);
   // Routes per "result/reason" (a gauge: each route counted once).
@@ -40,6 +54,7 @@ class StatusStats {
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::string> admission_by_key_;  // GUARDED_BY(mu_)
   std::map<std::string, int64_t> admission_counts_;                 // GUARDED_BY(mu_)
+  std::map<std::string, int64_t> write_errors_;                     // GUARDED_BY(mu_)
 };
 
 }  // namespace routestatus::controller

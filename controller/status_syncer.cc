@@ -1,5 +1,7 @@
 #include "controller/status_syncer.h"
 
+#include <algorithm>
+
 #include <glog/logging.h>
 
 #include "controller/desired_status.h"
@@ -24,6 +26,7 @@ const char* SyncResultName(SyncResult result) {
     case SyncResult::kNoChange: return "no_change";
     case SyncResult::kFollower: return "follower";
     case SyncResult::kContended: return "contended";
+    case SyncResult::kBackoff: return "backoff";
     case SyncResult::kOutOfShard: return "out_of_shard";
     case SyncResult::kGone: return "gone";
   }
@@ -38,6 +41,16 @@ bool SameEntry(const std::optional<RouteIngress>& observed,
   return kubeclient::IngressEqual(*observed, *desired);
 }
 
+// 403, 401, 422/400 and the like: retrying at once cannot help.
+bool IsPermanent(const kubeclient::Status& status) {
+  return !status.IsRetryable() && status.code() != StatusCode::kNotFound &&
+         status.code() != StatusCode::kCancelled;
+}
+
+uint64_t Fingerprint(const std::optional<RouteIngress>& entry) {
+  return entry ? kubeclient::IngressFingerprint(*entry) : 0;
+}
+
 std::string Describe(const std::optional<RouteIngress>& entry) {
   if (!entry) return "remove our entry";
   const auto& c = entry->conditions.front();
@@ -49,8 +62,10 @@ std::string Describe(const std::optional<RouteIngress>& entry) {
 StatusSyncer::StatusSyncer(AdmissionOptions admission, const ShardFilter& shard,
                            const kubeclient::cache::ObjectStore<Route>& routes,
                            kubeclient::KubeClient& client, lease::WriteLease& lease,
-                           ContentionGate& gate, const kubeclient::Clock& clock, StatusStats& stats)
+                           ContentionGate& gate, const kubeclient::Clock& clock, StatusStats& stats,
+                           WriteErrorBackoff error_backoff)
     : admission_(std::move(admission)),
+      error_backoff_(error_backoff),
       shard_(shard),
       routes_(routes),
       client_(client),
@@ -68,7 +83,7 @@ std::optional<RouteIngress> StatusSyncer::DesiredGiven(const Route& route,
                                                        const std::optional<RouteIngress>& observed,
                                                        AdmissionDecision* decision) const {
   if (!shard_.InShard(route)) {
-    stats_.SetAdmission(route.Key(), "out_of_shard", "");
+    if (decision != nullptr) *decision = AdmissionDecision{};
     return std::nullopt;
   }
   std::vector<std::shared_ptr<const Route>> peers;
@@ -80,8 +95,6 @@ std::optional<RouteIngress> StatusSyncer::DesiredGiven(const Route& route,
     }
   }
   AdmissionDecision d = Admit(route, peers, admission_);
-  stats_.SetAdmission(route.Key(), d.admitted ? "true" : "false",
-                      d.admitted ? kReasonAdmitted : d.reason);
   RouteIngress entry =
       DesiredEntry(d, admission_, observed ? &*observed : nullptr, clock_.WallNow());
   if (decision != nullptr) *decision = std::move(d);
@@ -91,13 +104,29 @@ std::optional<RouteIngress> StatusSyncer::DesiredGiven(const Route& route,
 SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change) {
   auto route = routes_.Get(key);
   if (!route) {
-    TakeOwnWrite(key, "");
+    {
+      std::lock_guard<std::mutex> lock(own_writes_mu_);
+      own_writes_.erase(key);
+    }
+    ClearFailure(key, false);
     lease_.Remove(key);
     stats_.ForgetAdmission(key);
     return SyncResult::kGone;
   }
   std::optional<RouteIngress> observed = route->FindIngress(admission_.router_name);
-  std::optional<RouteIngress> desired = DesiredGiven(*route, observed, nullptr);
+  AdmissionDecision decision;
+  std::optional<RouteIngress> desired = DesiredGiven(*route, observed, &decision);
+  // Why only here: Sync runs for one key at a time (the work queue's
+  // promise) and reads the cache after the event that queued it, so a
+  // deletion is always recorded after the route's last decision. Desired()
+  // (informer thread) and RunWork (lease threads) may run for a route that
+  // is being deleted and must not count it again.
+  if (!desired) {
+    stats_.SetAdmission(key, "out_of_shard", "");
+  } else {
+    stats_.SetAdmission(key, decision.admitted ? "true" : "false",
+                        decision.admitted ? kReasonAdmitted : decision.reason);
+  }
   const bool own_write =
       watched_entry_change && TakeOwnWrite(key, route->metadata.resource_version);
   if (!desired && !observed) {
@@ -106,7 +135,7 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
       // took it off a route that left the shard): drop queued work, and
       // the lease sees the leader's progress.
       ++(own_write ? stats_.skipped_own_write : stats_.skipped_follower);
-      lease_.Extend(key);
+      lease_.Extend(key, own_write ? lease::EntryWriter::kUs : lease::EntryWriter::kPeer);
       return SyncResult::kFollower;
     }
     ++stats_.skipped_out_of_shard;
@@ -114,13 +143,13 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
     return SyncResult::kOutOfShard;
   }
   if (SameEntry(observed, desired)) {
+    ClearFailure(key, false);  // nothing to write any more
     if (watched_entry_change && IsNewestEntry(*route, admission_.router_name)) {
       // Why: DESIGN.md section 2: a follower seeing its entry already correct
-      // and written last by its router name drops its work and extends.
-      // (The lease tells our own write's echo from a peer's by itself; the
-      // counters tell them apart for the operator.)
+      // and written last by its router name drops its work and extends; a
+      // leader that sees another replica's write follows.
       ++(own_write ? stats_.skipped_own_write : stats_.skipped_follower);
-      lease_.Extend(key);
+      lease_.Extend(key, own_write ? lease::EntryWriter::kUs : lease::EntryWriter::kPeer);
       return SyncResult::kFollower;
     }
     ++stats_.skipped_no_change;
@@ -130,6 +159,13 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
     ++stats_.skipped_contended;
     VLOG(4) << "route " << key << ": change contended, not writing";
     return SyncResult::kContended;
+  }
+  if (InBackoff(key, desired)) {
+    // Why: the lease already holds this key's retry, due after its backoff;
+    // queueing it again would run it at once.
+    ++stats_.skipped_backoff;
+    VLOG(4) << "route " << key << ": write backs off after a permanent error";
+    return SyncResult::kBackoff;
   }
   VLOG(4) << "route " << key << ": queueing write: " << Describe(desired);
   ++stats_.queued;
@@ -155,7 +191,9 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
   }
   if (observed && gate_.IsChangeContended(uid)) {
     ++stats_.skipped_contended;
-    return {WorkResult::kRelease, false};
+    // A short block (a suspect value) is retried when it ends.
+    const kubeclient::Duration again = gate_.RecheckAfter(uid);
+    return {WorkResult::kRelease, again > kubeclient::Duration::zero(), again};
   }
   auto body = kubeclient::WithIngressEntry(*route, admission_.router_name, desired);
   if (!body.ok()) {
@@ -163,10 +201,12 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
     LOG(ERROR) << "route " << key << ": cannot build status: " << body.status().ToString();
     return {WorkResult::kNone, false};
   }
+  BeginOwnWrite(key);
   auto result = client_.UpdateStatus(kubeclient::RoutesResource(), *body);
+  EndOwnWrite(key, result.ok() ? kubeclient::ResourceVersionOf(*result) : "");
   if (result.ok()) {
     ++stats_.writes_success;
-    NoteOwnWrite(key, kubeclient::ResourceVersionOf(*result));
+    ClearFailure(key, true);
     gate_.Clear(uid, desired);
     VLOG(2) << "route " << key << ": wrote status: " << Describe(desired);
     return {WorkResult::kExtend, false};
@@ -179,38 +219,130 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
       return {WorkResult::kRelease, true};
     case StatusCode::kNotFound:
       ++stats_.writes_not_found;
+      ClearFailure(key, false);
       VLOG(2) << "route " << key << ": deleted before our status write";
       return {WorkResult::kNone, false};
+    case StatusCode::kCancelled:
+      // Why no WARNING, no retry and no Release: we cancelled it ourselves
+      // (shutting down); nothing for an operator to act on.
+      ++stats_.writes_cancelled;
+      VLOG(1) << "route " << key << ": status write cancelled (shutting down)";
+      return {WorkResult::kNone, false};
     default:
-      ++stats_.writes_error;
-      // Why: without an answer the server is down or cut off; the binary
-      // reports that once per outage, not once per route and retry.
-      if (kubeclient::IsNoAnswer(kubeclient::FailureClassOf(status))) {
-        VLOG(1) << "route " << key << ": status write failed, will retry: " << status.ToString();
-      } else {
-        LOG(WARNING) << "route " << key << ": status write failed, will retry: "
-                     << status.ToString();
-      }
-      // Why kNone: only a 409 shows another writer. A leader whose write
-      // found no server (or a 5xx/429) stays leader; releasing made the
-      // next change after an outage wait the follower delay and race.
-      return {WorkResult::kNone, true};
+      break;
+  }
+  ++stats_.writes_error;
+  if (IsPermanent(status)) {
+    stats_.CountWriteError(kubeclient::StatusCodeName(status.code()));
+    // Why kNone: one route the server rejects must not make the leader
+    // step down on every retry (no stable leader would form).
+    return {WorkResult::kNone, true, NoteFailure(key, desired, status)};
+  }
+  // Why: without an answer the server is down or cut off; the binary
+  // reports that once per outage, not once per route and retry.
+  if (kubeclient::IsNoAnswer(kubeclient::FailureClassOf(status))) {
+    VLOG(1) << "route " << key << ": status write failed, will retry: " << status.ToString();
+  } else {
+    LOG(WARNING) << "route " << key << ": status write failed, will retry: " << status.ToString();
+  }
+  // Why kNone: only a 409 shows another writer. A leader whose write found
+  // no server (or a 5xx/429) stays leader; releasing made the next change
+  // after an outage wait the follower delay and race.
+  return {WorkResult::kNone, true};
+}
+
+kubeclient::Duration StatusSyncer::NoteFailure(const std::string& key,
+                                               const std::optional<RouteIngress>& entry,
+                                               const kubeclient::Status& status) {
+  std::string log;
+  kubeclient::Duration delay;
+  {
+    std::lock_guard<std::mutex> lock(failures_mu_);
+    auto [it, inserted] = failures_.try_emplace(key);
+    Failure& f = it->second;
+    const std::string message = status.ToString();
+    if (inserted || f.message != message) log = message;
+    f.message = message;
+    f.entry = Fingerprint(entry);
+    ++f.attempts;
+    delay = error_backoff_.base;
+    for (int i = 1; i < f.attempts && delay < error_backoff_.max; ++i) delay *= 2;
+    delay = std::min(delay, error_backoff_.max);
+    stats_.backoff_routes = static_cast<int64_t>(failures_.size());
+  }
+  if (!log.empty()) {
+    LOG(WARNING) << "route " << key << ": the API server rejects our status write (" << log
+                 << "); retrying this route only, after "
+                 << std::chrono::duration_cast<std::chrono::milliseconds>(delay).count()
+                 << " ms, doubling up to "
+                 << std::chrono::duration_cast<std::chrono::seconds>(error_backoff_.max).count()
+                 << " s; other routes are not affected";
+  } else {
+    VLOG(2) << "route " << key << ": status write rejected again; next attempt in "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(delay).count() << " ms";
+  }
+  return delay;
+}
+
+void StatusSyncer::ClearFailure(const std::string& key, bool recovered) {
+  int attempts = 0;
+  {
+    std::lock_guard<std::mutex> lock(failures_mu_);
+    auto it = failures_.find(key);
+    if (it == failures_.end()) return;
+    attempts = it->second.attempts;
+    failures_.erase(it);
+    stats_.backoff_routes = static_cast<int64_t>(failures_.size());
+  }
+  if (recovered) {
+    LOG(INFO) << "route " << key << ": status write accepted again after " << attempts
+              << " rejected attempt(s)";
   }
 }
 
-void StatusSyncer::NoteOwnWrite(const std::string& key, std::string resource_version) {
-  if (resource_version.empty()) return;
+bool StatusSyncer::InBackoff(const std::string& key, const std::optional<RouteIngress>& entry) {
+  std::lock_guard<std::mutex> lock(failures_mu_);
+  auto it = failures_.find(key);
+  return it != failures_.end() && it->second.entry == Fingerprint(entry);
+}
+
+void StatusSyncer::BeginOwnWrite(const std::string& key) {
   std::lock_guard<std::mutex> lock(own_writes_mu_);
-  own_writes_[key] = std::move(resource_version);
+  own_writes_[key] = OwnWrite{true, "", ""};
+}
+
+void StatusSyncer::EndOwnWrite(const std::string& key, const std::string& resource_version) {
+  std::lock_guard<std::mutex> lock(own_writes_mu_);
+  auto it = own_writes_.find(key);
+  if (it == own_writes_.end()) return;  // the route went meanwhile
+  OwnWrite& w = it->second;
+  // Why erase when the echo was already taken as ours: nothing else would
+  // ever consume the record.
+  if (resource_version.empty() || (!w.echo_seen.empty() && w.echo_seen == resource_version)) {
+    own_writes_.erase(it);
+    return;
+  }
+  w.in_flight = false;
+  w.resource_version = resource_version;
+  w.echo_seen.clear();
 }
 
 bool StatusSyncer::TakeOwnWrite(const std::string& key, const std::string& resource_version) {
   std::lock_guard<std::mutex> lock(own_writes_mu_);
   auto it = own_writes_.find(key);
   if (it == own_writes_.end()) return false;
-  const bool ours = it->second == resource_version;
+  if (it->second.in_flight) {
+    it->second.echo_seen = resource_version;
+    return true;
+  }
+  const bool ours = it->second.resource_version == resource_version;
   own_writes_.erase(it);
   return ours;
+}
+
+size_t StatusSyncer::own_write_records() const {
+  std::lock_guard<std::mutex> lock(own_writes_mu_);
+  return own_writes_.size();
 }
 
 }  // namespace routestatus::controller

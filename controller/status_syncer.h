@@ -29,10 +29,17 @@ enum class SyncResult {
   kNoChange,    // our entry is already desired
   kFollower,    // already desired, just written by our router name: lease.Extend(key)
   kContended,   // a change is needed but the tracker blocks it
+  kBackoff,     // this entry's write failed permanently; the lease retries it later
   kOutOfShard,  // not ours and we have no entry: nothing to do
   kGone,        // not in the cache: lease.Remove(key)
 };
 const char* SyncResultName(SyncResult result);
+
+// Per-key backoff after a permanent status write error. Value type.
+struct WriteErrorBackoff {
+  kubeclient::Duration base = std::chrono::seconds(3);
+  kubeclient::Duration max = std::chrono::minutes(5);
+};
 
 // The one status code path (DESIGN.md section 5): admit, reject and removal
 // of our entry all go through Sync(). Sync computes the desired entry from
@@ -42,6 +49,15 @@ const char* SyncResultName(SyncResult result);
 // recomputes, re-checks the tracker and PUTs .../status guarded by the
 // cached resourceVersion, keeping every other field and entry.
 //
+// A status PUT that fails permanently (403 forbidden, 422/400 invalid, 401,
+// ...) is that route's problem, not a lost election: the work keeps the
+// lease (kNone) and asks to be retried after the key's own backoff (base,
+// doubling, capped), the failure is logged once per key with the server's
+// message and counted by reason; a success, the route's deletion or an
+// entry that no longer needs the write ends the backoff. Conflicts and
+// transient errors (5xx, 429, timeouts) release the lease and retry after
+// the lease's retry interval, as before.
+//
 // Thread-safe. Every reference must outlive the syncer, and the lease must
 // not run this syncer's work after the syncer is destroyed.
 class StatusSyncer {
@@ -49,7 +65,8 @@ class StatusSyncer {
   StatusSyncer(AdmissionOptions admission, const ShardFilter& shard,
                const kubeclient::cache::ObjectStore<kubeclient::Route>& routes,
                kubeclient::KubeClient& client, lease::WriteLease& lease, ContentionGate& gate,
-               const kubeclient::Clock& clock, StatusStats& stats);
+               const kubeclient::Clock& clock, StatusStats& stats,
+               WriteErrorBackoff error_backoff = WriteErrorBackoff());
 
   // Reconciles `key` from the cache. Never blocks on I/O.
   // `watched_entry_change`: since the last reconcile of `key`, a watch
@@ -63,7 +80,7 @@ class StatusSyncer {
 
   // Our desired entry for `route` (read peers from the cache), or nullopt
   // when the route is outside our shard. `decision` (optional) receives the
-  // admission decision.
+  // admission decision. No side effects (metrics included): any thread.
   std::optional<kubeclient::RouteIngress> Desired(const kubeclient::Route& route,
                                                   AdmissionDecision* decision) const;
 
@@ -71,23 +88,56 @@ class StatusSyncer {
   lease::WorkOutcome RunWork(const std::string& key, const std::string& uid);
 
   const AdmissionOptions& admission_options() const { return admission_; }
+  // Writes of ours whose echo has not been seen yet (tests: the record must
+  // not grow with every route touched).
+  size_t own_write_records() const;
 
  private:
   // Desired() with our entry of `route` already decoded (`observed`).
   std::optional<kubeclient::RouteIngress> DesiredGiven(
       const kubeclient::Route& route, const std::optional<kubeclient::RouteIngress>& observed,
       AdmissionDecision* decision) const;
-  // Records that our write of `key` came back from the server as
-  // `resource_version`; until the watch delivers it, TakeOwnWrite tells it
-  // from a peer's write.
-  void NoteOwnWrite(const std::string& key, std::string resource_version);
-  // True when `resource_version` of `key` is our own recorded write. Forgets
-  // the record in any case: the first entry change seen after our write is
-  // either its echo or something newer. So the map only holds writes in
-  // flight (bounded by the keys written in the last moments).
+  // The record of our own writes is the one place that knows "this write
+  // was ours" (the lease is told, Extend(key, kUs | kPeer)). Removals are
+  // recorded too: their echo is an entry change (the leader's progress for
+  // a follower), which a leader must not take for a peer's write.
+  // BeginOwnWrite before the PUT; EndOwnWrite with its answer's version (""
+  // when it failed).
+  void BeginOwnWrite(const std::string& key);
+  void EndOwnWrite(const std::string& key, const std::string& resource_version);
+  // True when the entry change of `key` at `resource_version` is our own
+  // write. While our PUT is in flight a change is taken as ours: it is its
+  // echo (the watch can beat the answer), or a write that landed first, and
+  // then our PUT fails with 409 and we follow anyway. Otherwise the record
+  // is forgotten: the first entry change after our write is either its echo
+  // or something newer. So records live from a write until its echo.
   bool TakeOwnWrite(const std::string& key, const std::string& resource_version);
 
+  struct OwnWrite {
+    bool in_flight = false;        // the PUT is sent; its answer is not back
+    std::string resource_version;  // the answer's version
+    std::string echo_seen;         // a change taken as ours while in flight
+  };
+
+  // A permanent failure of `key`'s write of `entry` (nullopt: removal):
+  // logs it (once per key, and when the server's message changes), counts
+  // it and returns the delay before the next attempt.
+  kubeclient::Duration NoteFailure(const std::string& key,
+                                   const std::optional<kubeclient::RouteIngress>& entry,
+                                   const kubeclient::Status& status);
+  // Ends `key`'s backoff; `recovered`: after a successful write (logged).
+  void ClearFailure(const std::string& key, bool recovered);
+  // True while the write of `entry` for `key` backs off after failing.
+  bool InBackoff(const std::string& key, const std::optional<kubeclient::RouteIngress>& entry);
+
+  struct Failure {
+    int attempts = 0;
+    uint64_t entry = 0;  // IngressFingerprint of the entry that failed (0: removal)
+    std::string message;
+  };
+
   AdmissionOptions admission_;
+  const WriteErrorBackoff error_backoff_;
   const ShardFilter& shard_;
   const kubeclient::cache::ObjectStore<kubeclient::Route>& routes_;
   kubeclient::KubeClient& client_;
@@ -95,8 +145,10 @@ class StatusSyncer {
   ContentionGate& gate_;
   const kubeclient::Clock& clock_;
   StatusStats& stats_;
-  std::mutex own_writes_mu_;
-  std::unordered_map<std::string, std::string> own_writes_;  // GUARDED_BY(own_writes_mu_)
+  mutable std::mutex own_writes_mu_;
+  std::unordered_map<std::string, OwnWrite> own_writes_;  // GUARDED_BY(own_writes_mu_)
+  std::mutex failures_mu_;
+  std::unordered_map<std::string, Failure> failures_;  // GUARDED_BY(failures_mu_)
 };
 
 }  // namespace routestatus::controller

@@ -1,55 +1,43 @@
 #pragma once
 
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "conflict/contention_tracker.h"
 #include "controller/contention_gate.h"
-#include "controller/status_syncer.h"
-#include "kubeclient/cache/store.h"
 #include "kubeclient/route.h"
 
 namespace routestatus::controller {
 
 // Adapts the real conflict::ContentionTracker to the controller's
-// ContentionGate. The gate's Changed(uid, entry) carries neither the old
-// entry nor the entry we would write now, which the tracker needs; so this
-// class is also a route EventHandler that must be registered with the route
-// informer *before* the controller's handler: it remembers the update being
-// delivered (handlers run one at a time, in registration order, on the
-// informer thread), and Changed() reads the old entry and computes `desired`
-// from it. Deletes make the tracker forget the UID.
+// ContentionGate: an entry that changed is reported to the tracker with its
+// old value, its new value and the entry we compute (all from the call's
+// arguments); a created entry as Appeared, a removed one as Removed; a
+// deleted route is forgotten.
 //
-// Thread-safe. The tracker (and the syncer passed to SetSyncer) must outlive
-// the gate.
-class TrackerGate final : public ContentionGate,
-                          public kubeclient::cache::EventHandler<kubeclient::Route> {
+// Thread-safe. The tracker must outlive the gate.
+class TrackerGate final : public ContentionGate {
  public:
-  TrackerGate(conflict::ContentionTracker& tracker, std::string router_name);
-  // The syncer computes `desired`; without one, only the tracker's `last`
-  // tells our writes from theirs. Call before the informer starts.
-  void SetSyncer(const StatusSyncer* syncer) { syncer_ = syncer; }
+  explicit TrackerGate(conflict::ContentionTracker& tracker) : tracker_(tracker) {}
 
-  // EventHandler<Route> (register first).
-  void OnAdd(const Ptr& obj, bool initial_list) override;
-  void OnUpdate(const Ptr& old_obj, const Ptr& new_obj) override;
-  void OnDelete(const Ptr& last) override;
-
-  // ContentionGate.
-  void Changed(const std::string& uid, const kubeclient::RouteIngress& entry) override;
-  void Appeared(const std::string& uid, const kubeclient::RouteIngress& entry) override;
-  bool IsChangeContended(const std::string& uid) override;
+  void EntryChanged(const kubeclient::Route& route,
+                    const std::optional<kubeclient::RouteIngress>& old_entry,
+                    const std::optional<kubeclient::RouteIngress>& new_entry,
+                    const std::optional<kubeclient::RouteIngress>& desired) override;
+  void Forget(const std::string& uid) override { tracker_.Forget(uid); }
+  bool IsChangeContended(const std::string& uid) override {
+    return tracker_.IsChangeContended(uid);
+  }
+  kubeclient::Duration RecheckAfter(const std::string& uid) override {
+    return tracker_.RecheckAfter(uid);
+  }
   void Clear(const std::string& uid,
-             const std::optional<kubeclient::RouteIngress>& written) override;
+             const std::optional<kubeclient::RouteIngress>& written) override {
+    tracker_.Clear(uid, written);
+  }
 
  private:
   conflict::ContentionTracker& tracker_;
-  const std::string router_name_;
-  const StatusSyncer* syncer_ = nullptr;
-  std::mutex mu_;
-  Ptr old_;  // GUARDED_BY(mu_): the update being delivered
-  Ptr new_;  // GUARDED_BY(mu_)
 };
 
 }  // namespace routestatus::controller

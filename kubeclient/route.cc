@@ -217,7 +217,7 @@ StatusOr<Route> RouteFromJson(const json& object) {
 
 namespace {
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsAsciiDigit(char c) { return c >= '0' && c <= '9'; }
 
 // A field read with GetString semantics: null/absent -> "", string -> its
 // value, any other type -> bad. Duplicate keys: the last one wins.
@@ -298,7 +298,7 @@ bool ReadMeta(JsonReader& r, MetaState* m) {
       m->generation = 0;
       m->generation_bad = false;
       char c = r.Peek();
-      if (c == '-' || IsDigit(c)) {
+      if (c == '-' || IsAsciiDigit(c)) {
         bool integer = false;
         ok = r.Number(&integer, &m->generation);
         if (!integer) {

@@ -157,56 +157,53 @@ void BackoffWriteLease::Try(const std::string& key, Work work) {
   cv_.notify_all();
 }
 
-void BackoffWriteLease::Extend(const std::string& key) {
+void BackoffWriteLease::Extend(const std::string& key, EntryWriter writer) {
   Fired fired;
   {
     std::lock_guard<std::mutex> l(mu_);
     const SteadyTime now = clock_.Now();
-    bool running = false;
     const bool holding = !slots_.empty();
     std::optional<SteadyTime> key_held_since;
     auto it = slots_.find(key);
     if (it != slots_.end()) {
       Slot& slot = it->second;
       key_held_since = slot.held_since;
-      running = slot.running;
       if (slot.work) ++stats_.extend_drops;
       UnscheduleLocked(key, slot);
       slot.work = nullptr;
-      if (running) {
+      if (slot.running) {
         slot.cancel_retry = true;
       } else {
         slots_.erase(it);
       }
     }
+    // Why the caller says who wrote: only the status path knows which
+    // writes were ours (it records them); a count kept here drifted when an
+    // echo arrived while our own work still ran.
+    const bool peer = writer == EntryWriter::kPeer;
     switch (state_) {
       case LeaseState::kLeader:
-        if (options_.leader_follows_foreign_extend) {
-          auto w = unechoed_writes_.find(key);
-          if (w != unechoed_writes_.end()) {
-            if (--w->second <= 0) unechoed_writes_.erase(w);
-          } else if (!running) {
-            // Why: we did not write this entry, so another replica of our
-            // router name leads too; two leaders race on every change.
-            ++stats_.foreign_extends;
-            tick_ = 0;
-            expires_ = now + BackoffLocked(tick_);
-            TransitionLocked(LeaseState::kFollower, "extend:foreign", &fired);
-          }
+        if (options_.leader_follows_foreign_extend && peer) {
+          // Why: another replica of our router name leads too; two leaders
+          // race on every change.
+          ++stats_.foreign_extends;
+          tick_ = 0;
+          expires_ = now + BackoffLocked(tick_);
+          TransitionLocked(LeaseState::kFollower, "extend:foreign", &fired);
         }
         break;
       case LeaseState::kElection:
-        // Why: while our own write of `key` runs, the entry may be ours.
-        if (options_.election_follows_extend && !running) {
+        if (options_.election_follows_extend && peer) {
           tick_ = 0;
           expires_ = now + BackoffLocked(tick_);
           TransitionLocked(LeaseState::kFollower, "extend", &fired);
         }
         break;
       case LeaseState::kFollower:
-        // Why: while we follow, an Extend is another replica's write: the
-        // leader's progress (our own writes make us Leader).
-        takeover_.ForeignWrite(now, holding, key_held_since);
+        // Why only a peer's write: it is the leader's progress. Our own
+        // write's echo (a takeover whose answer is not back yet) is not,
+        // and as a sample it would teach the deadline our own wait.
+        if (peer) takeover_.ForeignWrite(now, holding, key_held_since);
         tick_ = std::min(tick_ + 1, kMaxTick);
         expires_ = now + BackoffLocked(tick_);
         VLOG(4) << options_.name << ": leader wrote " << key << "; following for "
@@ -220,7 +217,6 @@ void BackoffWriteLease::Extend(const std::string& key) {
 
 void BackoffWriteLease::Remove(const std::string& key) {
   std::lock_guard<std::mutex> l(mu_);
-  unechoed_writes_.erase(key);
   auto it = slots_.find(key);
   if (it == slots_.end()) return;
   Slot& slot = it->second;
@@ -416,12 +412,9 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
   }
   const SteadyTime now = clock_.Now();
   if (outcome.result == WorkResult::kNone && outcome.retry && state_ == LeaseState::kFollower) {
-    // Why: a write that failed (no answer, 5xx) keeps the lease, but taking
-    // over the next key at once would only fail again.
+    // Why: a write that failed (no answer, 5xx, or rejected) keeps the
+    // lease, but taking over the next key at once would only fail again.
     takeover_.LostWrite(now);
-  }
-  if (outcome.result == WorkResult::kExtend && options_.leader_follows_foreign_extend) {
-    ++unechoed_writes_[key];
   }
   ApplyLocked(outcome.result, now, fired);
   // `slot` stays valid: a running slot is never erased by others.
@@ -431,7 +424,9 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
   } else if (outcome.retry && !slot.cancel_retry && !shutdown_) {
     ++stats_.retries;
     slot.work = std::move(work);
-    ScheduleLocked(key, slot, now + options_.retry, false);
+    const Duration delay =
+        outcome.retry_after > Duration::zero() ? outcome.retry_after : options_.retry;
+    ScheduleLocked(key, slot, now + delay, false);
   } else {
     slots_.erase(key);
   }

@@ -54,8 +54,8 @@ struct WriteLeaseOptions {
   // replica that is about to lose spends at most one conflicting PUT per
   // probe, however many worker threads call RunNext.
   bool single_probe = true;
-  // Extend(key) while in Election (another writer of our router name just
-  // wrote this key) makes us Follower, so a replica that starts next to a
+  // Extend(key, kPeer) while in Election (another writer of our router name
+  // just wrote this key) makes us Follower, so a replica that starts next to a
   // live leader follows at once instead of racing it. Needs a caller that
   // extends only for writes it saw happen (controller::StatusSyncer extends
   // only for entry changes delivered by the watch, never for entries found
@@ -75,11 +75,10 @@ struct WriteLeaseOptions {
   kubeclient::Duration follower_min_delay = std::chrono::milliseconds(500);
   // Spread that delay uniformly over [min, 2 x min) (one draw per Try).
   bool follower_delay_jitter = true;
-  // A Leader that is asked to Extend(key) for a key it has not written
-  // since the last such call (so another replica of our router name wrote
-  // it) becomes Follower at tick 0, instead of leading on next to the other
-  // leader (each such pair spends one conflicting PUT per change until one
-  // loses a write).
+  // A Leader asked to Extend(key, kPeer) (another replica of our router
+  // name wrote it) becomes Follower at tick 0, instead of leading on next
+  // to the other leader (each such pair spends one conflicting PUT per
+  // change until one loses a write).
   bool leader_follows_foreign_extend = true;
   // Failure detection by the leader's progress: a Follower holding work
   // takes it over (runs it although its lease has not expired) once the
@@ -108,7 +107,7 @@ struct LeaseSnapshot {
   uint64_t outcomes[3] = {0, 0, 0};  // by WorkResult (none, extend, release)
   uint64_t retries = 0;             // work requeued after the retry interval
   uint64_t extend_drops = 0;        // queued work dropped by Extend(key)
-  uint64_t foreign_extends = 0;     // Leader saw another writer's write (Extend)
+  uint64_t foreign_extends = 0;     // Leader saw another writer's write (Extend kPeer)
   // Takeovers (Follower work run before its lease expired because the
   // leader made no progress within the deadline) by outcome (none,
   // extend = won, release = lost).
@@ -138,7 +137,7 @@ class BackoffWriteLease final : public WriteLease {
 
   // WriteLease. Try after Shutdown() drops the work.
   void Try(const std::string& key, Work work) override;
-  void Extend(const std::string& key) override;
+  void Extend(const std::string& key, EntryWriter writer) override;
   void Remove(const std::string& key) override;
   LeaseState State() const override;
 
@@ -219,8 +218,6 @@ class BackoffWriteLease final : public WriteLease {
   std::unordered_map<std::string, Slot> slots_;  // GUARDED_BY(mu_)
   std::set<DueEntry> due_;                       // GUARDED_BY(mu_)
   TakeoverTimer takeover_;                    // GUARDED_BY(mu_)
-  // Our successful writes per key not yet echoed by Extend(key).
-  std::unordered_map<std::string, int> unechoed_writes_;  // GUARDED_BY(mu_)
   LeaseSnapshot stats_;  // GUARDED_BY(mu_); counters only
 };
 

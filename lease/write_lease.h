@@ -3,6 +3,8 @@
 #include <functional>
 #include <string>
 
+#include "kubeclient/clock.h"
+
 namespace routestatus::lease {
 
 // What running one piece of work did to the lease (DESIGN.md section 3).
@@ -17,11 +19,20 @@ enum class WorkResult {
 struct WorkOutcome {
   WorkResult result = WorkResult::kNone;
   bool retry = false;  // run this key's (latest) work again after the retry interval
+  // With `retry`: run it again after this long instead (e.g. a per-key
+  // backoff after a permanent error); zero = the lease's retry interval.
+  kubeclient::Duration retry_after = kubeclient::Duration::zero();
 };
 
 using Work = std::function<WorkOutcome()>;
 
 enum class LeaseState { kElection, kLeader, kFollower };
+
+// Who wrote the entry an Extend(key) reports.
+enum class EntryWriter {
+  kUs,    // this replica: the watch brought back our own write
+  kPeer,  // another replica of our router name
+};
 const char* LeaseStateName(LeaseState state);
 
 // A work-renewed write lease: writing status *is* leadership. One per
@@ -34,8 +45,12 @@ class WriteLease {
   // Follower: due at max(expires - now, 2 * base backoff).
   virtual void Try(const std::string& key, Work work) = 0;
   // Our router name's entry for `key` is already correct and newest: drop
-  // queued work for `key`; a Follower backs off further.
-  virtual void Extend(const std::string& key) = 0;
+  // queued work for `key`; a Follower backs off further. `writer` says who
+  // wrote that entry, as the caller knows it (the status syncer records its
+  // own writes): kPeer means another replica of our router name is writing,
+  // which a Leader (leader_follows_foreign_extend) or an Election
+  // (election_follows_extend) turns into following.
+  virtual void Extend(const std::string& key, EntryWriter writer) = 0;
   // Forget `key` (the object was deleted).
   virtual void Remove(const std::string& key) = 0;
   virtual LeaseState State() const = 0;

@@ -8,11 +8,11 @@
 #include <sstream>
 #include <variant>
 
+#include <unistd.h>  // environ
+
 #include <yaml-cpp/yaml.h>
 
 #include "cmd/route-status-controller/config_validate.h"
-
-extern char** environ;
 
 namespace routestatus::cmd {
 namespace {

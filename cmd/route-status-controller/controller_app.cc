@@ -81,16 +81,13 @@ ControllerApp::ControllerApp(const Options& options, const ComponentOptions& com
       unleased_(lease_ && !options.write_lease ? std::make_unique<UnleasedWriteLease>(*lease_)
                                                : nullptr),
       tracker_(clock_, components.tracker),
-      gate_(tracker_, options.router_name),
+      gate_(tracker_),
       shard_(components.shard, &namespaces_),
       syncer_(components.admission, shard_, routes_, *client_, StatusLease(), Gate(), clock_,
               stats_),
-      controller_(syncer_, routes_, &namespaces_, shard_, queue_, Gate()) {
-  gate_.SetSyncer(&syncer_);
+      controller_(syncer_, routes_, &namespaces_, shard_, queue_, Gate(), clock_) {
   routes_.AddIndex(controller::kRoutesByHostIndex,
                    controller::RoutesByHostIndexFunc(components.admission));
-  // Order matters: the gate must see each update before the controller.
-  if (options.write_lease) routes_.AddEventHandler(&gate_);
   routes_.AddEventHandler(&controller_.route_handler());
   namespaces_.AddEventHandler(&controller_.namespace_handler());
   if (options.resync_interval.count() > 0) {
@@ -201,7 +198,7 @@ void ControllerApp::FlushLoop() {
     kubeclient::SteadyTime due = tracker_.NextFlush();
     if (clock_.Now() >= due) {
       lock.unlock();
-      tracker_.Flush();  // logs the warning (once per window) itself
+      tracker_.Flush();  // ends the warning window (warnings are logged when they happen)
       lock.lock();
       continue;
     }
@@ -212,9 +209,13 @@ void ControllerApp::FlushLoop() {
 Readiness ControllerApp::Ready() const {
   bool r = routes_.HasSynced(), n = namespaces_.HasSynced();
   if (r && n) return {true, ""};
-  std::string reason = "waiting for the caches to sync:";
-  if (!r) reason += " routes";
-  if (!n) reason += " namespaces";
+  std::string reason = "waiting for the caches to sync (reconcile workers start then):";
+  auto add = [&reason](const char* name, const kubeclient::cache::InformerStats& s) {
+    reason += std::string(" ") + name;
+    if (!s.last_list_error.empty()) reason += " (last list failed: " + s.last_list_error + ")";
+  };
+  if (!r) add("routes", routes_.Stats());
+  if (!n) add("namespaces", namespaces_.Stats());
   return {false, reason};
 }
 
@@ -234,6 +235,7 @@ bool ControllerApp::Stop(std::chrono::milliseconds timeout) {
   // in the first half of the time, then the client cancels whatever is
   // still in flight (a slow list, a watch being opened, a rate-limit or
   // Retry-After wait, a write) so that every thread ends in time.
+  controller_.Stop();  // workers still waiting for the caches
   routes_.Stop();
   namespaces_.Stop();
   if (resync_) resync_->Stop();

@@ -62,6 +62,7 @@ void CollectStatus(const controller::StatusStats& s, const ObserveOnlyLease* obs
   f.Add(s.writes_success.load(), {{"result", "success"}});
   f.Add(s.writes_conflict.load(), {{"result", "conflict"}});
   f.Add(s.writes_not_found.load(), {{"result", "not_found"}});
+  f.Add(s.writes_cancelled.load(), {{"result", "cancelled"}});
   f.Add(s.writes_error.load(), {{"result", "error"}});
 
   f.Begin("routestatus_status_writes_skipped_total",
@@ -74,7 +75,19 @@ void CollectStatus(const controller::StatusStats& s, const ObserveOnlyLease* obs
   f.Add(s.skipped_out_of_shard.load(), {{"reason", "out_of_shard"}});
   f.Add(s.skipped_gone.load(), {{"reason", "gone"}});
   f.Add(s.skipped_done.load(), {{"reason", "already_done"}});
+  f.Add(s.skipped_backoff.load(), {{"reason", "backoff"}});
   f.Add(observe_only ? observe_only->suppressed() : 0, {{"reason", "observe_only"}});
+
+  f.Begin("routestatus_status_write_errors_total",
+          "Status PUTs the API server rejected permanently (403, 422, ...), by reason; the route "
+          "backs off, the lease is kept.",
+          MetricType::Counter);
+  for (const auto& [reason, count] : s.WriteErrorsByReason()) {
+    f.Add(static_cast<double>(count), {{"reason", reason}});
+  }
+  f.Gauge("routestatus_status_write_backoff_routes",
+          "Routes whose status write was rejected permanently and backs off until it succeeds.",
+          static_cast<double>(s.backoff_routes.load()));
 
   f.Counter("routestatus_status_work_queued_total",
             "Status changes handed to the write lease (one work item per route).",
@@ -177,12 +190,20 @@ void CollectTracker(const conflict::ContentionTracker& tracker, Families& f) {
           "The contention count compared with --contention-limit.", s.contentions);
   f.Gauge("routestatus_contended_routes", "Routes whose entry is currently contended.",
           static_cast<double>(s.contended_routes));
+  f.Gauge("routestatus_contention_suspect_routes",
+          "Routes another writer of our router name changed to an entry that differs from ours "
+          "only in what other objects decide (host claims, namespace labels; maybe a slightly "
+          "older view): not changed by us for 15 s, then reconciled; not counted as "
+          "contention.",
+          static_cast<double>(s.suspect_routes));
   f.Gauge("routestatus_contention_cutoff_active",
           "1 while more than --contention-limit contentions stop all changes of existing "
           "entries.",
           s.cutoff_active ? 1 : 0);
   f.Counter("routestatus_contention_warnings_total",
-            "Contention warnings logged (at most one per window).", s.warnings);
+            "Contention warnings logged, at once: the first contention of a window and the one "
+            "that engages the cut-off (at most one of each per window).",
+            s.warnings);
 }
 
 void CollectQueue(const kubeclient::cache::RateLimitingWorkQueue& queue, Families& f) {
@@ -234,12 +255,18 @@ void CollectInformers(
   per_resource("routestatus_informer_watch_failures_total", "Watch sessions ending in an error.",
                MetricType::Counter, [](const S& s) { return s.watch_failures; });
   per_resource("routestatus_informer_stale_events_total",
-               "Watch events older than the cached object, ignored.", MetricType::Counter,
+               "Watch events repeating a version already applied (opaque versions are matched, "
+               "never compared), ignored.",
+               MetricType::Counter,
                [](const S& s) { return s.stale_events_ignored; });
   per_resource("routestatus_informer_decode_errors_total", "Objects that failed to decode.",
                MetricType::Counter, [](const S& s) { return s.decode_errors; });
   per_resource("routestatus_informer_objects", "Objects in the cache.", MetricType::Gauge,
                [](const S& s) { return s.objects; });
+  per_resource("routestatus_informer_synced",
+               "1 once the cache holds its first full list (reconcile workers start when every "
+               "cache the shard needs has synced), else 0.",
+               MetricType::Gauge, [](const S& s) { return s.synced ? 1 : 0; });
   per_resource("routestatus_informer_last_sync_timestamp_seconds",
                "Wall time of the last successful full list, in seconds since the epoch (0 = "
                "never).",

@@ -14,7 +14,7 @@ namespace routestatus::cmd {
 class ObserveOnlyLease final : public lease::WriteLease {
  public:
   void Try(const std::string&, lease::Work) override { ++suppressed_; }
-  void Extend(const std::string&) override {}
+  void Extend(const std::string&, lease::EntryWriter) override {}
   void Remove(const std::string&) override {}
   lease::LeaseState State() const override { return lease::LeaseState::kElection; }
 

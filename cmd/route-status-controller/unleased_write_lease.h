@@ -44,11 +44,13 @@ class UnleasedWriteLease final : public lease::WriteLease {
       lease::WorkOutcome outcome = work();
       ++outcomes_[static_cast<int>(outcome.result)];
       // Why: kNone keeps the inner lease in Election, where work runs at once.
-      return lease::WorkOutcome{lease::WorkResult::kNone, outcome.retry};
+      return lease::WorkOutcome{lease::WorkResult::kNone, outcome.retry, outcome.retry_after};
     });
   }
   // The entry is already correct: queued work for `key` is dropped.
-  void Extend(const std::string& key) override { queue_.Extend(key); }
+  void Extend(const std::string& key, lease::EntryWriter writer) override {
+    queue_.Extend(key, writer);
+  }
   void Remove(const std::string& key) override { queue_.Remove(key); }
   // Always kElection (never leads, never follows); the metrics report it as
   // the distinct state "disabled".

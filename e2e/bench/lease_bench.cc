@@ -24,10 +24,6 @@ using SteadyClock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-double Since(SteadyClock::time_point t) {
-  return std::chrono::duration<double>(SteadyClock::now() - t).count();
-}
-
 // One lease configuration of the comparison.
 struct LeaseConfig {
   std::string name;                // as in --lease-configs

@@ -22,10 +22,6 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-double Since(SteadyClock::time_point t) {
-  return std::chrono::duration<double>(SteadyClock::now() - t).count();
-}
-
 // Seeds `count` routes without status (through the store) in 10 namespaces.
 void SeedPlainRoutes(BenchCluster& cluster, int count) {
   std::vector<std::string> namespaces;
@@ -188,7 +184,7 @@ void RunIdle(const BenchOptions& options) {
                 Fmt("%.0f", status + other), Fmt("%.2f", cpu / 3)});
   std::string md = table.Render();
   std::cout << md << "\n";
-  std::cout << "Counted by the API server: CREATE/UPDATE/PATCH/DELETE of any resource after "
+  std::cout << "Counted by the API server: POST/PUT/PATCH/DELETE/APPLY of any resource after "
                "convergence (a client-go leader election would renew a Lease about 30 times "
                "a minute).\n";
   WriteTextFile(options.results_dir + "/idle.md", md);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdarg>
 #include <string>
 #include <vector>
@@ -26,6 +27,11 @@ double Percentile(std::vector<double> v, double p);
 // from /proc/loadavg), or "?" when unreadable: every figure is printed
 // with the load it was measured under (the machine is shared).
 std::string LoadAverage();
+
+// Seconds of the steady clock since `t`.
+inline double Since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
 
 // printf into a std::string.
 std::string Fmt(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -54,9 +54,9 @@ std::string Label(const PromSample& s, const char* key) {
   return it == s.labels.end() ? std::string() : it->second;
 }
 
+// kube-apiserver labels writes by HTTP method (APPLY for server-side apply).
 bool IsWriteVerb(const std::string& v) {
-  return v == "PUT" || v == "UPDATE" || v == "PATCH" || v == "POST" || v == "CREATE" ||
-         v == "DELETE" || v == "APPLY" || v == "DELETECOLLECTION";
+  return v == "POST" || v == "PUT" || v == "PATCH" || v == "DELETE" || v == "APPLY";
 }
 
 }  // namespace
@@ -68,7 +68,7 @@ ServerWrites ServerWritesFromSamples(const std::vector<PromSample>& samples) {
     const std::string verb = Label(s, "verb");
     if (!IsWriteVerb(verb)) continue;
     if (Label(s, "resource") == "routes" && Label(s, "subresource") == "status" &&
-        (verb == "PUT" || verb == "UPDATE" || verb == "PATCH")) {
+        (verb == "PUT" || verb == "PATCH")) {
       const std::string code = Label(s, "code");
       if (!code.empty() && code[0] == '2') {
         w.status_ok += s.value;

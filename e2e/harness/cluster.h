@@ -54,10 +54,10 @@ struct WriteCounts {
 
 // Writes counted by the API server's apiserver_request_total. Value type.
 struct ServerWrites {
-  double status_ok = 0;        // PUT/UPDATE/PATCH routes/status 2xx
+  double status_ok = 0;        // PUT/PATCH routes/status 2xx
   double status_conflict = 0;  // ... 409
   double status_other = 0;     // ... other codes
-  double other_writes = 0;     // every other write verb (CREATE/UPDATE/PATCH/DELETE of anything)
+  double other_writes = 0;     // every other write verb (POST/PUT/PATCH/DELETE/APPLY of anything)
   double status_attempts() const { return status_ok + status_conflict + status_other; }
 };
 ServerWrites ServerWritesFromSamples(const std::vector<PromSample>& samples);

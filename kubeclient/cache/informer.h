@@ -15,7 +15,9 @@ namespace routestatus::kubeclient::cache {
 // A list+watch cache of T (kubeclient::Route or kubeclient::Namespace; the
 // only instantiations, compiled once in informer.cc). Lists in pages, then
 // watches from the list's resourceVersion with bookmarks; resumes a dropped
-// watch from the newest version seen without relisting; on 410 Gone relists
+// watch from the last version received without relisting (versions are
+// opaque: never compared, only matched; a watch delivers in the server's
+// order, so what arrives later is newer); on 410 Gone relists
 // and replaces the cache, reporting deletes/updates/adds. Objects that fail
 // to decode are logged, counted and skipped.
 //

@@ -1,7 +1,6 @@
 #include "kubeclient/cache/reflector.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include <glog/logging.h>
 #include <nlohmann/json.hpp>
@@ -9,17 +8,6 @@
 namespace routestatus::kubeclient::cache {
 
 namespace {
-
-bool ParseRv(const std::string& s, uint64_t* out) {
-  if (s.empty()) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
-// Caps on the tombstones kept between relists (deleted keys -> their delete
-// resourceVersion), so a long watch with many deletes cannot grow memory
-// without bound. Past it we keep only the newest-version rule per key.
-constexpr size_t kMaxTombstones = 200000;
 
 // Failures that mean the server is not there (down, restarting, cut off):
 // retried on the reconnect schedule.
@@ -30,12 +18,6 @@ bool ServerGone(const Status& s) {
 }
 
 }  // namespace
-
-bool ResourceVersionNewer(const std::string& a, const std::string& b) {
-  uint64_t x, y;
-  if (ParseRv(a, &x) && ParseRv(b, &y)) return x > y;
-  return a != b || a.empty();
-}
 
 Reflector::Reflector(KubeClient& client, const ResourceRef& resource, const Clock& clock,
                      DecodeFunc decode, InformerOptions options, TextDecodeFunc decode_text)
@@ -200,6 +182,7 @@ Status Reflector::ListAndReplace() {
     if (!s.ok()) {
       std::lock_guard<std::mutex> l(mu_);
       ++stats_.list_failures;
+      stats_.last_list_error = s.ToString();
       return s;
     }
     if (next.empty()) break;
@@ -211,9 +194,11 @@ Status Reflector::ListAndReplace() {
   tombstones_.clear();
   {
     std::lock_guard<std::mutex> l(mu_);
+    stats_.tombstones = 0;
     ++stats_.lists;
     if (!first) ++stats_.relists;
     stats_.last_sync = clock_.WallNow();
+    stats_.last_list_error.clear();
     stats_.resource_version = last_rv_;
   }
   VLOG(2) << options_.name << ": listed at " << list_rv << ": " << result.added.size()
@@ -225,8 +210,11 @@ Status Reflector::ListAndReplace() {
   for (RawEventHandler* h : handlers_) {
     for (const auto& [o, n] : result.updated) h->OnUpdate(o, n);
   }
+  // Why only the first list is "initial": objects a relist adds are new to
+  // the handlers (e.g. the controller's claim fan-out must see them), as in
+  // client-go, where isInInitialList holds for the first list only.
   for (RawEventHandler* h : handlers_) {
-    for (const auto& a : result.added) h->OnAdd(a, /*initial_list=*/true);
+    for (const auto& a : result.added) h->OnAdd(a, /*initial_list=*/first);
   }
   if (first) {
     std::lock_guard<std::mutex> l(mu_);
@@ -311,10 +299,22 @@ Status Reflector::WatchOnce() {
 }
 
 void Reflector::SetResourceVersion(const std::string& rv) {
-  if (rv.empty() || !ResourceVersionNewer(rv, last_rv_)) return;
+  // Why no comparison: versions are opaque; a watch delivers in the
+  // server's order, so the last one received is the newest.
+  if (rv.empty()) return;
   last_rv_ = rv;
   std::lock_guard<std::mutex> l(mu_);
   stats_.resource_version = rv;
+}
+
+void Reflector::AddTombstone(const std::string& key, const std::string& version) {
+  if (options_.max_tombstones == 0) return;
+  if (tombstones_.size() >= options_.max_tombstones && tombstones_.count(key) == 0) {
+    tombstones_.clear();
+  }
+  tombstones_[key] = version;
+  std::lock_guard<std::mutex> l(mu_);
+  stats_.tombstones = tombstones_.size();
 }
 
 void Reflector::NoteDecodeError(const Status& s) {
@@ -393,7 +393,7 @@ Status Reflector::HandleEvent(const WatchEvent& event) {
     if (event.type == WatchEventType::kDeleted && !key.empty()) {
       if (auto removed = store_.Remove(key)) {
         count(&InformerStats::events_deleted);
-        tombstones_[key] = rv;
+        AddTombstone(key, removed->resource_version);
         for (RawEventHandler* h : handlers_) h->OnDelete(*removed);
       }
     }
@@ -404,15 +404,12 @@ Status Reflector::HandleEvent(const WatchEvent& event) {
   if (event.type == WatchEventType::kDeleted) {
     count(&InformerStats::events_deleted);
     SetResourceVersion(rv);
+    // Why no version check: the delete arrived after everything the cache
+    // holds for this key (one watch, in the server's order).
     if (!cached) return Status::Ok();
-    if (!rv.empty() && ResourceVersionNewer(cached->resource_version, rv)) {
-      count(&InformerStats::stale_events_ignored);
-      return Status::Ok();
-    }
     auto removed = store_.Remove(obj.key);
-    if (tombstones_.size() >= kMaxTombstones) tombstones_.clear();
-    tombstones_[obj.key] = rv;
     if (removed) {
+      AddTombstone(obj.key, removed->resource_version);
       for (RawEventHandler* h : handlers_) h->OnDelete(*removed);
     }
     return Status::Ok();
@@ -420,19 +417,26 @@ Status Reflector::HandleEvent(const WatchEvent& event) {
   count(event.type == WatchEventType::kAdded ? &InformerStats::events_added
                                              : &InformerStats::events_modified);
   SetResourceVersion(rv);
+  // The stale-event guard without ordering versions (they are opaque): an
+  // event arriving on the watch is newer than what the cache holds, unless
+  // it repeats a version we already applied: the cached one (a duplicate)
+  // or the one we removed on a delete (a replay of a deleted object).
   bool stale = false;
   if (cached) {
-    stale = !ResourceVersionNewer(obj.resource_version, cached->resource_version);
+    stale = !obj.resource_version.empty() && obj.resource_version == cached->resource_version;
   } else {
     auto t = tombstones_.find(obj.key);
-    // Why: an event older than the delete we saw must not bring it back.
-    if (t != tombstones_.end()) stale = !ResourceVersionNewer(obj.resource_version, t->second);
+    stale = t != tombstones_.end() && !obj.resource_version.empty() &&
+            obj.resource_version == t->second;
   }
   if (stale) {
     count(&InformerStats::stale_events_ignored);
     return Status::Ok();
   }
-  tombstones_.erase(obj.key);
+  if (tombstones_.erase(obj.key) > 0) {
+    std::lock_guard<std::mutex> l(mu_);
+    stats_.tombstones = tombstones_.size();
+  }
   auto old = store_.Upsert(obj);
   for (RawEventHandler* h : handlers_) {
     if (old) {
@@ -448,6 +452,7 @@ InformerStats Reflector::Stats() const {
   std::lock_guard<std::mutex> l(mu_);
   InformerStats s = stats_;
   s.objects = store_.Size();
+  s.synced = synced_.load();
   return s;
 }
 

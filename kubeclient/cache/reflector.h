@@ -66,6 +66,10 @@ struct InformerOptions {
   // A watch that ends normally sooner than this without any event counts as
   // a failure (backoff), so a server that closes at once cannot spin us.
   Duration min_healthy_watch = std::chrono::seconds(1);
+  // Deleted keys remembered between relists (to ignore a replay of the
+  // version we removed); past this many they are all dropped, so a long
+  // watch with many deletes cannot grow memory. 0 keeps none.
+  size_t max_tombstones = 200000;
 };
 
 // Counters of an informer, for metrics. Value type.
@@ -75,6 +79,8 @@ struct InformerStats {
   uint64_t events_deleted = 0;
   uint64_t events_bookmark = 0;
   uint64_t events_error = 0;
+  // Events repeating a version already applied (the cached one, or the
+  // one a delete removed), ignored.
   uint64_t stale_events_ignored = 0;
   uint64_t decode_errors = 0;
   uint64_t lists = 0;            // successful full lists (the first included)
@@ -83,13 +89,14 @@ struct InformerStats {
   uint64_t watch_restarts = 0;   // watches opened after the first
   uint64_t watch_failures = 0;   // watch sessions ending in an error
   SystemTime last_sync{};        // wall time of the last successful list
-  std::string resource_version;  // newest resourceVersion seen
+  bool synced = false;           // the first full list is cached
+  // Why the last list failed ("" once a list succeeded), e.g. "forbidden:
+  // namespaces is forbidden: ..." for /readyz while the cache cannot sync.
+  std::string last_list_error;
+  std::string resource_version;  // the last resourceVersion received (the resume point)
   size_t objects = 0;
+  size_t tombstones = 0;         // deleted keys remembered (<= max_tombstones)
 };
-
-// True when resourceVersion `a` is newer than `b`: numerically when both
-// are decimal integers, otherwise any different text counts as newer.
-bool ResourceVersionNewer(const std::string& a, const std::string& b);
 
 // The non-template core of Informer<T>: list+watch into an IndexedStore,
 // calling handlers after each cache change. Run()/Step() run on one thread
@@ -148,6 +155,8 @@ class Reflector {
   // "namespace/name" (or "name") from raw metadata; "" when absent.
   std::string KeyFromMetadata(const nlohmann::json& object) const;
   void SetResourceVersion(const std::string& rv);
+  // Remembers that `key` was deleted while the cache held `version`.
+  void AddTombstone(const std::string& key, const std::string& version);
   // The wait before retrying what failed with `s` (see Step()).
   Duration RetryDelay(const Status& s);
   std::chrono::seconds RandomWatchTimeout();
@@ -170,7 +179,7 @@ class Reflector {
   // min_healthy_watch or lost the server: a 410 now is a relist loop.
   bool just_listed_ = false;
   std::string last_rv_;
-  std::unordered_map<std::string, std::string> tombstones_;  // deleted key -> delete rv
+  std::unordered_map<std::string, std::string> tombstones_;  // deleted key -> version it had
   SteadyTime last_decode_log_{};
   uint64_t decode_errors_unlogged_ = 0;
 

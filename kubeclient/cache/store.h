@@ -39,8 +39,8 @@ class EventHandler {
  public:
   using Ptr = std::shared_ptr<const T>;
   virtual ~EventHandler() = default;
-  // `initial_list` is true while delivering the first full list (and the
-  // objects of a relist that were not in the cache before).
+  // `initial_list` is true only while delivering the first full list; an
+  // object a later relist adds is a new object like a watch ADDED.
   virtual void OnAdd(const Ptr& obj, bool initial_list) = 0;
   // `old_obj` is the cached version that `new_obj` replaced.
   virtual void OnUpdate(const Ptr& old_obj, const Ptr& new_obj) = 0;

@@ -15,7 +15,7 @@ TEST_F(ServerTest, InjectedTooManyRequestsCarriesRetryAfter) {
   MustCreate("a", "a.example.com");
   HttpResponse add = http_->Request(
       "POST", "/admin/faults",
-      R"({"verb":"UPDATE","resource":"routes","subresource":"status","count":2,"code":429,"retryAfterSeconds":3})");
+      R"({"verb":"PUT","resource":"routes","subresource":"status","count":2,"code":429,"retryAfterSeconds":3})");
   ASSERT_EQ(add.code, 200) << add.body;
   json obj = Body(http_->Get(RoutesPath() + "/a"));
   obj["status"] = {{"ingress", json::array()}};
@@ -26,8 +26,8 @@ TEST_F(ServerTest, InjectedTooManyRequestsCarriesRetryAfter) {
   EXPECT_EQ(Body(r1)["details"]["retryAfterSeconds"], 3);
   EXPECT_EQ(Put(RoutesPath() + "/a/status", obj).code, 429);
   EXPECT_EQ(Put(RoutesPath() + "/a/status", obj).code, 200);  // count used up
-  EXPECT_EQ(server_->RequestCount("UPDATE", "routes", "status", 429), 2u);
-  EXPECT_EQ(server_->RequestCount("UPDATE", "routes", "status", 200), 1u);
+  EXPECT_EQ(server_->RequestCount("PUT", "routes", "status", 429), 2u);
+  EXPECT_EQ(server_->RequestCount("PUT", "routes", "status", 200), 1u);
 }
 
 TEST_F(ServerTest, InjectedServerErrorsAndLatency) {
@@ -61,13 +61,14 @@ TEST_F(ServerTest, MetricsUseKubeApiserverLabels) {
   HttpResponse m = http_->Get("/metrics");
   ASSERT_EQ(m.code, 200);
   EXPECT_NE(m.body.find("apiserver_request_total{code=\"201\",component=\"apiserver\",dry_run=\"\","
-                        "group=\"route.openshift.io\",resource=\"routes\",scope=\"namespace\","
-                        "subresource=\"\",verb=\"CREATE\",version=\"v1\"} 1"),
+                        "group=\"route.openshift.io\",resource=\"routes\",scope=\"resource\","
+                        "subresource=\"\",system_client=\"\",verb=\"POST\",version=\"v1\"} 1"),
             std::string::npos)
       << m.body;
-  EXPECT_NE(m.body.find("scope=\"resource\",subresource=\"\",verb=\"GET\""), std::string::npos);
+  EXPECT_NE(m.body.find("scope=\"resource\",subresource=\"\",system_client=\"\",verb=\"GET\""),
+            std::string::npos);
   EXPECT_NE(m.body.find("verb=\"LIST\""), std::string::npos);
-  EXPECT_EQ(server_->RequestCount("CREATE", "routes", "-", 201), 1u);
+  EXPECT_EQ(server_->RequestCount("POST", "routes", "-", 201), 1u);
 }
 
 TEST_F(ServerTest, DropConnectionsRestartsTheListener) {
@@ -107,11 +108,15 @@ TEST(TlsServerTest, HttpsWithBearerToken) {
     std::ofstream(ca) << server.ca_pem();
   }
   std::string url = server.base_url() + "/api/v1/namespaces/default";
+  // Like kube-apiserver, answers to curl are indented (isPrettyPrint).
   std::string unauth = RunCurl("-w '%{http_code}' --cacert " + ca + " " + url);
-  EXPECT_NE(unauth.find("\"reason\":\"Unauthorized\""), std::string::npos) << unauth;
+  EXPECT_NE(unauth.find("\"reason\": \"Unauthorized\""), std::string::npos) << unauth;
   EXPECT_NE(unauth.find("401"), std::string::npos);
   std::string ok = RunCurl("--cacert " + ca + " -H 'Authorization: Bearer s3cret' " + url);
-  EXPECT_NE(ok.find("\"name\":\"default\""), std::string::npos) << ok;
+  EXPECT_NE(ok.find("\"name\": \"default\""), std::string::npos) << ok;
+  std::string compact = RunCurl("--cacert " + ca + " -H 'Authorization: Bearer s3cret' '" + url +
+                                "?pretty=false'");
+  EXPECT_NE(compact.find("\"name\":\"default\""), std::string::npos) << compact;
   std::string wrong = RunCurl("-w '%{http_code}' --cacert " + ca + " -H 'Authorization: Bearer x' " + url);
   EXPECT_NE(wrong.find("401"), std::string::npos);
   std::string kubeconfig = ::testing::TempDir() + "/apiserver-tls.kubeconfig";

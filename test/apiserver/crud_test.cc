@@ -174,10 +174,14 @@ TEST_F(ServerTest, MergeAndJsonPatch) {
   ASSERT_EQ(status.code, 200);
   EXPECT_EQ(Body(status)["spec"]["host"], "z.example.com");
   EXPECT_EQ(Body(status)["status"]["ingress"][0]["routerName"], "r1");
+  // Like kube, a custom resource takes no strategic merge patch.
   HttpResponse smp = http_->Request("PATCH", RoutesPath() + "/a",
                                     R"({"metadata":{"labels":{"s":"1"}}})",
                                     "application/strategic-merge-patch+json");
-  EXPECT_EQ(smp.code, 200);
+  EXPECT_EQ(smp.code, 415);
+  EXPECT_EQ(Body(smp)["message"],
+            "the body of the request was in an unknown format - accepted media types include: "
+            "application/json-patch+json, application/merge-patch+json");
   std::string stale_rv = Body(merge)["metadata"]["resourceVersion"];
   HttpResponse stale = http_->Request(
       "PATCH", RoutesPath() + "/a", R"({"metadata":{"resourceVersion":")" + stale_rv + R"("}})",
@@ -187,18 +191,31 @@ TEST_F(ServerTest, MergeAndJsonPatch) {
                                     R"([{"op":"test","path":"/spec/host","value":"other"}])",
                                     "application/json-patch+json");
   EXPECT_EQ(bad.code, 422);
+  EXPECT_EQ(Body(bad)["message"], "the server rejected our request due to an error in our request");
+  EXPECT_EQ(Body(bad)["details"], json::object());
   EXPECT_EQ(http_->Request("PATCH", RoutesPath() + "/missing", "{}",
                            "application/merge-patch+json").code, 404);
 }
 
-TEST_F(ServerTest, DeleteReturnsObjectThenNotFound) {
+TEST_F(ServerTest, DeleteReturnsSuccessStatusThenNotFound) {
   json obj = MustCreate("a", "a.example.com");
   HttpResponse pre = http_->Request("DELETE", RoutesPath() + "/a",
                                     R"({"preconditions":{"resourceVersion":"1"}})");
   EXPECT_EQ(pre.code, 409);
+  EXPECT_NE(Body(pre)["message"].get<std::string>().find(
+                "StorageError: invalid object, Code: 4, Key: /registry/route.openshift.io/routes/"
+                "team-a/a, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: "
+                "ResourceVersion in precondition: 1"),
+            std::string::npos)
+      << pre.body;
+  HttpResponse uid = http_->Request("DELETE", RoutesPath() + "/a",
+                                    R"({"preconditions":{"uid":"other"}})");
+  EXPECT_EQ(uid.code, 409);
+  EXPECT_EQ(Body(uid)["details"]["kind"], "Route") << uid.body;
   HttpResponse r = http_->Request("DELETE", RoutesPath() + "/a");
   ASSERT_EQ(r.code, 200);
-  EXPECT_EQ(Body(r)["metadata"]["name"], "a");
+  // kube answers a finished delete of a custom resource with a Status.
+  EXPECT_EQ(Body(r), DeletedRouteStatus("a", obj["metadata"]["uid"]));
   EXPECT_EQ(http_->Request("DELETE", RoutesPath() + "/a").code, 404);
   EXPECT_EQ(http_->Get(RoutesPath() + "/a").code, 404);
 }

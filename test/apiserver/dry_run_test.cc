@@ -164,18 +164,20 @@ TEST_F(DryRunTest, UpdateErrorsAreTheRealOnes) {
   EXPECT_EQ(Observe(), before);
 }
 
-TEST_F(DryRunTest, DeleteAnswersTheObjectAndKeepsIt) {
+TEST_F(DryRunTest, DeleteAnswersSuccessAndKeepsIt) {
   json stored = MustCreate("a", "a.example.com");
   Observed before = Observe();
   HttpResponse query = http_->Request("DELETE", RouteUrl("a") + "?dryRun=All");
   ASSERT_EQ(query.code, 200) << query.body;
-  EXPECT_EQ(Body(query), stored);
+  // Like kube, a custom resource's (dry-run) delete answers a Success Status.
+  const json success = DeletedRouteStatus("a", stored["metadata"]["uid"]);
+  EXPECT_EQ(Body(query), success);
   // kubectl sends dryRun in the DeleteOptions body.
   HttpResponse body = http_->Request(
       "DELETE", RouteUrl("a"),
       R"({"kind":"DeleteOptions","apiVersion":"v1","dryRun":["All"],"propagationPolicy":"Background"})");
   ASSERT_EQ(body.code, 200) << body.body;
-  EXPECT_EQ(Body(body), stored);
+  EXPECT_EQ(Body(body), success);
   EXPECT_EQ(Body(http_->Get(RouteUrl("a"))), stored);
   EXPECT_EQ(Observe(), before);
 
@@ -323,17 +325,17 @@ TEST_F(DryRunTest, MetricsCarryTheDryRunLabel) {
   std::string m = http_->Get("/metrics").body;
   for (const char* series :
        {"apiserver_request_total{code=\"201\",component=\"apiserver\",dry_run=\"All\","
-        "group=\"route.openshift.io\",resource=\"routes\",scope=\"namespace\",subresource=\"\","
-        "verb=\"CREATE\",version=\"v1\"} 1",
+        "group=\"route.openshift.io\",resource=\"routes\",scope=\"resource\",subresource=\"\","
+        "system_client=\"\",verb=\"POST\",version=\"v1\"} 1",
         "apiserver_request_total{code=\"422\",component=\"apiserver\",dry_run=\"invalid\","
-        "group=\"route.openshift.io\",resource=\"routes\",scope=\"namespace\",subresource=\"\","
-        "verb=\"CREATE\",version=\"v1\"} 1",
+        "group=\"route.openshift.io\",resource=\"routes\",scope=\"resource\",subresource=\"\","
+        "system_client=\"\",verb=\"POST\",version=\"v1\"} 1",
         "apiserver_request_total{code=\"201\",component=\"apiserver\",dry_run=\"\","
-        "group=\"route.openshift.io\",resource=\"routes\",scope=\"namespace\",subresource=\"\","
-        "verb=\"CREATE\",version=\"v1\"} 1"}) {
+        "group=\"route.openshift.io\",resource=\"routes\",scope=\"resource\",subresource=\"\","
+        "system_client=\"\",verb=\"POST\",version=\"v1\"} 1"}) {
     EXPECT_NE(m.find(series), std::string::npos) << series << "\n" << m;
   }
-  EXPECT_EQ(server_->RequestCount("CREATE", "routes", "-", 201), 2u);
+  EXPECT_EQ(server_->RequestCount("POST", "routes", "-", 201), 2u);
 }
 
 TEST_F(DryRunTest, TableAnswerOfADryRunCreateHasNoResourceVersion) {

@@ -167,11 +167,10 @@ LineStream::LineStream(int port, const std::string& path, const std::string& tok
   SendAll(fd_, req);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (code_ == 0 && Fill(deadline)) {
-    std::map<std::string, std::string> response_headers;
-    size_t head = ParseHead(raw_, &code_, &response_headers);
+    size_t head = ParseHead(raw_, &code_, &headers_);
     if (head > 0) {
       raw_.erase(0, head);
-      if (response_headers["transfer-encoding"] != "chunked") {
+      if (headers_["transfer-encoding"] != "chunked") {
         decoded_ = raw_;
         raw_.clear();
       }

@@ -50,6 +50,8 @@ class LineStream {
   LineStream& operator=(const LineStream&) = delete;
 
   int code() const { return code_; }
+  // The response headers (lower-case names).
+  const std::map<std::string, std::string>& headers() const { return headers_; }
   // The next line (without '\n'); nullopt at end of stream or after
   // `timeout` without a full line.
   std::optional<std::string> NextLine(std::chrono::milliseconds timeout);
@@ -62,6 +64,7 @@ class LineStream {
 
   int fd_ = -1;
   int code_ = 0;
+  std::map<std::string, std::string> headers_;
   std::string raw_;      // undecoded bytes
   std::string decoded_;  // body bytes
   bool ended_ = false;

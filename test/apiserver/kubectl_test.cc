@@ -118,7 +118,7 @@ TEST_F(KubectlTest, CreateLabelReplaceDeleteNamespaceOverProtobuf) {
   // The request really was protobuf (else this test proves nothing).
   EXPECT_NE(out.find("Content-Type: application/vnd.kubernetes.protobuf"), std::string::npos)
       << out;
-  EXPECT_EQ(server_->RequestCount("CREATE", "namespaces", "-", 201), 1u);
+  EXPECT_EQ(server_->RequestCount("POST", "namespaces", "-", 201), 1u);
 
   out = Kubectl("label ns proto-x a=b", &rc);
   ASSERT_EQ(rc, 0) << out;
@@ -161,7 +161,7 @@ TEST_F(KubectlTest, ServerSideDryRunChangesNothing) {
   out = Kubectl("get ns dry-x", &rc);
   EXPECT_NE(rc, 0);
   EXPECT_NE(out.find("NotFound"), std::string::npos) << out;
-  EXPECT_EQ(server_->RequestCount("CREATE", "namespaces", "-", 201), 1u);
+  EXPECT_EQ(server_->RequestCount("POST", "namespaces", "-", 201), 1u);
 
   std::string yaml = ::testing::TempDir() + "/kubectl-dry-route.yaml";
   auto write_route = [&](const std::string& host) {
@@ -311,8 +311,8 @@ TEST_F(KubectlTest, GetShowsServerSideColumnsAndDeleteAllRemovesANamespacesRoute
   ASSERT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("route.route.openshift.io \"web\" deleted"), std::string::npos) << out;
   EXPECT_NE(out.find("route.route.openshift.io \"api\" deleted"), std::string::npos) << out;
-  EXPECT_EQ(server_->RequestCount("DELETE", "routes", "-", 200), 2u);
-  EXPECT_EQ(server_->RequestCount("DELETECOLLECTION", "routes"), 0u);
+  EXPECT_EQ(server_->RequestCount("DELETE", "routes", "-", 200, "resource"), 2u);
+  EXPECT_EQ(server_->RequestCount("DELETE", "routes", "-", -1, "namespace"), 0u);
   out = Kubectl("get routes -n team-a", &rc);
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("No resources found in team-a namespace."), std::string::npos) << out;

@@ -17,7 +17,7 @@ json Route(const std::string& name, const std::string& host) {
   return {{"apiVersion", "route.openshift.io/v1"},
           {"kind", "Route"},
           {"metadata", {{"name", name}}},
-          {"spec", {{"host", host}}}};
+          {"spec", {{"host", host}, {"to", {{"kind", "Service"}, {"name", "svc"}}}}}};
 }
 
 class ObjectStoreTest : public ::testing::Test {
@@ -101,13 +101,34 @@ TEST_F(ObjectStoreTest, PagesComeFromOneSnapshot) {
 }
 
 TEST_F(ObjectStoreTest, ContinueTokenRoundTrips) {
+  std::string error;
   std::string token = EncodeContinueToken({42, "ns/a"});
-  auto decoded = DecodeContinueToken(token);
-  ASSERT_TRUE(decoded.has_value());
-  EXPECT_EQ(decoded->rv, 42u);
+  auto decoded = DecodeContinueToken(token, &error);
+  ASSERT_TRUE(decoded.has_value()) << error;
+  EXPECT_EQ(decoded->rv, 42);
   EXPECT_EQ(decoded->last_key, "ns/a");
-  EXPECT_FALSE(DecodeContinueToken("!!!").has_value());
-  EXPECT_FALSE(DecodeContinueToken(Base64Encode("{}")).has_value());
+  // kube-apiserver's own token for {"v":"meta.k8s.io/v1","rv":5068,"start":"r0\u0000"}.
+  EXPECT_EQ(EncodeContinueToken({5068, "r0"}),
+            "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6NTA2OCwic3RhcnQiOiJyMFx1MDAwMCJ9");
+  decoded = DecodeContinueToken(EncodeContinueToken({-1, "r0"}), &error);
+  ASSERT_TRUE(decoded.has_value()) << error;
+  EXPECT_EQ(decoded->rv, -1);
+}
+
+TEST_F(ObjectStoreTest, BadContinueTokensAreRejectedInKubesWords) {
+  std::string error;
+  EXPECT_FALSE(DecodeContinueToken("garbage", &error).has_value());
+  EXPECT_EQ(error, "continue key is not valid: invalid character '\\u0081' looking for beginning "
+                   "of value");
+  EXPECT_FALSE(DecodeContinueToken("!!!", &error).has_value());
+  EXPECT_EQ(error, "continue key is not valid: illegal base64 data at input byte 0");
+  EXPECT_FALSE(DecodeContinueToken("e30", &error).has_value());  // {}
+  EXPECT_EQ(error, "continue key is not valid: server does not recognize this encoded version \"\"");
+  // {"v":"meta.k8s.io/v1","rv":0,"start":"a"}
+  EXPECT_FALSE(DecodeContinueToken("eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MCwic3RhcnQiOiJhIn0",
+                                   &error).has_value());
+  EXPECT_EQ(error, "continue key is not valid: incorrect encoded start resourceVersion "
+                   "(version meta.k8s.io/v1)");
 }
 
 TEST_F(ObjectStoreTest, CreateRequiresNamespaceAndName) {

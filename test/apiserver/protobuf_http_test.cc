@@ -42,7 +42,7 @@ TEST_F(ProtobufTest, CreateNamespaceThenGetItAsJson) {
   EXPECT_EQ(ns["metadata"]["annotations"]["owner"], "ops");
   EXPECT_EQ(ns["spec"]["finalizers"], json::array({"example.com/keep", "kubernetes"}));
   EXPECT_EQ(ns["status"]["phase"], "Active");
-  EXPECT_EQ(server_->RequestCount("CREATE", "namespaces", "-", 201), 1u);
+  EXPECT_EQ(server_->RequestCount("POST", "namespaces", "-", 201), 1u);
 }
 
 TEST_F(ProtobufTest, UpdateNamespaceWithProtobufHonoursResourceVersion) {
@@ -92,7 +92,7 @@ TEST_F(ProtobufTest, CustomResourcesAreJsonOnly) {
                    {"reason", "UnsupportedMediaType"},
                    {"code", 415}};
   EXPECT_EQ(Body(r), expected);
-  EXPECT_EQ(server_->RequestCount("CREATE", "routes", "-", 415), 1u);
+  EXPECT_EQ(server_->RequestCount("POST", "routes", "-", 415), 1u);
   HttpResponse put = http_->Request("PUT", RoutesPath() + "/r", body, kProtobuf, kKubectlAccept);
   EXPECT_EQ(put.code, 415) << put.body;
   // Other body types are refused too; namespaces list protobuf as accepted.

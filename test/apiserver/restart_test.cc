@@ -48,7 +48,10 @@ TEST(ObjectStoreRestartTest, OlderVersionsGetTooOldButListsAndContinuesWork) {
   ObjectStore store(clock, ObjectStore::Options{100, 100});
   ASSERT_TRUE(store.Create(NamespacesInfo(), "", {{"metadata", {{"name", "ns"}}}}).ok());
   for (const char* name : {"a", "b"}) {
-    json route = {{"metadata", {{"name", name}}}, {"spec", {{"host", std::string(name) + ".x"}}}};
+    // Why: the store checks routes against deploy/crd's schema (spec.to required).
+    json route = {{"metadata", {{"name", name}}},
+                  {"spec", {{"host", std::string(name) + ".x"},
+                            {"to", {{"kind", "Service"}, {"name", "svc"}}}}}};
     ASSERT_TRUE(store.Create(RoutesInfo(), "ns", route).ok());
   }
   auto page = store.List(RoutesInfo(), {}, 1, "");

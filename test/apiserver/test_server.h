@@ -44,6 +44,15 @@ class ServerTest : public ::testing::Test {
   HttpResponse Put(const std::string& path, const nlohmann::json& body) {
     return http_->Request("PUT", path, body.dump());
   }
+  // What kube answers a finished delete of the route `name` with.
+  static nlohmann::json DeletedRouteStatus(const std::string& name, const nlohmann::json& uid) {
+    return {{"kind", "Status"},
+            {"apiVersion", "v1"},
+            {"metadata", nlohmann::json::object()},
+            {"status", "Success"},
+            {"details",
+             {{"name", name}, {"group", "route.openshift.io"}, {"kind", "routes"}, {"uid", uid}}}};
+  }
   static nlohmann::json Body(const HttpResponse& r) {
     return nlohmann::json::parse(r.body, nullptr, false);
   }

@@ -3,7 +3,9 @@
 // ControllerApp's thread supervision (a crashing internal thread is fatal
 // and named; an idle app stops at once) and its metrics per mode.
 #include <chrono>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -46,7 +48,7 @@ std::shared_ptr<const Route> RouteWith(const std::string& uid, const RouteIngres
 
 class TrackerGateTest : public ::testing::Test {
  protected:
-  TrackerGateTest() : tracker_(clock_, Options()), gate_(tracker_, "r") {}
+  TrackerGateTest() : tracker_(clock_, Options()), gate_(tracker_) {}
   static conflict::ContentionTrackerOptions Options() {
     conflict::ContentionTrackerOptions o;
     o.router_name = "r";
@@ -55,14 +57,12 @@ class TrackerGateTest : public ::testing::Test {
     return o;
   }
   // After our write of `ours`, the watch changes route u1's entry from host
-  // `from` to host `to` as the controller reports it (update, then Changed).
+  // `from` to host `to` while we compute `ours` (as the controller reports it).
   std::shared_ptr<const Route> OurWriteThenChange(const std::string& ours, const std::string& from,
                                                   const std::string& to) {
     gate_.Clear("u1", Entry(ours));  // our write
-    auto old_obj = RouteWith("u1", Entry(from));
     auto new_obj = RouteWith("u1", Entry(to));
-    gate_.OnUpdate(old_obj, new_obj);  // registered before the controller
-    gate_.Changed("u1", *new_obj->FindIngress("r"));
+    gate_.EntryChanged(*new_obj, Entry(from), Entry(to), Entry(ours));
     return new_obj;
   }
   routestatus::testing::FakeClock clock_;
@@ -84,16 +84,27 @@ TEST_F(TrackerGateTest, ChangeBackToOurValueIsNotContention) {
   EXPECT_FALSE(gate_.IsChangeContended("u1"));
 }
 
-TEST_F(TrackerGateTest, DeleteForgetsAndUnannouncedChangesAreIgnored) {
-  auto new_obj = OurWriteThenChange("ours.example.com", "ours.example.com", "theirs.example.com");
+TEST_F(TrackerGateTest, DeleteForgetsAndCreatedEntriesAreReported) {
+  OurWriteThenChange("ours.example.com", "ours.example.com", "theirs.example.com");
   ASSERT_TRUE(gate_.IsChangeContended("u1"));
-  gate_.OnDelete(new_obj);
+  gate_.Forget("u1");
   EXPECT_FALSE(gate_.IsChangeContended("u1"));
-  // A Changed() for another uid than the announced update: ignored.
-  gate_.Clear("u2", Entry("ours.example.com"));
-  gate_.OnUpdate(RouteWith("u1", Entry("ours.example.com")), new_obj);
-  gate_.Changed("u2", Entry("theirs.example.com"));
-  EXPECT_FALSE(gate_.IsChangeContended("u2"));
+  // Another writer creates our entry of u2 with a host we do not compute.
+  auto u2 = RouteWith("u2", Entry("theirs.example.com"));
+  gate_.EntryChanged(*u2, std::nullopt, Entry("theirs.example.com"), Entry("ours.example.com"));
+  EXPECT_TRUE(gate_.IsChangeContended("u2"));
+  // Without a desired entry (outside our shard, maybe only in our view of
+  // the namespace labels), a created entry is a view difference: Suspect
+  // for a short while, never counted.
+  auto u3 = RouteWith("u3", Entry("theirs.example.com"));
+  gate_.EntryChanged(*u3, std::nullopt, Entry("theirs.example.com"), std::nullopt);
+  EXPECT_EQ(tracker_.Snapshot().contentions, 2) << "u1 (until the next flush) and u2";
+  EXPECT_EQ(tracker_.Snapshot().suspect_routes, 1u);
+  // Another writer removes our entry of u3, as we would: the suspicion ends.
+  gate_.EntryChanged(*RouteWith("u3", Entry("x")), Entry("theirs.example.com"), std::nullopt,
+                     std::nullopt);
+  EXPECT_FALSE(gate_.IsChangeContended("u3"));
+  EXPECT_EQ(tracker_.Snapshot().suspect_routes, 0u);
 }
 
 lease::WriteLeaseOptions SeededLeaseOptions() {
@@ -158,7 +169,7 @@ TEST_F(UnleasedWriteLeaseTest, ConflictRetriesAfterTheRetryIntervalUnlessAlready
   clock_.Advance(std::chrono::milliseconds(2999));
   EXPECT_EQ(queue_.RunDue(), 0);
   // The watch shows "a" already correct: its retry is dropped; "b" retries.
-  unleased_.Extend("a");
+  unleased_.Extend("a", lease::EntryWriter::kPeer);
   clock_.Advance(std::chrono::milliseconds(1));
   EXPECT_EQ(queue_.RunDue(), 1);
   EXPECT_EQ(runs_, 3);
@@ -219,6 +230,78 @@ class UnavailableClient final : public kubeclient::KubeClient {
   }
   kubeclient::Status Delete(const kubeclient::ResourceRef&, const std::string&,
                             const std::string&) override { return Down(); }
+};
+
+// Routes list fine (and their watch stays open, idle); namespaces answer
+// 403 (RBAC missing), so the namespace cache never syncs.
+class ForbiddenNamespacesClient final : public kubeclient::KubeClient {
+ public:
+  explicit ForbiddenNamespacesClient(int routes) : routes_(routes) {}
+  static kubeclient::Status Forbidden() {
+    return kubeclient::Status(kubeclient::StatusCode::kForbidden,
+                              "namespaces is forbidden: User \"system:serviceaccount:x:y\" "
+                              "cannot list resource \"namespaces\"");
+  }
+  kubeclient::StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef&, const std::string&,
+                                           const std::string&) override { return Forbidden(); }
+  kubeclient::StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef& res,
+                                                  const std::string&,
+                                                  const kubeclient::ListOptions&) override {
+    if (res.resource == "namespaces") return Forbidden();
+    kubeclient::ListPage page;
+    page.resource_version = "10";
+    for (int i = 0; i < routes_; ++i) {
+      const std::string name = "r" + std::to_string(i);
+      page.items.push_back({{"apiVersion", "route.openshift.io/v1"},
+                            {"kind", "Route"},
+                            {"metadata",
+                             {{"name", name},
+                              {"namespace", "a"},
+                              {"uid", "u" + name},
+                              {"resourceVersion", "5"},
+                              {"creationTimestamp", "2026-01-01T00:00:00Z"}}},
+                            {"spec", {{"host", name + ".example.com"}}}});
+    }
+    return page;
+  }
+  kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
+      const kubeclient::ResourceRef& res, const std::string&,
+      const kubeclient::WatchOptions&) override {
+    if (res.resource == "namespaces") return Forbidden();
+    return std::unique_ptr<kubeclient::WatchStream>(std::make_unique<IdleStream>());
+  }
+  kubeclient::StatusOr<nlohmann::json> Create(const kubeclient::ResourceRef&, const std::string&,
+                                              const nlohmann::json&) override { return Forbidden(); }
+  kubeclient::StatusOr<nlohmann::json> Update(const kubeclient::ResourceRef&,
+                                              const nlohmann::json&) override { return Forbidden(); }
+  kubeclient::StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef&,
+                                                    const nlohmann::json&) override {
+    return Forbidden();
+  }
+  kubeclient::Status Delete(const kubeclient::ResourceRef&, const std::string&,
+                            const std::string&) override { return Forbidden(); }
+
+ private:
+  // A watch with no events until cancelled.
+  class IdleStream final : public kubeclient::WatchStream {
+   public:
+    kubeclient::StatusOr<kubeclient::WatchEvent> Next() override {
+      std::unique_lock<std::mutex> l(mu_);
+      cv_.wait(l, [this] { return cancelled_; });
+      return kubeclient::Status(kubeclient::StatusCode::kCancelled, "cancelled");
+    }
+    void Cancel() override {
+      std::lock_guard<std::mutex> l(mu_);
+      cancelled_ = true;
+      cv_.notify_all();
+    }
+
+   private:
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool cancelled_ = false;
+  };
+  const int routes_;
 };
 
 ComponentOptions Components(const Options& o) { return BuildComponentOptions(o, {}).value(); }
@@ -291,6 +374,41 @@ TEST(ControllerAppTest, MetricsTellTheWriteLeaseMode) {
     EXPECT_EQ(Has(families, "routestatus_contended_routes"), write_lease);
     EXPECT_TRUE(app.Stop(std::chrono::seconds(3)));
   }
+}
+
+// Issue 13 item 3: while the namespace cache cannot sync (403), reconcile
+// workers wait (no key cycles through the queue), /readyz names the cache
+// and the server's answer, and routestatus_informer_synced says which cache.
+TEST(ControllerAppTest, UnsyncedCacheKeepsWorkersWaitingAndIsReported) {
+  Options o;
+  o.workers = 2;
+  o.namespace_labels = "team=a";  // the shard needs the namespace cache
+  prometheus::Registry registry;
+  ControllerApp app(o, Components(o), std::make_unique<ForbiddenNamespacesClient>(3), registry);
+  app.Start();
+  auto synced = [&](const std::string& resource) {
+    return Sum(app.collector()->Collect(), "routestatus_informer_synced",
+               {{"resource", resource}});
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (synced("routes") != 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(synced("routes"), 1);
+  // Why real time: the app runs on the real clock; a worker that requeued
+  // keys until the caches synced would add each of the 3 keys 5 times a
+  // second.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  auto families = app.collector()->Collect();
+  EXPECT_EQ(Sum(families, "routestatus_workqueue_adds_total"), 3) << "only the initial list's adds";
+  EXPECT_EQ(Sum(families, "routestatus_informer_synced", {{"resource", "namespaces"}}), 0);
+  EXPECT_GE(Sum(families, "routestatus_informer_list_failures_total", {{"resource", "namespaces"}}),
+            1);
+  Readiness r = app.Ready();
+  EXPECT_FALSE(r.ready);
+  EXPECT_THAT(r.reason, ::testing::HasSubstr("namespaces (last list failed: forbidden"));
+  EXPECT_THAT(r.reason, ::testing::Not(::testing::HasSubstr("routes")));
+  EXPECT_TRUE(app.Stop(std::chrono::seconds(3)));
 }
 
 TEST(ControllerAppDeathTest, CrashOfAnInternalThreadIsFatalAndNamed) {

@@ -158,7 +158,7 @@ class ControllerWiringTest : public ::testing::Test {
   double ServerStatusPuts(const std::string& code = "") {
     auto samples = e2e::ParsePromText(e2e::HttpGetLocal(server_port_, "/metrics"));
     return e2e::SumSamples(samples, "apiserver_request_total",
-                           {{"verb", "UPDATE"}, {"resource", "routes"},
+                           {{"verb", "PUT"}, {"resource", "routes"},
                             {"subresource", "status"}, {"code", code}});
   }
   std::vector<std::string> ReplicaArgs(std::vector<std::string> extra = {}) {

@@ -45,15 +45,17 @@ std::set<Permission> GrantedByClusterRole(const std::string& path) {
   return granted;
 }
 
-// apiserver_request_total's verb label -> the RBAC verb it needs.
-std::string RbacVerb(const std::string& verb) {
+// apiserver_request_total's verb and scope labels -> the RBAC verb the
+// request needs (kube labels writes by HTTP method: a DELETE of a
+// collection is a deletecollection).
+std::string RbacVerb(const std::string& verb, const std::string& scope) {
   if (verb == "GET") return "get";
   if (verb == "LIST") return "list";
   if (verb == "WATCH") return "watch";
-  if (verb == "UPDATE") return "update";
+  if (verb == "PUT") return "update";
   if (verb == "PATCH") return "patch";
-  if (verb == "CREATE") return "create";
-  if (verb == "DELETE") return "delete";
+  if (verb == "POST") return "create";
+  if (verb == "DELETE") return scope == "resource" ? "delete" : "deletecollection";
   return "unknown:" + verb;
 }
 
@@ -77,11 +79,11 @@ TEST(RbacUsageTest, ClusterRoleGrantsExactlyWhatTheControllerUses) {
        "--namespace-labels=shard=x", "--metrics-address=127.0.0.1:0", "--lease-election-delay=0"},
       dir + "/controller.log");
   auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (server.RequestCount("UPDATE", "routes", "status", 200) < 5 &&
+  while (server.RequestCount("PUT", "routes", "status", 200) < 5 &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(50ms);
   }
-  ASSERT_EQ(server.RequestCount("UPDATE", "routes", "status", 200), 5u) << controller.ReadLog();
+  ASSERT_EQ(server.RequestCount("PUT", "routes", "status", 200), 5u) << controller.ReadLog();
   EXPECT_EQ(controller.Stop(), 0);
 
   bool ok = false;
@@ -92,7 +94,8 @@ TEST(RbacUsageTest, ClusterRoleGrantsExactlyWhatTheControllerUses) {
     if (s.name != "apiserver_request_total" || s.value <= 0) continue;
     std::string resource = s.labels.at("resource");
     if (!s.labels.at("subresource").empty()) resource += "/" + s.labels.at("subresource");
-    used.emplace(s.labels.at("group"), resource, RbacVerb(s.labels.at("verb")));
+    used.emplace(s.labels.at("group"), resource,
+                 RbacVerb(s.labels.at("verb"), s.labels.at("scope")));
   }
   const std::set<Permission> granted =
       GrantedByClusterRole(std::string(ROUTESTATUS_SOURCE_DIR) + "/deploy/controller/clusterrole.yaml");

@@ -74,13 +74,34 @@ TEST(DesiredEntryTest, TransitionTime) {
     std::string want;
   } cases[] = {
       {"unchanged keeps", Admitted("a.example.com"), old_time},
-      {"host change only keeps", Admitted("b.example.com"), old_time},
+      // Why: like openshift, any change of the entry is a transition; users
+      // read the time as "when did this entry change" (and IsNewestEntry
+      // relies on every write that changes the entry stamping it).
+      {"host change only stamps", Admitted("b.example.com"), now},
       {"status change stamps", Rejected("a.example.com", "InvalidHost", "m"), now},
   };
   for (const auto& c : cases) {
     RouteIngress e = DesiredEntry(c.decision, Opts(), &observed, At(1800000000));
     EXPECT_EQ(e.conditions[0].last_transition_time, c.want) << c.name;
   }
+  AdmissionOptions other_canonical = Opts();
+  other_canonical.canonical_hostname = "router-b.apps.example.com";
+  EXPECT_EQ(DesiredEntry(Admitted("a.example.com"), other_canonical, &observed, At(1800000000))
+                .conditions[0].last_transition_time,
+            now)
+      << "a canonical hostname change is a transition";
+  AdmissionDecision wildcard = Admitted("a.example.com");
+  wildcard.wildcard_policy = "Subdomain";
+  EXPECT_EQ(DesiredEntry(wildcard, Opts(), &observed, At(1800000000))
+                .conditions[0].last_transition_time,
+            now)
+      << "a wildcard policy change is a transition";
+  RouteIngress extra = observed;
+  extra.conditions.push_back(RouteCondition{"Custom", "True", "", "", old_time});
+  EXPECT_EQ(DesiredEntry(Admitted("a.example.com"), Opts(), &extra, At(1800000000))
+                .conditions[0].last_transition_time,
+            now)
+      << "dropping another condition changes the entry";
   RouteIngress rejected =
       DesiredEntry(Rejected("a.example.com", "HostAlreadyClaimed", "m1"), Opts(), nullptr, At(5));
   EXPECT_EQ(DesiredEntry(Rejected("a.example.com", "HostAlreadyClaimed", "m1"), Opts(), &rejected,
@@ -99,6 +120,43 @@ TEST(DesiredEntryTest, TransitionTime) {
   EXPECT_EQ(DesiredEntry(Rejected("a.example.com", "HostAlreadyClaimed", "m1"), Opts(), &no_time,
                          At(99)).conditions[0].last_transition_time,
             kubeclient::FormatRfc3339(99));
+}
+
+TEST(DiffersOnlyInViewTest, OnlyHostClaimDecisionsAreViewDifferences) {
+  const RouteIngress admitted = DesiredEntry(Admitted("a.example.com"), Opts(), nullptr, At(5));
+  auto rejected = [](const std::string& reason, const std::string& message) {
+    return DesiredEntry(
+        [&] {
+          AdmissionDecision d = Rejected("a.example.com", reason, message);
+          d.wildcard_policy = "None";
+          return d;
+        }(),
+        Opts(), nullptr, At(9));
+  };
+  RouteIngress other_host = admitted;
+  other_host.host = "b.example.com";
+  RouteIngress other_canonical = admitted;
+  other_canonical.router_canonical_hostname = "router-b.apps.example.com";
+  RouteIngress extra = admitted;
+  extra.conditions.push_back(RouteCondition{"Custom", "True", "", "", ""});
+  struct Case {
+    const char* name;
+    RouteIngress theirs;
+    bool want;
+  } cases[] = {
+      {"equal (another time)", DesiredEntry(Admitted("a.example.com"), Opts(), nullptr, At(77)),
+       false},
+      {"claimed vs admitted", rejected("HostAlreadyClaimed", "route x/y ..."), true},
+      {"another host", other_host, false},
+      {"another canonical hostname", other_canonical, false},
+      {"rejected for its own host", rejected("InvalidHost", "bad"), false},
+      {"another condition", extra, false},
+  };
+  for (const auto& c : cases) EXPECT_EQ(DiffersOnlyInView(admitted, c.theirs), c.want) << c.name;
+  EXPECT_TRUE(DiffersOnlyInView(rejected("HostAlreadyClaimed", "route x/y ..."),
+                                rejected("HostAlreadyClaimed", "route x/z ...")))
+      << "another holder named";
+  EXPECT_FALSE(DiffersOnlyInView(rejected("HostAlreadyClaimed", "m"), rejected("InvalidHost", "m")));
 }
 
 RouteIngress EntryAt(const std::string& router, const std::string& time) {

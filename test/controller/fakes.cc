@@ -40,11 +40,15 @@ void PassThroughLease::Run(const std::string& key, lease::Work work) {
   results.push_back(outcome.result);
   if (outcome.result == lease::WorkResult::kExtend) state_ = lease::LeaseState::kLeader;
   if (outcome.result == lease::WorkResult::kRelease) state_ = lease::LeaseState::kFollower;
-  if (outcome.retry) pending[key] = std::move(work);
+  if (outcome.retry) {
+    retry_delays.push_back(outcome.retry_after);
+    pending[key] = std::move(work);
+  }
 }
 
-void PassThroughLease::Extend(const std::string& key) {
+void PassThroughLease::Extend(const std::string& key, lease::EntryWriter writer) {
   extended.push_back(key);
+  writers.push_back(writer);
   pending.erase(key);
 }
 

@@ -4,6 +4,7 @@
 // queue without threads, a pass-through write lease and an in-memory
 // KubeClient that records status PUTs. Not thread-safe unless stated.
 
+#include <atomic>
 #include <deque>
 #include <map>
 #include <memory>
@@ -64,7 +65,7 @@ class FakeStore final : public kubeclient::cache::ObjectStore<T> {
  private:
   std::map<std::string, Ptr> objects_;
   std::map<std::string, kubeclient::cache::IndexFunc<T>> indexes_;
-  bool synced_ = true;
+  std::atomic<bool> synced_{true};  // Why atomic: a worker thread may poll it
 };
 
 // A FIFO of unique keys; Get never blocks (false when empty).
@@ -93,7 +94,7 @@ class FakeWorkQueue final : public kubeclient::cache::WorkQueueInterface {
 class PassThroughLease final : public lease::WriteLease {
  public:
   void Try(const std::string& key, lease::Work work) override;
-  void Extend(const std::string& key) override;
+  void Extend(const std::string& key, lease::EntryWriter writer) override;
   void Remove(const std::string& key) override;
   lease::LeaseState State() const override { return state_; }
 
@@ -104,7 +105,9 @@ class PassThroughLease final : public lease::WriteLease {
 
   std::map<std::string, lease::Work> pending;
   std::vector<lease::WorkResult> results;
+  std::vector<kubeclient::Duration> retry_delays;  // WorkOutcome::retry_after of each retry
   std::vector<std::string> extended;
+  std::vector<lease::EntryWriter> writers;  // of each Extend
   std::vector<std::string> removed;
   int tries = 0;
 
@@ -116,19 +119,22 @@ class PassThroughLease final : public lease::WriteLease {
 // Records the contention calls; contended UIDs block changes.
 class FakeGate final : public ContentionGate {
  public:
-  void Changed(const std::string& uid, const kubeclient::RouteIngress&) override {
-    changed.push_back(uid);
+  void EntryChanged(const kubeclient::Route& route,
+                    const std::optional<kubeclient::RouteIngress>& old_entry,
+                    const std::optional<kubeclient::RouteIngress>& new_entry,
+                    const std::optional<kubeclient::RouteIngress>&) override {
+    (!new_entry ? removed : old_entry ? changed : appeared).push_back(route.metadata.uid);
   }
-  void Appeared(const std::string& uid, const kubeclient::RouteIngress&) override {
-    appeared.push_back(uid);
-  }
+  void Forget(const std::string& uid) override { forgotten.push_back(uid); }
   bool IsChangeContended(const std::string& uid) override { return contended.count(uid) > 0; }
   void Clear(const std::string& uid, const std::optional<kubeclient::RouteIngress>&) override {
     cleared.push_back(uid);
   }
   std::set<std::string> contended;
-  std::vector<std::string> changed;
-  std::vector<std::string> appeared;
+  std::vector<std::string> changed;   // entry changed (it existed before)
+  std::vector<std::string> appeared;  // entry created
+  std::vector<std::string> removed;   // entry removed
+  std::vector<std::string> forgotten;
   std::vector<std::string> cleared;
 };
 

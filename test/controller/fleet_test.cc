@@ -56,7 +56,7 @@ struct Replica {
         lease(clock, LeaseOptions(seed)),
         shard({}, nullptr),
         syncer(Options(), shard, informer, *client, lease, gate, clock, stats),
-        controller(syncer, informer, nullptr, shard, queue, gate) {
+        controller(syncer, informer, nullptr, shard, queue, gate, clock) {
     informer.AddIndex(kRoutesByHostIndex, RoutesByHostIndexFunc(Options()));
     informer.AddEventHandler(&controller.route_handler());
     informer.Start();
@@ -123,7 +123,7 @@ class FleetTest : public ::testing::Test {
     }
     return false;
   }
-  uint64_t Puts(int code) { return server_->RequestCount("UPDATE", "routes", "status", code); }
+  uint64_t Puts(int code) { return server_->RequestCount("PUT", "routes", "status", code); }
 
   kubeclient::RealClock clock_;
   std::unique_ptr<apiserver::Server> server_;
@@ -142,11 +142,13 @@ TEST_F(FleetTest, ThreeReplicasConvergeWithAboutOneWritePerRoute) {
   const int kRoutes = 60;
   for (int i = 0; i < kRoutes - 1; ++i) {
     json r = {{"metadata", {{"namespace", "a"}, {"name", "r" + std::to_string(i)}}},
-              {"spec", {{"host", "h" + std::to_string(i) + ".example.com"}}}};
+              {"spec", {{"host", "h" + std::to_string(i) + ".example.com"},
+                        {"to", {{"kind", "Service"}, {"name", "svc"}}}}}};
     ASSERT_TRUE(server_->CreateRoute(r).ok());
   }
   json dup = {{"metadata", {{"namespace", "b"}, {"name", "dup"}}},
-              {"spec", {{"host", "h0.example.com"}}}};
+              {"spec",
+               {{"host", "h0.example.com"}, {"to", {{"kind", "Service"}, {"name", "svc"}}}}}};
   ASSERT_TRUE(server_->CreateRoute(dup).ok());
   for (uint64_t seed = 1; seed <= 3; ++seed) {
     replicas_.push_back(std::make_unique<Replica>(server_->base_url(), seed));

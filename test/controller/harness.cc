@@ -15,7 +15,7 @@ AdmissionOptions Harness::DefaultOptions() {
 Harness::Harness(ShardOptions shard_options, AdmissionOptions admission)
     : shard(std::move(shard_options), &namespaces),
       syncer(admission, shard, routes, api, lease, gate, clock, stats),
-      controller(syncer, routes, &namespaces, shard, queue, gate) {
+      controller(syncer, routes, &namespaces, shard, queue, gate, clock) {
   routes.AddIndex(kRoutesByHostIndex, RoutesByHostIndexFunc(admission));
 }
 

@@ -1,7 +1,14 @@
 #include "controller/status_syncer.h"
 
+#include <functional>
+#include <map>
+#include <thread>
+
+#include <glog/logging.h>
 #include <gtest/gtest.h>
 
+#include "kubeclient/label_selector.h"
+#include "lease/backoff_write_lease.h"
 #include "test/controller/harness.h"
 
 namespace routestatus::controller::testing {
@@ -221,6 +228,90 @@ TEST(StatusSyncerTest, FailedWriteKeepsTheLeaseAndRetries) {
   EXPECT_TRUE(h.lease.pending.empty());
 }
 
+// Collects the WARNING lines logged while it lives.
+class WarningLines : public google::LogSink {
+ public:
+  WarningLines() { google::AddLogSink(this); }
+  ~WarningLines() override { google::RemoveLogSink(this); }
+  using google::LogSink::send;
+  void send(google::LogSeverity severity, const char*, const char*, int,
+            const google::LogMessageTime&, const char* message, size_t len) override {
+    if (severity == google::GLOG_WARNING) lines_.emplace_back(message, len);
+  }
+  const std::vector<std::string>& Lines() const { return lines_; }
+  size_t Matching(const std::string& text) const {
+    size_t n = 0;
+    for (const auto& l : lines_) n += l.find(text) != std::string::npos ? 1 : 0;
+    return n;
+  }
+
+ private:
+  std::vector<std::string> lines_;
+};
+
+// Issue 13 item 4: a permanent error (403, 422, 400, ...) on one route is
+// that route's problem, not a lost election: the lease is kept (no
+// Release), so the leader stays and other routes' writes go on.
+TEST(StatusSyncerTest, PermanentErrorKeepsTheLease) {
+  Harness h;
+  h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
+  h.Create(Harness::RouteJson("ns", "api", "api.example.com"));
+  h.api.next_status_errors.push_back(
+      Status(StatusCode::kInvalid, "Route.route.openshift.io \"web\" is invalid: status"));
+  h.syncer.Sync("ns/web");
+  h.syncer.Sync("ns/api");
+  EXPECT_EQ(h.lease.results, (std::vector<WorkResult>{WorkResult::kNone, WorkResult::kExtend}));
+  EXPECT_EQ(h.lease.State(), lease::LeaseState::kLeader);
+  EXPECT_EQ(h.lease.pending.count("ns/web"), 1u) << "retried later";
+}
+
+// ...retried after the key's own backoff (3 s doubling, capped at 5 min),
+// counted by reason, logged once per key with the server's message, and
+// not re-queued by reconciles meanwhile; a success ends it.
+TEST(StatusSyncerTest, PermanentErrorBacksOffPerKeyAndLogsOnce) {
+  Harness h;
+  WarningLines warnings;
+  h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
+  for (int i = 0; i < 9; ++i) {
+    h.api.next_status_errors.push_back(
+        Status(StatusCode::kForbidden, "routes.route.openshift.io \"web\" is forbidden: no"));
+  }
+  h.syncer.Sync("ns/web");
+  EXPECT_EQ(h.syncer.Sync("ns/web"), SyncResult::kBackoff) << "the lease holds the retry";
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(h.lease.RunRetries(), 1);
+  using std::chrono::seconds;
+  EXPECT_EQ(h.lease.retry_delays,
+            (std::vector<kubeclient::Duration>{seconds(3), seconds(6), seconds(12), seconds(24),
+                                               seconds(48), seconds(96), seconds(192),
+                                               seconds(300), seconds(300)}));
+  EXPECT_EQ(h.stats.WriteErrorsByReason(), (std::map<std::string, int64_t>{{"forbidden", 9}}));
+  EXPECT_EQ(h.stats.backoff_routes.load(), 1);
+  EXPECT_EQ(warnings.Matching("ns/web"), 1u) << "logged once per key";
+  EXPECT_NE(warnings.Lines().front().find("is forbidden: no"), std::string::npos)
+      << "with the server's message";
+  // The server accepts it again: the backoff ends.
+  EXPECT_EQ(h.lease.RunRetries(), 1);
+  EXPECT_EQ(h.api.successful_puts, 1);
+  EXPECT_EQ(h.stats.backoff_routes.load(), 0);
+  EXPECT_TRUE(h.lease.pending.empty());
+}
+
+// A status PUT we cancel ourselves at shutdown is nothing an operator acts
+// on: no WARNING (before: "status write failed, will retry"), no retry, and
+// the lease is not released.
+TEST(StatusSyncerTest, CancelledWriteAtShutdownIsNotAWarning) {
+  Harness h;
+  WarningLines warnings;
+  h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
+  h.api.next_status_errors.push_back(Status(StatusCode::kCancelled, "request cancelled"));
+  h.syncer.Sync("ns/web");
+  EXPECT_TRUE(warnings.Lines().empty()) << warnings.Lines().front();
+  EXPECT_EQ(h.lease.results, (std::vector<WorkResult>{WorkResult::kNone}));
+  EXPECT_TRUE(h.lease.pending.empty()) << "not retried";
+  EXPECT_EQ(h.stats.writes_cancelled.load(), 1);
+  EXPECT_EQ(h.stats.writes_error.load(), 0);
+}
+
 TEST(StatusSyncerTest, RouteDeletedOrReplacedWhileQueuedIsNotWritten) {
   Harness h;
   h.lease.run_immediately = false;
@@ -330,6 +421,32 @@ TEST(StatusSyncerTest, NamespaceSelectorAndLabelChange) {
   EXPECT_TRUE(h.ServerEntry("team", "web").has_value());
 }
 
+// A namespace entering or leaving the shard moves the host claims of its
+// routes: the routes of other namespaces that share those hosts must be
+// re-evaluated too (found by the simulator: the next in line stayed
+// rejected, or two routes stayed admitted, until the resync).
+TEST(StatusSyncerTest, NamespaceShardChangeReevaluatesClaimPeers) {
+  ShardOptions shard;
+  shard.namespace_selector = kubeclient::LabelSelector::Parse("env in (prod)").value();
+  Harness h(shard);
+  for (const char* name : {"a", "b"}) {
+    kubeclient::Namespace ns;
+    ns.metadata.name = name;
+    ns.metadata.labels = {{"env", "prod"}};
+    h.namespaces.Set(ns);
+  }
+  h.Create(Harness::RouteJson("a", "old", "www.example.com", "2026-01-01T00:00:00Z"));
+  h.Create(Harness::RouteJson("b", "new", "www.example.com", "2026-01-02T00:00:00Z"));
+  h.Drain();
+  EXPECT_EQ(h.ServerEntry("b", "new")->conditions[0].reason, "HostAlreadyClaimed");
+  auto old_ns = h.namespaces.Get("a");
+  kubeclient::Namespace moved = *old_ns;
+  moved.metadata.labels = {{"env", "dev"}};  // namespace a leaves the shard
+  h.namespaces.Set(moved);
+  h.controller.namespace_handler().OnUpdate(old_ns, h.namespaces.Get("a"));
+  EXPECT_EQ(h.queue.Take(), (std::vector<std::string>{"a/old", "b/new"}));
+}
+
 TEST(StatusSyncerTest, ContendedChangeBlockedCreationNot) {
   Harness h;
   json r = Harness::RouteJson("ns", "web", "www.example.com");
@@ -393,13 +510,258 @@ TEST(ControllerTest, StatusOnlyUpdateDoesNotFanOut) {
   EXPECT_EQ(h.queue.Take(), std::vector<std::string>{"a/x"});
 }
 
-TEST(ControllerTest, WaitsForSync) {
+// Workers start reconciling only once the caches have synced (as with
+// client-go's WaitForCacheSync): keys queued meanwhile wait in the queue,
+// nothing re-adds them (before: every key was re-added every 200 ms, so a
+// cache that could not sync, e.g. a 403 on namespaces, spun every route).
+TEST(ControllerTest, WorkersWaitForTheCachesToSync) {
+  ShardOptions shard;
+  shard.namespace_selector = kubeclient::LabelSelector::Parse("team=a").value();
+  Harness h(shard);
+  kubeclient::Namespace ns;
+  ns.metadata.name = "a";
+  ns.metadata.labels.insert_or_assign("team", "a");
+  h.namespaces.Set(ns);
+  h.namespaces.SetSynced(false);
+  h.Create(Harness::RouteJson("a", "x", "www.example.com"), true);
+  std::thread worker([&] { h.controller.RunWorker(); });
+  for (int i = 0; i < 20; ++i) h.clock.Advance(Controller::kSyncPoll);
+  EXPECT_FALSE(h.controller.CachesSynced());
+  EXPECT_EQ(h.queue.keys.size(), 1u) << "the key waits in the queue";
+  EXPECT_TRUE(h.queue.delayed.empty()) << "nothing re-adds keys while unsynced";
+  EXPECT_EQ(h.api.puts.size(), 0u);
+  h.namespaces.SetSynced(true);
+  h.clock.Advance(Controller::kSyncPoll);
+  worker.join();  // FakeWorkQueue::Get returns false once empty
+  EXPECT_TRUE(h.queue.keys.empty());
+  EXPECT_EQ(h.api.puts.size(), 1u);
+}
+
+TEST(ControllerTest, StopEndsTheWaitForSync) {
   Harness h;
   h.routes.SetSynced(false);
-  h.Create(Harness::RouteJson("a", "x", "www.example.com"), true);
-  EXPECT_TRUE(h.controller.ProcessNextItem());
-  EXPECT_EQ(h.queue.delayed, std::vector<std::string>{"a/x"});
-  EXPECT_EQ(h.api.puts.size(), 0u);
+  std::thread worker([&] { h.controller.RunWorker(); });
+  h.controller.Stop();
+  worker.join();
+  EXPECT_FALSE(h.controller.WaitForCacheSync());
+}
+
+// Reads `key` through to `base`, but runs `hook` once inside the next Get
+// of `key`, after reading it: the interleaving of another thread that
+// deletes the route and reconciles the deletion meanwhile.
+class InterleavingStore final : public kubeclient::cache::ObjectStore<kubeclient::Route> {
+ public:
+  explicit InterleavingStore(const FakeStore<kubeclient::Route>& base) : base_(base) {}
+  Ptr Get(const std::string& key) const override {
+    Ptr got = base_.Get(key);
+    if (key == key_ && hook_) {
+      auto hook = std::move(hook_);
+      hook_ = nullptr;
+      hook();
+    }
+    return got;
+  }
+  std::vector<Ptr> List() const override { return base_.List(); }
+  std::vector<Ptr> ByIndex(const std::string& index, const std::string& value) const override {
+    return base_.ByIndex(index, value);
+  }
+  bool HasSynced() const override { return base_.HasSynced(); }
+  void OnNextGet(std::string key, std::function<void()> hook) {
+    key_ = std::move(key);
+    hook_ = std::move(hook);
+  }
+
+ private:
+  const FakeStore<kubeclient::Route>& base_;
+  std::string key_;
+  mutable std::function<void()> hook_;
+};
+
+// Forwards to `api`, running `after_put` (once) when a status PUT has been
+// applied and before its answer returns: the watch may deliver our own
+// write, and a worker reconcile it, while the write's work still runs.
+class EchoDuringPutClient final : public kubeclient::KubeClient {
+ public:
+  explicit EchoDuringPutClient(FakeKubeClient& api) : api_(api) {}
+  std::function<void()> after_put;
+
+  kubeclient::StatusOr<json> Get(const kubeclient::ResourceRef& r, const std::string& ns,
+                                 const std::string& n) override { return api_.Get(r, ns, n); }
+  kubeclient::StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef& r,
+                                                  const std::string& ns,
+                                                  const kubeclient::ListOptions& o) override {
+    return api_.List(r, ns, o);
+  }
+  kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
+      const kubeclient::ResourceRef& r, const std::string& ns,
+      const kubeclient::WatchOptions& o) override { return api_.Watch(r, ns, o); }
+  kubeclient::StatusOr<json> Create(const kubeclient::ResourceRef& r, const std::string& ns,
+                                    const json& o) override { return api_.Create(r, ns, o); }
+  kubeclient::StatusOr<json> Update(const kubeclient::ResourceRef& r, const json& o) override {
+    return api_.Update(r, o);
+  }
+  kubeclient::StatusOr<json> UpdateStatus(const kubeclient::ResourceRef& r,
+                                          const json& o) override {
+    auto result = api_.UpdateStatus(r, o);
+    if (after_put) {
+      auto hook = std::move(after_put);
+      after_put = nullptr;
+      hook();
+    }
+    return result;
+  }
+  Status Delete(const kubeclient::ResourceRef& r, const std::string& ns,
+                const std::string& n) override { return api_.Delete(r, ns, n); }
+
+ private:
+  FakeKubeClient& api_;
+};
+
+// Issue 13 item 6: whether a write was ours is the syncer's record alone.
+// The echo of our write is reconciled while the write's work still runs
+// (the watch is faster than the PUT's answer); the next write of that route
+// by another replica of our router name must still make the leader follow
+// (before: the lease's own count of unechoed writes kept an entry nothing
+// consumed, and took the peer's write for our echo). On the code before
+// the fix (575ddfe^ lease and syncer) this test fails three ways: the echo
+// is not known as ours (skipped_own_write 0), both changes are taken for a
+// peer's (skipped_follower 2), and the lease ends Leader.
+TEST(StatusSyncerTest, PeerWriteAfterAnEchoSeenDuringOurPutMakesTheLeaderFollow) {
+  Harness h;
+  routestatus::testing::FakeClock& clock = h.clock;
+  lease::WriteLeaseOptions lo;
+  lo.seed = 1;
+  lo.election_delay = kubeclient::Duration::zero();  // the first write runs at once
+  lo.election_follows_extend = true;
+  lo.leader_follows_foreign_extend = true;
+  lease::BackoffWriteLease lease(clock, lo);
+  EchoDuringPutClient client(h.api);
+  StatusStats stats;
+  StatusSyncer syncer(Harness::DefaultOptions(), h.shard, h.routes, client, lease, h.gate, clock,
+                      stats);
+  h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
+  client.after_put = [&] {
+    h.Deliver("ns", "web");  // our write's echo
+    EXPECT_EQ(syncer.Sync("ns/web", /*watched_entry_change=*/true), SyncResult::kFollower);
+  };
+  ASSERT_EQ(syncer.Sync("ns/web"), SyncResult::kQueued);
+  ASSERT_EQ(lease.RunDue(), 1);
+  ASSERT_EQ(lease.State(), lease::LeaseState::kLeader);
+  EXPECT_EQ(stats.skipped_own_write.load(), 1) << "the echo was ours";
+  // The owner moves the route to another host; a peer replica writes the
+  // new entry before we do.
+  clock.Advance(std::chrono::seconds(5));
+  json moved = h.api.Object("ns", "web");
+  moved["spec"]["host"] = "moved.example.com";
+  h.api.Put(moved);
+  h.Deliver("ns", "web");
+  auto peer_entry = syncer.Desired(*h.routes.Get("ns/web"), nullptr);
+  ASSERT_TRUE(peer_entry.has_value());
+  json written = kubeclient::WithIngressEntry(*h.routes.Get("ns/web"), "default", peer_entry).value();
+  h.api.Put(written);
+  h.Deliver("ns", "web");
+  EXPECT_EQ(syncer.Sync("ns/web", /*watched_entry_change=*/true), SyncResult::kFollower);
+  EXPECT_EQ(stats.skipped_follower.load(), 1) << "the peer's write";
+  EXPECT_EQ(lease.State(), lease::LeaseState::kFollower)
+      << "two leaders would race on every change";
+}
+
+// Issue 13 item 7: the record of our writes lives from a write until its
+// echo (before: each route we removed our entry from kept a record
+// forever). A removal's echo is an entry change too (the leader's progress
+// for a follower), so it consumes the removal's record.
+TEST(StatusSyncerTest, OwnWriteRecordsDoNotGrowWithRemovals) {
+  ShardOptions shard;
+  shard.route_selector = kubeclient::LabelSelector::Parse("shard=in").value();
+  Harness h(shard);
+  for (int i = 0; i < 3; ++i) {
+    json r = Harness::RouteJson("ns", "r" + std::to_string(i), "r" + std::to_string(i) + ".example.com");
+    r["metadata"]["labels"] = {{"shard", "in"}};
+    h.Create(r);
+  }
+  h.Drain();
+  EXPECT_EQ(h.syncer.own_write_records(), 3u) << "three writes, echoes not seen yet";
+  for (int i = 0; i < 3; ++i) h.Deliver("ns", "r" + std::to_string(i));  // their echoes
+  h.Drain();
+  EXPECT_EQ(h.syncer.own_write_records(), 0u);
+  for (int i = 0; i < 3; ++i) {  // every route leaves the shard: our entry is removed
+    json r = h.api.Object("ns", "r" + std::to_string(i));
+    r["metadata"]["labels"]["shard"] = "out";
+    h.api.Put(r);
+    h.Deliver("ns", "r" + std::to_string(i));
+  }
+  h.Drain();
+  EXPECT_EQ(h.api.successful_puts, 6);
+  for (int i = 0; i < 3; ++i) h.Deliver("ns", "r" + std::to_string(i));  // the removals' echoes
+  h.Drain();
+  EXPECT_FALSE(h.ServerEntry("ns", "r0").has_value());
+  EXPECT_EQ(h.syncer.own_write_records(), 0u);
+}
+
+// A removal's echo reaches the lease (a follower sees the leader's
+// progress in it), so the leader must know it for its own: before the
+// removal was recorded, the echo was taken for a peer's write and the
+// leader stepped down on every route that left the shard.
+TEST(StatusSyncerTest, OwnRemovalEchoKeepsTheLeaderLeading) {
+  ShardOptions shard;
+  shard.route_selector = kubeclient::LabelSelector::Parse("shard=in").value();
+  Harness h(shard);
+  lease::WriteLeaseOptions lo;
+  lo.seed = 1;
+  lo.election_delay = kubeclient::Duration::zero();
+  lo.leader_follows_foreign_extend = true;
+  lease::BackoffWriteLease lease(h.clock, lo);
+  StatusStats stats;
+  StatusSyncer syncer(Harness::DefaultOptions(), h.shard, h.routes, h.api, lease, h.gate, h.clock,
+                      stats);
+  json r = Harness::RouteJson("ns", "web", "www.example.com");
+  r["metadata"]["labels"] = {{"shard", "in"}};
+  h.Create(r);
+  ASSERT_EQ(syncer.Sync("ns/web"), SyncResult::kQueued);
+  ASSERT_EQ(lease.RunDue(), 1);
+  h.Deliver("ns", "web");  // our write's echo
+  ASSERT_EQ(syncer.Sync("ns/web", /*watched_entry_change=*/true), SyncResult::kFollower);
+  ASSERT_EQ(lease.State(), lease::LeaseState::kLeader);
+  json out = h.api.Object("ns", "web");  // the route leaves the shard
+  out["metadata"]["labels"]["shard"] = "out";
+  h.api.Put(out);
+  h.Deliver("ns", "web");
+  ASSERT_EQ(syncer.Sync("ns/web"), SyncResult::kQueued);
+  ASSERT_EQ(lease.RunDue(), 1);
+  ASSERT_FALSE(h.ServerEntry("ns", "web").has_value());
+  h.Deliver("ns", "web");  // the removal's echo
+  EXPECT_EQ(syncer.Sync("ns/web", /*watched_entry_change=*/true), SyncResult::kFollower);
+  EXPECT_EQ(stats.skipped_own_write.load(), 2) << "both echoes were ours";
+  EXPECT_EQ(lease.State(), lease::LeaseState::kLeader);
+  EXPECT_EQ(syncer.own_write_records(), 0u);
+}
+
+// Issue 13 item 9: the admission gauge is the reconcile's record of each
+// cached route. A status write that read the route just before it was
+// deleted (and the deletion reconciled) must not count it again; and
+// Desired(), called from the informer thread, changes no metric.
+TEST(StatusSyncerTest, AdmissionGaugeCountsNoDeletedRoute) {
+  Harness h;
+  h.lease.run_immediately = false;
+  InterleavingStore store(h.routes);
+  StatusStats stats;
+  StatusSyncer syncer(Harness::DefaultOptions(), h.shard, store, h.api, h.lease, h.gate, h.clock,
+                      stats);
+  h.Create(Harness::RouteJson("a", "x", "www.example.com"));
+  EXPECT_TRUE(syncer.Desired(*h.routes.Get("a/x"), nullptr).has_value());
+  EXPECT_TRUE(stats.AdmissionCounts().empty()) << "Desired() is const and counts nothing";
+  ASSERT_EQ(syncer.Sync("a/x"), SyncResult::kQueued);
+  EXPECT_EQ(stats.AdmissionCounts()["true/Admitted"], 1);
+  // The queued write reads the route; meanwhile it is deleted and the
+  // deletion reconciled.
+  store.OnNextGet("a/x", [&] {
+    h.routes.Delete("a/x");
+    EXPECT_EQ(syncer.Sync("a/x"), SyncResult::kGone);
+  });
+  lease::Work work = h.lease.pending.at("a/x");  // Sync(kGone) drops the lease's copy
+  lease::WorkOutcome outcome = work();
+  EXPECT_EQ(outcome.result, WorkResult::kExtend);  // the PUT itself succeeded
+  EXPECT_TRUE(stats.AdmissionCounts().empty()) << "a deleted route stays uncounted";
 }
 
 TEST(StatusSyncerTest, AdmissionGauge) {

@@ -12,7 +12,7 @@ using nlohmann::json;
 
 // A route with fields the model does not know, at every level, and two
 // other routers' entries around ours.
-const char kRoute[] = R"({
+const char kRouteText[] = R"({
   "apiVersion": "route.openshift.io/v1", "kind": "Route",
   "metadata": {"name": "r1", "namespace": "ns", "uid": "u-1", "resourceVersion": "17",
                "generation": 3, "labels": {"shard": "a"},
@@ -57,7 +57,7 @@ void ExpectOnlyIngressChanged(const json& before, const json& after) {
 }
 
 TEST(RouteTest, DecodesTypedFields) {
-  auto r = RouteFromText(kRoute);
+  auto r = RouteFromText(kRouteText);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->Key(), "ns/r1");
   EXPECT_EQ(r->metadata.uid, "u-1");
@@ -77,11 +77,11 @@ TEST(RouteTest, DecodesTypedFields) {
 }
 
 TEST(RouteTest, ReplacesOurEntryInPlaceKeepingEverythingElse) {
-  auto r = RouteFromText(kRoute);
+  auto r = RouteFromText(kRouteText);
   ASSERT_TRUE(r.ok());
   auto out = WithIngressEntry(*r, "default", Ours("HostAlreadyClaimed"));
   ASSERT_TRUE(out.ok());
-  json before = json::parse(kRoute);
+  json before = json::parse(kRouteText);
   ExpectOnlyIngressChanged(before, *out);
   const json& ing = (*out)["status"]["ingress"];
   ASSERT_EQ(ing.size(), 3u);
@@ -97,11 +97,11 @@ TEST(RouteTest, ReplacesOurEntryInPlaceKeepingEverythingElse) {
 }
 
 TEST(RouteTest, AppendsWhenAbsentAndRemoves) {
-  auto r = RouteFromText(kRoute);
+  auto r = RouteFromText(kRouteText);
   ASSERT_TRUE(r.ok());
   auto removed = WithIngressEntry(*r, "default", std::nullopt);
   ASSERT_TRUE(removed.ok());
-  json before = json::parse(kRoute);
+  json before = json::parse(kRouteText);
   ExpectOnlyIngressChanged(before, *removed);
   ASSERT_EQ((*removed)["status"]["ingress"].size(), 2u);
   EXPECT_EQ((*removed)["status"]["ingress"][0]["routerName"], "internal");
@@ -179,7 +179,7 @@ TEST(RouteTest, IngressIsDecodedFromTheTextOnDemand) {
 }
 
 TEST(RouteTest, SetIngressRewritesOnlyStatusIngress) {
-  Route r = RouteFromText(kRoute).value();
+  Route r = RouteFromText(kRouteText).value();
   const json before = json::parse(r.raw_json);
   r.SetIngress({Ours("HostAlreadyClaimed")});
   json after = json::parse(r.raw_json);

@@ -145,7 +145,7 @@ TEST_F(LeaseTest, FollowerExtendDropsWorkAndBacksOff) {
   BackoffWriteLease lease(clock_, Options());
   Drive(lease, kReleaseOutcome);
   lease.Try("a", Record("a", kExtendOutcome));
-  lease.Extend("a");
+  lease.Extend("a", EntryWriter::kPeer);
   auto s = lease.Snapshot();
   EXPECT_EQ(s.tick, 1);
   EXPECT_GE(s.expires, Now() + milliseconds(80));
@@ -157,7 +157,7 @@ TEST_F(LeaseTest, FollowerExtendDropsWorkAndBacksOff) {
   EXPECT_EQ(lease.RunDue(), 0);
   EXPECT_EQ(ran_, std::vector<std::string>{"drive"});
   // Six more observed leader writes: the backoff reaches the cap.
-  for (int i = 0; i < 6; ++i) lease.Extend("x");
+  for (int i = 0; i < 6; ++i) lease.Extend("x", EntryWriter::kPeer);
   EXPECT_EQ(lease.Snapshot().expires, Now() + seconds(15));
 }
 
@@ -165,7 +165,7 @@ TEST_F(LeaseTest, LeaderExtendDropsWorkOnly) {
   BackoffWriteLease lease(clock_, Options());
   Drive(lease, kExtendOutcome);
   lease.Try("a", Record("a", kExtendOutcome));
-  lease.Extend("a");
+  lease.Extend("a", EntryWriter::kUs);
   EXPECT_EQ(lease.RunDue(), 0);
   EXPECT_EQ(lease.State(), LeaseState::kLeader);
   EXPECT_EQ(lease.Snapshot().tick, 0);
@@ -174,7 +174,7 @@ TEST_F(LeaseTest, LeaderExtendDropsWorkOnly) {
 TEST_F(LeaseTest, ElectionExtendKeepsElectionByDefault) {
   BackoffWriteLease lease(clock_, Options());
   lease.Try("a", Record("a", kExtendOutcome));
-  lease.Extend("a");
+  lease.Extend("a", EntryWriter::kPeer);
   EXPECT_EQ(lease.State(), LeaseState::kElection);
   EXPECT_EQ(lease.RunDue(), 0);
 }
@@ -184,7 +184,9 @@ TEST_F(LeaseTest, ElectionExtendFollowsWhenEnabled) {
   o.election_follows_extend = true;
   BackoffWriteLease lease(clock_, o);
   lease.Try("b", Record("b", kExtendOutcome));
-  lease.Extend("a");
+  lease.Extend("a", EntryWriter::kUs);  // our own echo proves nothing about a leader
+  EXPECT_EQ(lease.State(), LeaseState::kElection);
+  lease.Extend("a", EntryWriter::kPeer);
   auto s = lease.Snapshot();
   EXPECT_EQ(s.state, LeaseState::kFollower);
   EXPECT_EQ(s.expires, Now() + milliseconds(20));
@@ -227,7 +229,7 @@ TEST_F(LeaseTest, FollowerWorkIsRedeferredWhenLeaseExtendedMeanwhile) {
   BackoffWriteLease lease(clock_, Options());
   Drive(lease, kReleaseOutcome);
   lease.Try("a", Record("a", kExtendOutcome));  // due in 40 ms
-  for (int i = 0; i < 3; ++i) lease.Extend("other");  // tick 3: >= 1.28 s
+  for (int i = 0; i < 3; ++i) lease.Extend("other", EntryWriter::kPeer);  // tick 3: >= 1.28 s
   const auto expires = lease.Snapshot().expires;
   clock_.Advance(milliseconds(40));
   EXPECT_EQ(lease.RunDue(), 0);
@@ -298,7 +300,7 @@ TEST_F(LeaseTest, ReplacingWorkWhileRunningNeverPostponesIt) {
   BackoffWriteLease lease(clock_, o);
   lease.Try("a", [&] {
     lease.Try("a", Record("a2", kNoneOutcome));  // Election: due now
-    lease.Extend("other");                        // -> Follower
+    lease.Extend("other", EntryWriter::kPeer);    // -> Follower
     lease.Try("a", Record("a3", kNoneOutcome));  // Follower: due in 40 ms
     return kNoneOutcome;
   });
@@ -315,7 +317,7 @@ TEST_F(LeaseTest, ExtendWhileRunningCancelsRetry) {
   BackoffWriteLease lease(clock_, Options());
   Drive(lease, kExtendOutcome);
   lease.Try("a", [&] {
-    lease.Extend("a");  // the watch shows the entry correct meanwhile
+    lease.Extend("a", EntryWriter::kPeer);  // the watch shows the entry correct meanwhile
     return kReleaseRetry;
   });
   EXPECT_EQ(lease.RunDue(), 1);
@@ -353,7 +355,7 @@ TEST_F(LeaseTest, TryAfterRemoveWhileRunningIsKept) {
 TEST_F(LeaseTest, BecomingLeaderRunsDeferredWorkAtOnce) {
   BackoffWriteLease lease(clock_, Options());
   Drive(lease, kReleaseOutcome);
-  for (int i = 0; i < 4; ++i) lease.Extend("x");  // tick 4: >= 5 s
+  for (int i = 0; i < 4; ++i) lease.Extend("x", EntryWriter::kPeer);  // tick 4: >= 5 s
   lease.Try("a", Record("a", kNoneOutcome));
   lease.Try("b", Record("b", WorkOutcome{WorkResult::kNone, true}));
   clock_.Advance(lease.Snapshot().expires - Now());
@@ -414,7 +416,7 @@ TEST_F(LeaseTest, ElectionDelayCountsFromTheFirstWork) {
   lease.Try("a", Record("a", kExtendOutcome));
   EXPECT_EQ(*lease.NextDue(), Now() + offset);
   EXPECT_EQ(lease.RunDue(), 0);
-  lease.Extend("a");  // the leader wrote it meanwhile
+  lease.Extend("a", EntryWriter::kPeer);  // the leader wrote it meanwhile
   clock_.Advance(offset);
   EXPECT_EQ(lease.RunDue(), 0);
   // Later work in Election is not delayed again.

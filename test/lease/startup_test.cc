@@ -48,7 +48,8 @@ Result RunStartup(uint64_t seed, int replicas, int routes, milliseconds election
   };
   std::vector<Replica> fleet(replicas);
   // (time, seq) -> (replica, route, version)
-  std::map<std::pair<SteadyTime, uint64_t>, std::tuple<int, int, int>> deliveries;
+  // (replica, route, version, writer) per watch delivery.
+  std::map<std::pair<SteadyTime, uint64_t>, std::tuple<int, int, int, int>> deliveries;
   uint64_t seq = 0;
   Result result;
 
@@ -80,7 +81,7 @@ Result RunStartup(uint64_t seed, int replicas, int routes, milliseconds election
         SteadyTime at = clock.Now() + milliseconds(1 + rng() % max_watch_ms);
         at = std::max(at, fleet[j].last_delivery);
         fleet[j].last_delivery = at;
-        deliveries[{at, seq++}] = {j, k, server[k].version};
+        deliveries[{at, seq++}] = {j, k, server[k].version, r};
       }
       return {WorkResult::kExtend, false};
     };
@@ -92,11 +93,12 @@ Result RunStartup(uint64_t seed, int replicas, int routes, milliseconds election
   for (int r = 0; r < replicas; ++r) order[r] = r;
   for (int step = 0; step < 100000; ++step) {
     while (!deliveries.empty() && deliveries.begin()->first.first <= clock.Now()) {
-      auto [r, k, version] = deliveries.begin()->second;
+      auto [r, k, version, writer] = deliveries.begin()->second;
       deliveries.erase(deliveries.begin());
       fleet[r].cached_version[k] = version;
       fleet[r].cached_ok[k] = true;
-      fleet[r].lease->Extend(std::to_string(k));  // correct and newest
+      fleet[r].lease->Extend(std::to_string(k),  // correct and newest
+                             writer == r ? EntryWriter::kUs : EntryWriter::kPeer);
     }
     std::shuffle(order.begin(), order.end(), rng);
     for (int r : order) fleet[r].lease->RunDue();

@@ -50,7 +50,7 @@ class TakeoverLeaseTest : public ::testing::Test {
   void FollowAtTheCap(BackoffWriteLease& lease) {
     lease.Try("lost", Record("lost", kReleaseOutcome));
     ASSERT_EQ(lease.RunDue(), 1);
-    for (int i = 0; i < 8; ++i) lease.Extend("leader-" + std::to_string(i));
+    for (int i = 0; i < 8; ++i) lease.Extend("leader-" + std::to_string(i), EntryWriter::kPeer);
     ASSERT_EQ(lease.State(), LeaseState::kFollower);
     ASSERT_EQ(lease.Snapshot().expires, clock_.Now() + seconds(15));
     ran_.clear();
@@ -89,6 +89,27 @@ TEST_F(TakeoverLeaseTest, DeadLeaderIsTakenOverAfterTheDeadline) {
   EXPECT_EQ(s.takeover_deadline, milliseconds(500));
 }
 
+// The echo of our own takeover write can reach the watch before the PUT's
+// answer (the status syncer then says Extend(key, kUs) while we still
+// follow). It is not the leader's progress: taken for a sample, every
+// takeover would teach D its own wait (500-750 ms here) and the next
+// failover would be slower.
+TEST_F(TakeoverLeaseTest, EchoOfOurTakeoverIsNoSample) {
+  BackoffWriteLease lease(clock_, Options());
+  FollowAtTheCap(lease);
+  lease.Try("a", [this, &lease] {
+    ran_.push_back("a");
+    lease.Extend("a", EntryWriter::kUs);  // the watch beats the answer
+    return kExtendOutcome;
+  });
+  EXPECT_EQ(RunAtNextDue(lease), 1);
+  EXPECT_EQ(ran_, std::vector<std::string>{"a"});
+  auto s = lease.Snapshot();
+  EXPECT_EQ(s.state, LeaseState::kLeader);
+  EXPECT_EQ(s.progress_samples, 0u);
+  EXPECT_EQ(s.takeover_deadline, milliseconds(500));
+}
+
 // A leader working through a burst (one write every 20 ms for 10 s) is not
 // overrun, however long the follower has held the burst's work.
 TEST_F(TakeoverLeaseTest, LeaderWorkingThroughABurstIsNotOverrun) {
@@ -97,7 +118,7 @@ TEST_F(TakeoverLeaseTest, LeaderWorkingThroughABurstIsNotOverrun) {
   for (int i = 0; i < 500; ++i) lease.Try("k" + std::to_string(i), Record("k", kExtendOutcome));
   for (int i = 0; i < 499; ++i) {
     clock_.Advance(milliseconds(20));
-    lease.Extend("k" + std::to_string(i));
+    lease.Extend("k" + std::to_string(i), EntryWriter::kPeer);
     ASSERT_EQ(lease.RunDue(), 0) << "overran the leader at write " << i;
   }
   EXPECT_TRUE(ran_.empty());
@@ -126,7 +147,7 @@ int OverrunsOfALeaderThatSlowsDown(FakeClock& clock, BackoffWriteLease& lease) {
   for (int i = 0; i < 100; ++i) {
     clock.Advance(i < 50 ? milliseconds(1) : milliseconds(100));
     overruns += lease.RunDue();
-    lease.Extend("k" + std::to_string(i));
+    lease.Extend("k" + std::to_string(i), EntryWriter::kPeer);
   }
   return overruns;
 }
@@ -154,7 +175,7 @@ TEST_F(TakeoverLeaseTest, PerChangeDeadlineIsInflatedByABacklog) {
     for (int i = 0; i < 100; ++i) lease.Try("k" + std::to_string(i), Record("k", kExtendOutcome));
     for (int i = 0; i < 100; ++i) {
       clock_.Advance(milliseconds(20));
-      lease.Extend("k" + std::to_string(i));
+      lease.Extend("k" + std::to_string(i), EntryWriter::kPeer);
     }
     const Duration d = lease.Snapshot().takeover_deadline;
     if (mode == TakeoverMode::kProgress) {
@@ -175,7 +196,7 @@ TEST_F(TakeoverLeaseTest, SlowLeaderRaisesTheDeadline) {
   const SteadyTime t0 = clock_.Now();
   lease.Try("a", [&] {
     clock_.Advance(t0 + seconds(1) - clock_.Now());
-    lease.Extend("a");  // the leader's write reaches our watch
+    lease.Extend("a", EntryWriter::kPeer);  // the leader's write reaches our watch
     clock_.Advance(milliseconds(500));
     ran_.push_back("a");
     return kReleaseRetry;  // our PUT: 409
@@ -194,7 +215,7 @@ TEST_F(TakeoverLeaseTest, SlowLeaderRaisesTheDeadline) {
   EXPECT_GE(*lease.NextDue() - queued, seconds(2));
   clock_.Advance(seconds(1));
   EXPECT_EQ(lease.RunDue(), 0);
-  lease.Extend("b");
+  lease.Extend("b", EntryWriter::kPeer);
   EXPECT_EQ(lease.RunDue(), 0);
   EXPECT_FALSE(lease.NextDue().has_value());
   EXPECT_EQ(ran_, std::vector<std::string>{"a"});
@@ -248,7 +269,7 @@ TEST_F(TakeoverLeaseTest, LostTakeoverResumesWhenTheWinnerShows) {
   lease.Try("b", Record("b", kExtendOutcome));
   EXPECT_EQ(RunAtNextDue(lease), 1);
   clock_.Advance(milliseconds(30));
-  lease.Extend("a");  // the winner's write of "a" (a sample: D grows)
+  lease.Extend("a", EntryWriter::kPeer);  // the winner's write of "a" (a sample: D grows)
   const SteadyTime seen = clock_.Now();
   const Duration d = lease.Snapshot().takeover_deadline;
   EXPECT_GT(d, milliseconds(1000));
@@ -291,7 +312,7 @@ TEST_F(TakeoverLeaseTest, OffWaitsForTheLeaseToExpire) {
   BackoffWriteLease lease(clock_, o);
   lease.Try("lost", Record("lost", kReleaseOutcome));
   ASSERT_EQ(lease.RunDue(), 1);
-  for (int i = 0; i < 8; ++i) lease.Extend("leader-" + std::to_string(i));
+  for (int i = 0; i < 8; ++i) lease.Extend("leader-" + std::to_string(i), EntryWriter::kPeer);
   const SteadyTime queued = clock_.Now();
   lease.Try("a", Record("a", kExtendOutcome));
   EXPECT_EQ(*lease.NextDue(), queued + seconds(60));

@@ -13,6 +13,11 @@ namespace routestatus::sim::internal {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
+std::string Expect::ToString() const {
+  if (!present) return "no entry";
+  return "host " + host + (admitted ? " admitted" : " rejected (held by " + holder + ")");
+}
+
 std::string Expand(std::string tmpl, const Route& r) {
   auto replace = [&](const std::string& var, const std::string& value) {
     for (size_t at = tmpl.find(var); at != std::string::npos; at = tmpl.find(var, at)) {
@@ -25,25 +30,97 @@ std::string Expand(std::string tmpl, const Route& r) {
   return tmpl;
 }
 
-Expect Expected(const Route* r, int config) {
-  Expect e;
-  if (r == nullptr) return e;
-  auto it = r->metadata.labels.find(kShardLabel);
-  if (it != r->metadata.labels.end() && it->second == kExcluded) return e;
-  e.present = true;
-  e.host = r->spec.host.empty() ? Expand(kTemplates[config], *r) : r->spec.host;
-  return e;
+std::map<std::string, Expect> ExpectAll(
+    const std::vector<std::shared_ptr<const Route>>& routes,
+    const std::map<std::string, std::map<std::string, std::string>>& namespaces, int config) {
+  std::map<std::string, Expect> out;
+  // host -> the in-shard route that holds it (oldest: creation time, then
+  // UID compared as text).
+  std::map<std::string, const Route*> holders;
+  auto older = [](const Route& a, const Route& b) {
+    if (a.metadata.creation_timestamp != b.metadata.creation_timestamp) {
+      return a.metadata.creation_timestamp < b.metadata.creation_timestamp;
+    }
+    return a.metadata.uid < b.metadata.uid;
+  };
+  for (const auto& r : routes) {
+    Expect& e = out[r->Key()];
+    auto label = r->metadata.labels.find(kShardLabel);
+    const bool route_in = label == r->metadata.labels.end() || label->second != kExcluded;
+    auto ns = namespaces.find(r->metadata.namespace_name);
+    bool ns_in = false;
+    if (ns != namespaces.end()) {
+      auto l = ns->second.find(kShardLabel);
+      ns_in = l == ns->second.end() || l->second != kExcluded;
+    }
+    if (!route_in || !ns_in) continue;
+    e.present = true;
+    e.host = r->spec.host.empty() ? Expand(kTemplates[config], *r) : r->spec.host;
+    auto [it, inserted] = holders.emplace(e.host, r.get());
+    if (!inserted && older(*r, *it->second)) it->second = r.get();
+  }
+  for (const auto& r : routes) {
+    Expect& e = out[r->Key()];
+    if (!e.present) continue;
+    const Route* holder = holders.at(e.host);
+    e.admitted = holder == r.get();
+    if (!e.admitted) e.holder = holder->Key();
+  }
+  return out;
 }
 
 bool Matches(const Route& r, const Expect& e) {
   const auto entry = r.FindIngress(kRouterName);
   if (!e.present) return !entry;
   if (!entry || entry->host != e.host || entry->conditions.size() != 1) return false;
-  return entry->conditions[0].type == "Admitted" && entry->conditions[0].status == "True";
+  const auto& c = entry->conditions[0];
+  if (c.type != "Admitted") return false;
+  if (e.admitted) return c.status == "True";
+  return c.status == "False" && c.reason == "HostAlreadyClaimed" &&
+         c.message.find("route " + e.holder + " ") != std::string::npos;
 }
 
 std::string Ms(Duration d) {
   return std::to_string(std::chrono::duration_cast<milliseconds>(d).count()) + "ms";
+}
+
+namespace {
+
+SimApiOptions ApiOptions(const SimOptions& o) {
+  SimApiOptions a;
+  a.opaque_versions = o.opaque_versions;
+  a.drop_event_probability = o.drop_event_probability;
+  return a;
+}
+
+}  // namespace
+
+Engine::Engine(const SimOptions& options)
+    : o_(options), rng_(options.seed), scheduler_(clock_), api_(scheduler_, rng_, ApiOptions(options)) {
+  result_.options = options;
+}
+
+Engine::~Engine() {
+  // Why first: replicas' fibers reference the API and the scheduler.
+  for (auto& slot : slots_) slot.live.reset();
+}
+
+void Engine::DrawDelays() {
+  max_watch_ms_ = o_.max_watch_delay_ms > 0 ? o_.max_watch_delay_ms : Uniform(2, 150);
+  put_latency_ms_ = o_.put_latency_ms > 0 ? o_.put_latency_ms : Uniform(1, 30);
+  list_page_ms_ = o_.list_page_delay_ms > 0 ? o_.list_page_delay_ms : Uniform(1, 20);
+  // Faults per minute, unless set: light in steady runs, heavy in chaos.
+  double drops = 0.2, compactions = 0.05;
+  switch (o_.scenario) {
+    case Scenario::kChaos: drops = 2; compactions = 0.5; break;
+    case Scenario::kFight: drops = 1; compactions = 0.5; break;
+    case Scenario::kClaims: drops = 0.5; compactions = 0.2; break;
+    default: break;
+  }
+  drops_per_minute_ = o_.watch_drops_per_minute >= 0 ? o_.watch_drops_per_minute : drops * Unit() * 2;
+  compactions_per_minute_ =
+      o_.compactions_per_minute >= 0 ? o_.compactions_per_minute : compactions * Unit() * 2;
+  host_reuse_ = o_.scenario == Scenario::kClaims ? 0.5 : 0.15;
 }
 
 void Engine::AddSlot(int config) {
@@ -58,6 +135,7 @@ void Engine::AddSlot(int config) {
   auto selector = kubeclient::LabelSelector::Parse(std::string(kShardLabel) + "!=" + kExcluded);
   CHECK(selector.ok()) << selector.status().ToString();
   s.shard.route_selector = *selector;
+  s.shard.namespace_selector = *selector;
   s.lease.name = "replica-" + std::to_string(s.id);
   s.lease.interval = o_.lease_interval;
   s.lease.retry = o_.lease_retry;
@@ -67,72 +145,96 @@ void Engine::AddSlot(int config) {
   s.lease.follower_min_delay = o_.follower_min_delay;
   s.lease.leader_follows_foreign_extend = o_.leader_follows_foreign_extend;
   s.lease.follower_delay_jitter = o_.follower_delay_jitter;
+  s.lease.takeover.mode = o_.takeover;
   s.tracker.router_name = kRouterName;
   s.tracker.interval = o_.contention_interval;
   s.tracker.limit = o_.contention_limit;
-  if (Chance(0.15)) slot.extra_lag = UniformMs(100, 2000);
+  for (auto* informer : {&s.route_informer, &s.namespace_informer}) {
+    informer->page_size = Uniform(3, 10);  // lists of a few pages
+    informer->watch_timeout_min = seconds(Uniform(20, 60));
+    informer->watch_timeout_max = informer->watch_timeout_min + seconds(Uniform(0, 60));
+  }
+  s.route_informer.name = s.lease.name + "/routes";
+  s.namespace_informer.name = s.lease.name + "/namespaces";
+  s.reconcile_workers = static_cast<int>(Uniform(1, 2));
+  s.lease_workers = static_cast<int>(Uniform(1, 3));
+  s.delays.watch.base = milliseconds(1);
+  s.delays.watch.jitter = milliseconds(max_watch_ms_);
+  if (Chance(0.15)) {  // a slow watch
+    s.delays.watch.slow_probability = 0.1;
+    s.delays.watch.slow = UniformMs(100, 2000);
+  }
+  for (Delay* d : {&s.delays.put_request, &s.delays.put_response}) {
+    d->jitter = milliseconds(put_latency_ms_);
+    d->slow_probability = 0.05;
+    d->slow = milliseconds(1000);
+  }
+  s.delays.list_page.base = milliseconds(1);
+  s.delays.list_page.jitter = milliseconds(list_page_ms_);
+  s.delays.list_page.slow_probability = 0.1;
+  s.delays.list_page.slow = seconds(2);
   slots_.push_back(std::move(slot));
 }
 
 void Engine::StartReplica(int i) {
   Slot& slot = slots_[i];
   ++slot.generation;
-  slot.spec.lease.seed = o_.seed * 7919 + static_cast<uint64_t>(i) * 104729 +
-                         static_cast<uint64_t>(slot.generation);
-  slot.live.reset();
-  slot.live = std::make_unique<Replica>(clock_, api_, slot.spec,
-                                        [this](Duration d, std::function<void()> fn) {
-                                          After(d, std::move(fn));
-                                        });
-  slot.last_delivery = clock_.Now();
+  const uint64_t seed = o_.seed * 7919 + static_cast<uint64_t>(i) * 104729 +
+                        static_cast<uint64_t>(slot.generation);
+  slot.spec.lease.seed = seed;
+  slot.spec.route_informer.seed = seed * 31 + 1;
+  slot.spec.namespace_informer.seed = seed * 31 + 2;
+  Retire(slot);
+  slot.live = std::make_unique<Replica>(scheduler_, api_, rng_, slot.spec);
   Trace("start replica " + std::to_string(i) + " (config " + std::to_string(slot.spec.config) +
         ", generation " + std::to_string(slot.generation) + ")");
-  slot.live->Start(api_.List());
-  if (o_.trace) {
-    const auto snap = slot.live->LeaseStats();
-    Trace("replica " + std::to_string(i) + " listed: lease " + lease::LeaseStateName(snap.state) +
-          " tick " + std::to_string(snap.tick) + ", " + std::to_string(snap.extend_drops) +
-          " extend drops, " + std::to_string(snap.pending_keys) + " pending; syncs: " +
-          std::to_string(slot.live->stats().skipped_follower.load()) + " follower, " +
-          std::to_string(slot.live->stats().skipped_no_change.load()) + " no change");
-  }
+}
+
+void Engine::Retire(Slot& slot) {
+  if (!slot.live) return;
+  slot.live->Stop();
+  slot.contentions += static_cast<int64_t>(slot.live->TrackerStats().events_total);
+  slot.relists += static_cast<int64_t>(slot.live->InformerStats(Kind::kRoute).relists +
+                                       slot.live->InformerStats(Kind::kNamespace).relists);
+  slot.watch_restarts +=
+      static_cast<int64_t>(slot.live->InformerStats(Kind::kRoute).watch_restarts +
+                           slot.live->InformerStats(Kind::kNamespace).watch_restarts);
+  slot.reconciles_before_sync += slot.live->queue().gets_before_sync();
+  slot.live.reset();
 }
 
 void Engine::CrashReplica(int i) {
   Slot& slot = slots_[i];
   if (!slot.live) return;
   ++slot.generation;
-  slot.live.reset();
+  Retire(slot);
   ++result_.crashes;
   Trace("crash replica " + std::to_string(i));
-}
-
-void Engine::OnModelEvent(const ModelEvent& event) {
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    Slot& slot = slots_[i];
-    if (!slot.live) continue;
-    if (o_.drop_event_probability > 0 && Chance(o_.drop_event_probability)) continue;
-    SteadyTime at = clock_.Now() + UniformMs(1, max_watch_ms_) +
-                    (Chance(0.1) ? slot.extra_lag : Duration::zero());
-    // Why: one watch stream per replica delivers in order.
-    at = std::max(at, slot.last_delivery);
-    slot.last_delivery = at;
-    const int generation = slot.generation;
-    At(at, [this, i, generation, event] {
-      Slot& s = slots_[i];
-      if (s.live && s.generation == generation) s.live->Deliver(event);
-    });
-  }
 }
 
 void Engine::OnWrite(int writer, const Route& written) {
   Slot& slot = slots_[writer];
   slot.last_write = clock_.Now();
   ++slot.writes;
-  if (fight_start_) fight_writes_.emplace_back(clock_.Now(), slot.spec.config);
+  if (fight_start_) {
+    fight_writes_.push_back({clock_.Now(), slot.spec.config, written.Key()});
+    if (slot.spec.config == 1 && !fight_relist_) {
+      // Why: with the route watches reset and the history compacted at the
+      // second configuration's first write, the first configuration learns
+      // of its writes from a relist (after its resume gets 410): one batch
+      // of updates, not one watch event at a time.
+      fight_relist_ = true;
+      After(Duration::zero(), [this] {
+        Trace("fault: route watches reset and history compacted (resumes get 410)");
+        api_.DropWatches(Kind::kRoute, 1.0);
+        api_.Compact(0);
+      });
+    }
+  }
   const auto entry = written.FindIngress(kRouterName);
   Trace("write by replica " + std::to_string(writer) + ": " + written.Key() + " -> " +
-        (entry ? entry->host : "(removed)") + " rv " + written.metadata.resource_version);
+        (entry ? entry->host + " " + entry->conditions.at(0).status : "(removed)") + " rv " +
+        written.metadata.resource_version);
   if (!written.FindIngress("other").has_value()) {
     Fail("route " + written.Key() + ": another router's entry was lost by a write of replica " +
          std::to_string(writer));
@@ -151,36 +253,64 @@ void Engine::OnWrite(int writer, const Route& written) {
   }
 }
 
-void Engine::Owner(const std::string& key, const std::function<void()>& op) {
-  auto before = api_.Get(key);
+std::map<std::string, Expect> Engine::Expectations(int config) const {
+  return ExpectAll(api_.Routes(), api_.Namespaces(), config);
+}
+
+void Engine::Owner(const std::string& what, const std::function<void()>& op) {
+  Trace("owner: " + what);
+  const auto before = Expectations(0);
   op();
-  auto after = api_.Get(key);
-  // Deleting a route needs no write; everything else needs one when our
-  // expected entry changes.
-  if (after && !(Expected(before.get(), 0) == Expected(after.get(), 0))) {
-    if (counting_changes_) {
-      ++result_.changes;
-    } else {
-      ++result_.startup_changes;
-    }
+  const auto after = Expectations(0);
+  // Every route whose expected entry changed needs one write (a delete
+  // needs none).
+  int64_t writes = 0;
+  for (const auto& [key, e] : after) {
+    auto it = before.find(key);
+    const Expect none;
+    if (e != (it == before.end() ? none : it->second)) ++writes;
   }
+  (counting_changes_ ? result_.changes : result_.startup_changes) += writes;
+}
+
+std::string Engine::Host() {
+  // Why reuse: routes that share a host exercise claims (the oldest holds
+  // it; the next in line is admitted when it goes).
+  if (Chance(host_reuse_)) {
+    std::vector<std::string> hosts;
+    for (const auto& r : api_.Routes()) {
+      if (!r->spec.host.empty()) hosts.push_back(r->spec.host);
+    }
+    if (!hosts.empty()) return hosts[Uniform(0, static_cast<int64_t>(hosts.size()) - 1)];
+  }
+  return "h" + std::to_string(next_host_++) + ".example.com";
 }
 
 void Engine::OwnerCreate(bool in_shard, bool templated) {
   const int n = next_route_++;
-  const std::string ns = "ns-" + std::to_string(n % 3);
+  const std::string ns = "ns-" + std::to_string(Uniform(0, kNamespaces - 1));
   const std::string name = "r" + std::to_string(n);
   std::map<std::string, std::string> labels = {{"app", name}};
   if (!in_shard) labels[kShardLabel] = kExcluded;
-  const std::string host = templated ? "" : NewHost();
-  Trace("owner: create " + ns + "/" + name);
-  Owner(ns + "/" + name, [&] { api_.Create(ns, name, host, labels); });
+  const std::string host = templated ? "" : Host();
+  Owner("create " + ns + "/" + name + (host.empty() ? "" : " host " + host),
+        [&] { api_.CreateRoute(ns, name, host, labels); });
+  // Why twins: a second route for the same host in the same second (the
+  // UID decides which is older) is where claim fan-out matters most.
+  if (!templated && Chance(o_.scenario == Scenario::kClaims ? 0.3 : 0.05)) {
+    const std::string twin = "r" + std::to_string(next_route_++);
+    const std::string twin_ns = "ns-" + std::to_string(Uniform(0, kNamespaces - 1));
+    Owner("create twin " + twin_ns + "/" + twin + " host " + host, [&] {
+      api_.CreateRoute(twin_ns, twin, host, {{"app", twin}});
+    });
+  }
 }
 
 std::string Engine::PickRoute(bool in_shard_only) {
   std::vector<std::string> keys;
-  for (const auto& r : api_.List()) {
-    if (!in_shard_only || Expected(r.get(), 0).present) keys.push_back(r->Key());
+  const auto expect = Expectations(0);
+  for (const auto& [key, e] : expect) {
+    if (!in_shard_only || e.present) keys.push_back(key);
   }
   if (keys.empty()) return "";
   return keys[Uniform(0, static_cast<int64_t>(keys.size()) - 1)];
@@ -188,26 +318,34 @@ std::string Engine::PickRoute(bool in_shard_only) {
 
 void Engine::OwnerRandomChange() {
   const double op = Unit();
-  const auto routes = api_.List().size();
+  const auto routes = api_.Routes().size();
   if (op < 0.2 || routes < 3) {
     OwnerCreate(Chance(0.85), Chance(0.3));
     return;
   }
+  if (op < 0.23) {
+    const std::string ns = "ns-" + std::to_string(Uniform(0, kNamespaces - 1));
+    const auto labels = api_.Namespaces()[ns];
+    const bool in = labels.count(kShardLabel) == 0;
+    Owner("namespace " + ns + (in ? " leaves" : " joins") + " the shard",
+          [&] { api_.SetNamespaceLabel(ns, kShardLabel, in ? kExcluded : ""); });
+    return;
+  }
   const std::string key = PickRoute(false);
   if (op < 0.55) {
-    const std::string host = Chance(0.2) ? "" : NewHost();
-    Trace("owner: host of " + key + " -> " + (host.empty() ? "(template)" : host));
-    Owner(key, [&] { api_.SetHost(key, host); });
+    const std::string host = Chance(0.2) ? "" : Host();
+    Owner("host of " + key + " -> " + (host.empty() ? "(template)" : host),
+          [&] { api_.SetRouteHost(key, host); });
   } else if (op < 0.75) {
-    const bool in = Expected(api_.Get(key).get(), 0).present;
-    Trace("owner: " + key + (in ? " leaves" : " joins") + " the shard");
-    Owner(key, [&] { api_.SetLabel(key, kShardLabel, in ? kExcluded : ""); });
+    auto r = api_.Route(key);
+    const bool in = r && r->metadata.labels.count(kShardLabel) == 0;
+    Owner(key + (in ? " leaves" : " joins") + " the shard",
+          [&] { api_.SetRouteLabel(key, kShardLabel, in ? kExcluded : ""); });
   } else if (op < 0.85) {
-    Trace("owner: relabel " + key + " (same shard)");
-    Owner(key, [&] { api_.SetLabel(key, "team", "t" + std::to_string(Uniform(0, 9))); });
+    Owner("relabel " + key + " (same shard)",
+          [&] { api_.SetRouteLabel(key, "team", "t" + std::to_string(Uniform(0, 9))); });
   } else {
-    Trace("owner: delete " + key);
-    Owner(key, [&] { api_.Delete(key); });
+    Owner("delete " + key, [&] { api_.DeleteRoute(key); });
   }
 }
 
@@ -221,6 +359,24 @@ void Engine::ScheduleChanges(Duration from, Duration length) {
     if (t > from + length) break;
     At(T(t), [this] { OwnerRandomChange(); });
   }
+}
+
+void Engine::ScheduleFaults(Duration until) {
+  auto poisson = [&](double per_minute, const std::function<void()>& fn) {
+    if (per_minute <= 0) return;
+    const Duration mean = Duration(static_cast<int64_t>(60e9 / per_minute));
+    for (Duration t = Exponential(mean); t < until; t += Exponential(mean)) At(T(t), fn);
+  };
+  poisson(drops_per_minute_, [this] {
+    const Kind kind = Chance(0.8) ? Kind::kRoute : Kind::kNamespace;
+    Trace(std::string("fault: watch connections reset (") +
+          (kind == Kind::kRoute ? "routes" : "namespaces") + ")");
+    api_.DropWatches(kind, 0.5);
+  });
+  poisson(compactions_per_minute_, [this] {
+    Trace("fault: history compacted (410 on resume)");
+    api_.Compact(Chance(0.5) ? 0.5 : 0);
+  });
 }
 
 void Engine::ScheduleCrashes(Duration from, Duration length) {
@@ -271,9 +427,9 @@ void Engine::ScheduleFailovers(Duration from, int rounds) {
       At(T(crash_at - UniformMs(50, 2000)), [this] {
         const std::string key = PickRoute(true);
         if (key.empty()) return;
-        const std::string host = NewHost();
-        Trace("owner (before the crash): host of " + key + " -> " + host);
-        Owner(key, [&] { api_.SetHost(key, host); });
+        const std::string host = "h" + std::to_string(next_host_++) + ".example.com";
+        Owner("(before the crash) host of " + key + " -> " + host,
+              [&] { api_.SetRouteHost(key, host); });
       });
     }
     At(T(crash_at), [this, spacing] {
@@ -285,10 +441,11 @@ void Engine::ScheduleFailovers(Duration from, int rounds) {
       After(gap, [this] {
         const std::string key = PickRoute(true);
         if (key.empty()) return;
-        const std::string host = NewHost();
-        Trace("owner (failover probe): host of " + key + " -> " + host);
-        Owner(key, [&] { api_.SetHost(key, host); });
-        probe_ = Probe{key, Expected(api_.Get(key).get(), 0), clock_.Now()};
+        // Why a fresh host: the probe's write must be for this change only.
+        const std::string host = "h" + std::to_string(next_host_++) + ".example.com";
+        Owner("(failover probe) host of " + key + " -> " + host,
+              [&] { api_.SetRouteHost(key, host); });
+        probe_ = Probe{key, Expectations(0).at(key), clock_.Now()};
       });
       After(spacing - seconds(5), [this, leader] {
         if (probe_) {
@@ -313,36 +470,70 @@ void Engine::ScheduleResyncs(Duration period, Duration until) {
   }
 }
 
+void Engine::RunReadyFibers() {
+  for (int pass = 0;; ++pass) {
+    if (pass > 100000) {
+      Fail("livelock: fibers still ready after 100000 passes at " + Ms(clock_.Elapsed()));
+      return;
+    }
+    ready_.clear();
+    const SteadyTime now = clock_.Now();
+    for (auto& slot : slots_) {
+      if (!slot.live) continue;
+      for (Fiber* f : slot.live->fibers()) {
+        auto at = f->WakeTime();
+        if (at && *at <= now) ready_.push_back(f);
+      }
+    }
+    if (ready_.empty()) return;
+    // Why shuffled: replicas (and a replica's threads) that are ready at the
+    // same instant race; the order is random (which PUT reaches the server
+    // first).
+    std::shuffle(ready_.begin(), ready_.end(), rng_);
+    for (Fiber* f : ready_) {
+      auto at = f->WakeTime();  // an earlier fiber may have changed it
+      if (!f->finished() && at && *at <= now) {
+        ++resumes_;
+        f->Resume();
+      }
+    }
+  }
+}
+
+bool Engine::AllQuiet() {
+  const auto routes = api_.Versions(Kind::kRoute);
+  const auto namespaces = api_.Versions(Kind::kNamespace);
+  for (auto& slot : slots_) {
+    if (!slot.live) continue;
+    if (!slot.live->Quiet()) return false;
+    if (slot.live->CachedVersions(Kind::kRoute) != routes) return false;
+    if (slot.live->CachedVersions(Kind::kNamespace) != namespaces) return false;
+  }
+  return true;
+}
+
 void Engine::RunUntil(SteadyTime end, bool until_quiet) {
-  std::vector<int> order;
   for (int64_t steps = 0;; ++steps) {
     if (steps > 20'000'000) {
       Fail("livelock: more than 20M steps");
       return;
     }
-    SteadyTime next = events_.empty() ? SteadyTime::max() : events_.begin()->first.first;
+    RunReadyFibers();
+    if (!result_.failures.empty() && result_.failures.back().rfind("livelock", 0) == 0) return;
+    if (until_quiet && clock_.Now() - last_quiet_check_ >= milliseconds(500)) {
+      last_quiet_check_ = clock_.Now();
+      if (AllQuiet()) return;
+    }
+    SteadyTime next = scheduler_.Next().value_or(SteadyTime::max());
     for (auto& slot : slots_) {
       if (!slot.live) continue;
-      if (auto due = slot.live->NextDue()) next = std::min(next, *due);
+      for (Fiber* f : slot.live->fibers()) {
+        if (auto at = f->WakeTime()) next = std::min(next, *at);
+      }
     }
-    if (next == SteadyTime::max() && until_quiet) return;
-    if (next > end) break;
+    if (next == SteadyTime::max() || next > end) break;
     clock_.Set(std::max(next, clock_.Now()));
-    while (!events_.empty() && events_.begin()->first.first <= clock_.Now()) {
-      auto fn = std::move(events_.begin()->second);
-      events_.erase(events_.begin());
-      fn();
-    }
-    // Why: replicas whose work is due at the same instant race; the order
-    // is random (which one's PUT reaches the server first).
-    order.clear();
-    for (size_t i = 0; i < slots_.size(); ++i) {
-      if (slots_[i].live) order.push_back(static_cast<int>(i));
-    }
-    std::shuffle(order.begin(), order.end(), rng_);
-    for (int i : order) {
-      if (slots_[i].live) slots_[i].live->Run();
-    }
+    scheduler_.RunDue();
   }
   if (end != SteadyTime::max() && end > clock_.Now()) clock_.Set(end);
 }

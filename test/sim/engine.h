@@ -18,6 +18,7 @@
 
 #include "kubeclient/route.h"
 #include "lease/backoff.h"
+#include "test/sim/scheduler.h"
 #include "test/sim/sim_api.h"
 #include "test/sim/sim_clock.h"
 #include "test/sim/sim_replica.h"
@@ -32,24 +33,35 @@ using kubeclient::SteadyTime;
 inline constexpr char kRouterName[] = "default";
 inline constexpr char kShardLabel[] = "shard";
 inline constexpr char kExcluded[] = "excluded";
+inline constexpr int kNamespaces = 4;
 // Hostname templates of configuration 0 and 1 (fights use both).
 inline constexpr const char* kTemplates[] = {"${name}-${namespace}.apps.example.com",
                                              "${name}-${namespace}.b.example.com"};
 
 // What a correct fleet of configuration `config` writes for a route: our
-// entry present (in shard) with this host, admitted. Hosts in the
-// simulation are unique, so no route is ever rejected.
+// entry present (in shard: route and namespace labels) with this host,
+// admitted, or rejected (HostAlreadyClaimed) naming the holder: the oldest
+// in-shard route with the same host (creation time, then UID as text).
+// Written independently of the controller's admission, which it checks.
 struct Expect {
   bool present = false;
   std::string host;
-  bool operator==(const Expect& o) const { return present == o.present && host == o.host; }
+  bool admitted = false;
+  std::string holder;  // rejected: the key of the route that holds the host
+  bool operator==(const Expect& o) const {
+    return present == o.present && host == o.host && admitted == o.admitted &&
+           holder == o.holder;
+  }
+  bool operator!=(const Expect& o) const { return !(*this == o); }
+  std::string ToString() const;
 };
 
-// `tmpl` with ${name} and ${namespace} of `r` (written independently of the
-// controller's expansion, which the simulation checks).
+// `tmpl` with ${name} and ${namespace} of `r`.
 std::string Expand(std::string tmpl, const Route& r);
-// The entry configuration `config` must end with for `r` (nullptr: none).
-Expect Expected(const Route* r, int config);
+// The entries configuration `config` must end with, by route key.
+std::map<std::string, Expect> ExpectAll(
+    const std::vector<std::shared_ptr<const Route>>& routes,
+    const std::map<std::string, std::map<std::string, std::string>>& namespaces, int config);
 // True when `r` carries exactly the expected entry of ours.
 bool Matches(const Route& r, const Expect& e);
 // "123ms".
@@ -58,9 +70,8 @@ std::string Ms(Duration d);
 // One simulated run. Not thread-safe.
 class Engine {
  public:
-  explicit Engine(const SimOptions& options) : o_(options), rng_(options.seed), api_(clock_) {
-    result_.options = options;
-  }
+  explicit Engine(const SimOptions& options);
+  ~Engine();
 
   SimResult Run();
 
@@ -69,10 +80,13 @@ class Engine {
     ReplicaSpec spec;
     std::unique_ptr<Replica> live;
     int generation = 0;
-    SteadyTime last_delivery{};
-    Duration extra_lag = Duration::zero();  // a slow watch
     SteadyTime last_write{};
     int64_t writes = 0;
+    // Totals of the generations that crashed.
+    int64_t contentions = 0;
+    int64_t relists = 0;
+    int64_t watch_restarts = 0;
+    int64_t reconciles_before_sync = 0;
   };
   struct Probe {
     std::string key;
@@ -93,58 +107,78 @@ class Engine {
     return Duration(static_cast<int64_t>(-std::log(1.0 - Unit()) * mean.count()));
   }
 
-  void At(SteadyTime t, std::function<void()> fn) {
-    events_.emplace(std::make_pair(std::max(t, clock_.Now()), seq_++), std::move(fn));
-  }
-  void After(Duration d, std::function<void()> fn) { At(clock_.Now() + d, std::move(fn)); }
+  void At(SteadyTime t, std::function<void()> fn) { scheduler_.At(t, std::move(fn)); }
+  void After(Duration d, std::function<void()> fn) { scheduler_.After(d, std::move(fn)); }
   SteadyTime T(Duration since_start) const { return clock_.start() + since_start; }
   void Trace(const std::string& what) {
     if (o_.trace) std::cout << "[" << Ms(clock_.Elapsed()) << "] " << what << "\n";
   }
   void Fail(const std::string& what) { result_.failures.push_back(what); }
 
-  void Setup();
+  void DrawDelays();
   void AddSlot(int config);
   void StartReplica(int i);
   void CrashReplica(int i);
-  void OnModelEvent(const ModelEvent& event);
+  void Retire(Slot& slot);
   void OnWrite(int writer, const Route& written);
-  // Runs events and due lease work up to `end`; with `until_quiet`, stops
-  // earlier once nothing is scheduled and no lease has work.
+  // Runs events and fibers up to `end`; with `until_quiet`, stops earlier
+  // once every replica is quiet and its caches equal the server.
   void RunUntil(SteadyTime end, bool until_quiet);
+  void RunReadyFibers();
+  bool AllQuiet();
 
-  // Route owner operations (counting the writes they require).
+  // Route and namespace owners' operations, counting the writes they
+  // require (the routes whose expected entry changes).
   void OwnerCreate(bool in_shard, bool templated);
   void OwnerRandomChange();
-  void Owner(const std::string& key, const std::function<void()>& op);
+  void Owner(const std::string& what, const std::function<void()>& op);
   std::string PickRoute(bool in_shard_only);
-  std::string NewHost() { return "h" + std::to_string(next_host_++) + ".example.com"; }
+  std::string Host();
+  std::map<std::string, Expect> Expectations(int config) const;
 
   void ScheduleChanges(Duration from, Duration length);
   void ScheduleCrashes(Duration from, Duration length);
   void ScheduleFailovers(Duration from, int rounds);
   void ScheduleResyncs(Duration period, Duration until);
+  void ScheduleFaults(Duration until);
   int LeaderSlot() const;
 
   void CheckConvergence();
   void CheckCaches();
   void CheckBounds();
   void CheckFight();
+  void CheckOneConfiguration();
 
   const SimOptions o_;
   std::mt19937_64 rng_;
   SimClock clock_;
+  Scheduler scheduler_;
   SimApi api_;
   std::vector<Slot> slots_;
-  std::map<std::pair<SteadyTime, uint64_t>, std::function<void()>> events_;
-  uint64_t seq_ = 0;
+  std::vector<Fiber*> ready_;  // reused by RunReadyFibers
   int max_watch_ms_ = 50;
+  int put_latency_ms_ = 10;
+  int list_page_ms_ = 10;
+  double drops_per_minute_ = 0;
+  double compactions_per_minute_ = 0;
+  double host_reuse_ = 0.1;  // chance that a new host is one already in use
   int next_route_ = 0;
   int next_host_ = 0;
   bool counting_changes_ = false;
   std::optional<Probe> probe_;
   std::optional<SteadyTime> fight_start_;
-  std::vector<std::pair<SteadyTime, int>> fight_writes_;  // (time, config)
+  struct FightWrite {
+    SteadyTime at{};
+    int config = 0;
+    std::string key;
+  };
+  std::vector<FightWrite> fight_writes_;
+  bool fight_relist_ = false;
+  // Contentions each replica had counted by the end of the first window.
+  std::map<int, int64_t> first_window_contentions_;
+  std::string failing_route_;  // outage: the route whose PUTs are rejected
+  SteadyTime last_quiet_check_{};
+  int64_t resumes_ = 0;
   SimResult result_;
 };
 

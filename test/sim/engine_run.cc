@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <set>
 
 #include "test/sim/engine.h"
 
@@ -12,13 +13,14 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 SimResult Engine::Run() {
-  max_watch_ms_ = o_.max_watch_delay_ms > 0 ? o_.max_watch_delay_ms : Uniform(2, 150);
-  api_.SetListener([this](const ModelEvent& e) { OnModelEvent(e); });
+  DrawDelays();
   api_.SetWriteObserver([this](int writer, const Route& r) { OnWrite(writer, r); });
   api_.SetConflictObserver([this](int writer, const std::string& key) {
-    ++result_.conflicts_by_state[static_cast<int>(slots_[writer].live->LeaseState())];
+    const Slot& slot = slots_[writer];
+    const int state = slot.live ? static_cast<int>(slot.live->LeaseState()) : 0;
+    ++result_.conflicts_by_state[state];
     Trace("conflict for replica " + std::to_string(writer) + " on " + key + " (" +
-          lease::LeaseStateName(slots_[writer].live->LeaseState()) + ")");
+          lease::LeaseStateName(static_cast<lease::LeaseState>(state)) + ")");
   });
   const bool fight = o_.scenario == Scenario::kFight;
   int first = 0;
@@ -35,7 +37,14 @@ SimResult Engine::Run() {
   result_.replicas = static_cast<int>(slots_.size());
   result_.routes = routes;
 
-  // Routes exist before the fleet starts; their entries are missing.
+  // Namespaces and routes exist before the fleet starts; our entries are
+  // missing. One namespace starts outside the shard.
+  for (int i = 0; i < kNamespaces; ++i) {
+    std::map<std::string, std::string> labels = {{"team", "t" + std::to_string(i)}};
+    if (i == kNamespaces - 1 && !fight) labels[kShardLabel] = kExcluded;
+    Owner("create namespace ns-" + std::to_string(i),
+          [&] { api_.CreateNamespace("ns-" + std::to_string(i), labels); });
+  }
   for (int i = 0; i < routes; ++i) OwnerCreate(fight || Chance(0.85), fight || Chance(0.3));
   for (int i = 0; i < first; ++i) At(T(UniformMs(0, 300)), [this, i] { StartReplica(i); });
 
@@ -43,6 +52,7 @@ SimResult Engine::Run() {
   Duration active = phase;
   switch (o_.scenario) {
     case Scenario::kSteady:
+    case Scenario::kClaims:
     case Scenario::kChaos: {
       const Duration length = UniformMs(30000, 120000);
       ScheduleChanges(phase, length);
@@ -50,6 +60,32 @@ SimResult Engine::Run() {
         ScheduleCrashes(phase, length);
         if (Chance(0.5)) ScheduleResyncs(seconds(30), phase + length);
       }
+      active = phase + length;
+      break;
+    }
+    case Scenario::kOutage: {
+      // Why: until the namespaces can be listed, routes would look outside
+      // the shard; nothing may be reconciled (nor spin) before then.
+      api_.ForbidUntil(Kind::kNamespace, T(UniformMs(5000, 30000)));
+      const Duration length = UniformMs(60000, 180000);
+      ScheduleChanges(phase, length);
+      At(T(phase), [this] {
+        failing_route_ = PickRoute(true);
+        if (failing_route_.empty()) return;
+        Trace("fault: status PUTs of " + failing_route_ + " are rejected (422)");
+        api_.fail_status_of[failing_route_] =
+            kubeclient::Status(kubeclient::StatusCode::kInvalid,
+                               "Route.route.openshift.io \"" + failing_route_ +
+                                   "\" is invalid: status.ingress[0].host: Invalid value");
+        // A change that needs a write of it.
+        const std::string host = "h" + std::to_string(next_host_++) + ".example.com";
+        Owner("host of " + failing_route_ + " -> " + host,
+              [&] { api_.SetRouteHost(failing_route_, host); });
+      });
+      At(T(phase + length), [this] {
+        Trace("fault healed: status PUTs of " + failing_route_ + " accepted");
+        api_.fail_status_of.clear();
+      });
       active = phase + length;
       break;
     }
@@ -66,11 +102,20 @@ SimResult Engine::Run() {
         Trace("second configuration joins");
         for (size_t i = first; i < slots_.size(); ++i) StartReplica(static_cast<int>(i));
       });
+      At(T(join + o_.contention_interval - milliseconds(1)), [this] {
+        for (size_t i = 0; i < slots_.size(); ++i) {
+          if (slots_[i].live) {
+            first_window_contentions_[static_cast<int>(i)] =
+                static_cast<int64_t>(slots_[i].live->TrackerStats().events_total);
+          }
+        }
+      });
       active = join + 4 * o_.contention_interval;
       ScheduleResyncs(seconds(30), active);
       break;
     }
   }
+  ScheduleFaults(active);
 
   RunUntil(T(phase), false);
   const PutCounts startup = api_.TotalPuts();
@@ -85,50 +130,81 @@ SimResult Engine::Run() {
   RunUntil(settle, true);
   if (clock_.Now() >= settle) Fail("did not settle within 30 minutes after the last change");
   result_.simulated = clock_.Elapsed();
+  Trace("fiber resumes: " + std::to_string(resumes_));
 
   const PutCounts total = api_.TotalPuts();
   result_.writes = total.success;
   result_.puts = total.attempts;
   result_.conflicts = total.conflicts;
+  for (auto& slot : slots_) {
+    result_.contentions += slot.contentions;
+    result_.relists += slot.relists;
+    result_.watch_restarts += slot.watch_restarts;
+    result_.reconciles_before_sync += slot.reconciles_before_sync;
+    if (!slot.live) continue;
+    result_.contentions += static_cast<int64_t>(slot.live->TrackerStats().events_total);
+    for (Kind kind : {Kind::kRoute, Kind::kNamespace}) {
+      result_.relists += static_cast<int64_t>(slot.live->InformerStats(kind).relists);
+      result_.watch_restarts += static_cast<int64_t>(slot.live->InformerStats(kind).watch_restarts);
+    }
+    result_.reconciles_before_sync += slot.live->queue().gets_before_sync();
+  }
+  if (!failing_route_.empty()) result_.failing_route_puts = api_.puts_of(failing_route_);
   CheckCaches();
+  if (result_.reconciles_before_sync > 0) {
+    Fail("reconciled " + std::to_string(result_.reconciles_before_sync) +
+         " keys before the replica's caches had synced (workers must start after sync)");
+  }
   if (fight) {
     CheckFight();
   } else {
     CheckConvergence();
     CheckBounds();
+    CheckOneConfiguration();
   }
   return result_;
 }
 
 void Engine::CheckCaches() {
-  const auto list = api_.List();
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    const auto& objects = slots_[i].live->store().objects();
-    if (objects.size() != list.size()) {
-      Fail("replica " + std::to_string(i) + ": cache holds " + std::to_string(objects.size()) +
-           " routes, the server " + std::to_string(list.size()));
-    }
-    for (const auto& r : list) {
-      auto it = objects.find(r->Key());
-      if (it == objects.end()) {
-        Fail("replica " + std::to_string(i) + ": cache misses " + r->Key());
-      } else if (it->second->metadata.resource_version != r->metadata.resource_version) {
-        Fail("replica " + std::to_string(i) + ": cache has " + r->Key() + " at rv " +
-             it->second->metadata.resource_version + ", the server at " +
-             r->metadata.resource_version);
+  for (Kind kind : {Kind::kRoute, Kind::kNamespace}) {
+    const auto server = api_.Versions(kind);
+    const char* what = kind == Kind::kRoute ? "routes" : "namespaces";
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      const auto cached = slots_[i].live->CachedVersions(kind);
+      if (cached == server) continue;
+      std::string diff;
+      for (const auto& [key, rv] : server) {
+        auto it = cached.find(key);
+        if (it == cached.end()) {
+          diff = "misses " + key;
+        } else if (it->second != rv) {
+          diff = "has " + key + " at rv " + it->second + ", the server at " + rv;
+        }
+        if (!diff.empty()) break;
       }
+      if (diff.empty()) {
+        for (const auto& [key, rv] : cached) {
+          if (server.count(key) == 0) {
+            diff = "still has deleted " + key;
+            break;
+          }
+        }
+      }
+      Fail("replica " + std::to_string(i) + ": " + what + " cache differs from the server: " +
+           diff);
     }
   }
 }
 
 void Engine::CheckConvergence() {
-  for (const auto& r : api_.List()) {
-    const Expect e = Expected(r.get(), 0);
+  const auto expect = Expectations(0);
+  for (const auto& r : api_.Routes()) {
+    const Expect& e = expect.at(r->Key());
     if (Matches(*r, e)) continue;
     const auto entry = r->FindIngress(kRouterName);
-    Fail("route " + r->Key() + ": expected " + (e.present ? "host " + e.host : "no entry") +
-         ", the server has " +
-         (entry ? "host " + entry->host + " (" + entry->conditions.at(0).status + ")"
+    Fail("route " + r->Key() + ": expected " + e.ToString() + ", the server has " +
+         (entry ? "host " + entry->host + " (" + entry->conditions.at(0).status + " " +
+                      entry->conditions.at(0).reason + ")"
                 : "no entry"));
   }
 }
@@ -140,23 +216,54 @@ void Engine::CheckBounds() {
   // spend one PUT before it sees a leader's write; a crashed leader leaves
   // up to N-2 followers whose leases run out together. Writes need none.
   const int64_t crash_puts = static_cast<int64_t>(result_.crashes) * (n - 1);
+  // Why the failing route's PUTs apart: rejected PUTs are bounded by its
+  // own backoff (checked below), not by the changes.
+  const int64_t puts = result_.puts - result_.failing_route_puts;
   if (static_cast<double>(result_.writes) > static_cast<double>(changes) * 1.05 + n) {
     Fail("write bound: " + std::to_string(result_.writes) + " successful status writes for " +
          std::to_string(changes) + " changes with " + std::to_string(n) +
          " replicas (bound changes x 1.05 + N)");
   }
-  if (static_cast<double>(result_.puts) > static_cast<double>(changes) * 1.1 + n + crash_puts) {
-    Fail("PUT bound: " + std::to_string(result_.puts) + " status PUTs (" +
+  if (static_cast<double>(puts) > static_cast<double>(changes) * 1.1 + n + crash_puts) {
+    Fail("PUT bound: " + std::to_string(puts) + " status PUTs (" +
          std::to_string(result_.conflicts) + " conflicts) for " + std::to_string(changes) +
          " changes with " + std::to_string(n) + " replicas and " +
          std::to_string(result_.crashes) + " crashes (bound changes x 1.1 + N + crashes x (N-1))");
+  }
+  if (!failing_route_.empty()) {
+    // A route whose PUT is always rejected is retried with a per-key
+    // exponential backoff (3 s doubling to 5 min): per replica and fault
+    // window at most 2 + log2(5 min / 3 s) + window / 5 min attempts.
+    const double window_min =
+        std::chrono::duration<double, std::ratio<60>>(clock_.Elapsed()).count();
+    const double bound = static_cast<double>(n) * (2 + std::log2(100.0) + window_min / 5);
+    if (static_cast<double>(result_.failing_route_puts) > bound) {
+      Fail("backoff bound: " + std::to_string(result_.failing_route_puts) +
+           " status PUTs of " + failing_route_ + ", whose PUTs are rejected, in " +
+           Ms(clock_.Elapsed()) + " (bound " + std::to_string(static_cast<int64_t>(bound)) +
+           ": each replica backs off that key exponentially)");
+    }
+  }
+}
+
+void Engine::CheckOneConfiguration() {
+  // Why: one configuration never contends with itself. A leader whose
+  // entry was computed from a cache a moment older than a follower's (a
+  // host holder deleted meanwhile, a slow PUT) writes a legitimate value;
+  // counting it as contention stops all changes and blames the
+  // configuration.
+  if (result_.contentions > 0) {
+    Fail("contention counted with one configuration: " + std::to_string(result_.contentions) +
+         " contention(s) across replicas (a peer's stale but legitimate write is not a fight)");
   }
 }
 
 void Engine::CheckFight() {
   // Every route carries one of the two configurations' entries.
-  for (const auto& r : api_.List()) {
-    if (!Matches(*r, Expected(r.get(), 0)) && !Matches(*r, Expected(r.get(), 1))) {
+  const auto e0 = Expectations(0);
+  const auto e1 = Expectations(1);
+  for (const auto& r : api_.Routes()) {
+    if (!Matches(*r, e0.at(r->Key())) && !Matches(*r, e1.at(r->Key()))) {
       Fail("fight: route " + r->Key() + " has neither configuration's entry");
     }
   }
@@ -164,10 +271,24 @@ void Engine::CheckFight() {
   const Duration window = o_.contention_interval;
   std::map<int64_t, int64_t> per_window;
   std::map<int64_t, std::array<int64_t, 2>> per_side;
-  for (const auto& [t, config] : fight_writes_) {
-    const int64_t k = (t - *fight_start_) / window;
+  std::set<std::string> overwritten;  // by the second configuration, first window
+  for (const auto& w : fight_writes_) {
+    const int64_t k = (w.at - *fight_start_) / window;
     ++per_window[k];
-    ++per_side[k][config];
+    ++per_side[k][w.config];
+    if (k == 0 && w.config == 1) overwritten.insert(w.key);
+  }
+  // Every replica of the first configuration noticed the fight: it counted
+  // each overwritten entry (up to the cut-off), however it learnt of them
+  // (one watch event each, or a relist's batch).
+  const int64_t noticed =
+      std::min<int64_t>(o_.contention_limit + 1, static_cast<int64_t>(overwritten.size()));
+  for (const auto& [i, count] : first_window_contentions_) {
+    if (slots_[i].spec.config != 0 || count >= noticed) continue;
+    Fail("fight: replica " + std::to_string(i) + " counted " + std::to_string(count) +
+         " contention(s) in the first window, though the second configuration overwrote " +
+         std::to_string(overwritten.size()) + " of its entries (expected at least " +
+         std::to_string(noticed) + ")");
   }
   // Within a window at most one configuration writes freely; the other
   // stops once its tracker passed the contention limit.

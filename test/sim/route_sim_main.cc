@@ -47,11 +47,13 @@ void Usage() {
                "  [--replicas=N] [--routes=N] [--lease-interval-ms=N] [--lease-retry-ms=N]\n"
                "  [--election-delay-ms=N] [--single-probe=0|1] [--election-follows-extend=0|1]\n"
                "  [--follower-min-delay-ms=N] [--leader-follows-foreign-extend=0|1]\n"
-               "  [--follower-delay-jitter=0|1]\n"
+               "  [--follower-delay-jitter=0|1] [--takeover=progress|per-change|off]\n"
                "   [--contention-limit=N]\n"
                "  [--contention-interval-ms=N] [--max-watch-delay-ms=N] [--trace]\n"
-               "  [--drop-event-probability=P] [--max-failures=N]\n"
-               "scenarios: steady chaos failover fight\n";
+               "  [--put-latency-ms=N] [--list-page-delay-ms=N] [--opaque-versions=0|1]\n"
+               "  [--watch-drops-per-minute=X] [--compactions-per-minute=X]\n"
+               "  [--drop-event-probability=P] [--max-failures=N] [--all-failures]\n"
+               "scenarios: steady chaos failover fight claims outage\n";
 }
 
 bool Flag(const std::string& arg, const std::string& name, std::string* value) {
@@ -71,6 +73,7 @@ int main(int argc, char** argv) {
   uint64_t first_seed = 1;
   bool single = false;
   int max_failures = 20;
+  bool all_failures = false;
   std::vector<Scenario> scenarios = routestatus::sim::AllScenarios();
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -113,6 +116,13 @@ int main(int argc, char** argv) {
         base.follower_delay_jitter = v != "0";
       } else if (Flag(arg, "leader-follows-foreign-extend", &v)) {
         base.leader_follows_foreign_extend = v != "0";
+      } else if (Flag(arg, "takeover", &v)) {
+        auto mode = routestatus::lease::ParseTakeoverMode(v);
+        if (!mode) {
+          Usage();
+          return 2;
+        }
+        base.takeover = *mode;
       } else if (Flag(arg, "election-follows-extend", &v)) {
         base.election_follows_extend = v != "0";
       } else if (Flag(arg, "contention-limit", &v)) {
@@ -121,10 +131,22 @@ int main(int argc, char** argv) {
         base.contention_interval = ms(v);
       } else if (Flag(arg, "max-watch-delay-ms", &v)) {
         base.max_watch_delay_ms = std::stoi(v);
+      } else if (Flag(arg, "put-latency-ms", &v)) {
+        base.put_latency_ms = std::stoi(v);
+      } else if (Flag(arg, "list-page-delay-ms", &v)) {
+        base.list_page_delay_ms = std::stoi(v);
+      } else if (Flag(arg, "watch-drops-per-minute", &v)) {
+        base.watch_drops_per_minute = std::stod(v);
+      } else if (Flag(arg, "compactions-per-minute", &v)) {
+        base.compactions_per_minute = std::stod(v);
+      } else if (Flag(arg, "opaque-versions", &v)) {
+        base.opaque_versions = v != "0";
       } else if (Flag(arg, "drop-event-probability", &v)) {
         base.drop_event_probability = std::stod(v);
       } else if (Flag(arg, "max-failures", &v)) {
         max_failures = std::stoi(v);
+      } else if (arg == "--all-failures") {
+        all_failures = true;
       } else if (arg == "--trace") {
         base.trace = true;
       } else {
@@ -205,6 +227,9 @@ int main(int argc, char** argv) {
                             : "")
                     << "\n  reproduce: " << routestatus::sim::ReproCommand(o, binary)
                     << " --trace\n";
+          if (all_failures) {
+            for (size_t k = 1; k < r.failures.size(); ++k) std::cout << "  also: " << r.failures[k] << "\n";
+          }
         }
       }
     }

@@ -1,29 +1,159 @@
 #include "test/sim/sim_api.h"
 
+#include <algorithm>
+
 #include <glog/logging.h>
+
+#include "test/sim/fiber.h"
 
 namespace routestatus::sim {
 
 using kubeclient::Status;
 using kubeclient::StatusCode;
+using kubeclient::SteadyTime;
+using kubeclient::WatchEvent;
+using kubeclient::WatchEventType;
 using nlohmann::json;
 
 namespace {
 
-Status Unused() { return Status(StatusCode::kInternal, "not used by the simulated status path"); }
+Status Unused() { return Status(StatusCode::kInternal, "not used by the simulated controller"); }
+
+Kind KindOf(const kubeclient::ResourceRef& res) {
+  return res.resource == "namespaces" ? Kind::kNamespace : Kind::kRoute;
+}
+
+const char* KindName(Kind kind) { return kind == Kind::kRoute ? "Route" : "Namespace"; }
 
 int64_t WallUnix(const SimClock& clock) {
   return std::chrono::duration_cast<std::chrono::seconds>(clock.WallNow().time_since_epoch())
       .count();
 }
 
+// The Status body of a 410 on a watch (as kube-apiserver sends it).
+json GoneStatus() {
+  return json{{"kind", "Status"},          {"apiVersion", "v1"},
+              {"status", "Failure"},       {"reason", "Expired"},
+              {"message", "too old resource version"}, {"code", 410}};
+}
+
+// Sets metadata.labels[label] = value in `object`, or removes it for "".
+void SetLabel(json& object, const std::string& label, const std::string& value) {
+  json& meta = object["metadata"];
+  if (!value.empty()) {
+    meta["labels"][label] = value;
+  } else if (meta.contains("labels")) {
+    meta["labels"].erase(label);
+  }
+}
+
 }  // namespace
 
-bool SimApi::Create(const std::string& ns, const std::string& name, const std::string& host,
-                    const std::map<std::string, std::string>& labels) {
+SimApi::SimApi(Scheduler& scheduler, std::mt19937_64& rng, SimApiOptions options)
+    : scheduler_(scheduler), rng_(rng), options_(options) {}
+
+SimApi::~SimApi() = default;
+
+std::string SimApi::Version(int64_t seq) const {
+  // Why scrambled: 48271 is a multiplier of the prime 2^31 - 1, so every seq
+  // below it gets a distinct number, in no useful order.
+  return options_.opaque_versions ? std::to_string((seq * 48271) % 2147483647)
+                                  : std::to_string(seq);
+}
+
+std::optional<int64_t> SimApi::SeqOf(const std::string& version) const {
+  auto it = seq_of_.find(version);
+  if (it == seq_of_.end()) return std::nullopt;
+  return it->second;
+}
+
+bool SimApi::Forbidden(Kind kind, Status* status) const {
+  if (scheduler_.clock().Now() >= forbid_until_[static_cast<int>(kind)]) return false;
+  *status = Status(StatusCode::kForbidden,
+                   std::string(kind == Kind::kRoute ? "routes" : "namespaces") +
+                       " is forbidden: User \"system:serviceaccount:sim:router\" cannot list "
+                       "resource");
+  return true;
+}
+
+void SimApi::Commit(Kind kind, const std::string& key, json object, WatchEventType type) {
+  ++seq_;
+  const std::string version = Version(seq_);
+  seq_of_[version] = seq_;
+  object["metadata"]["resourceVersion"] = version;
+  auto stored = std::make_shared<StoredObject>();
+  stored->key = key;
+  stored->text = object.dump();
+  if (kind == Kind::kRoute) {
+    auto typed = kubeclient::RouteFromText(stored->text);
+    CHECK(typed.ok()) << "the sim built an undecodable route: " << typed.status().ToString();
+    stored->route = std::make_shared<const kubeclient::Route>(std::move(*typed));
+  }
+  stored->json = std::move(object);
+  auto& objects = objects_[static_cast<int>(kind)];
+  if (type == WatchEventType::kDeleted) {
+    objects.erase(key);
+  } else {
+    objects[key] = stored;
+  }
+  HistoryEvent event{seq_, kind, type, stored};
+  history_.push_back(event);
+  Emit(event);
+}
+
+void SimApi::Emit(const HistoryEvent& event) {
+  for (auto it = watches_.begin(); it != watches_.end();) {
+    auto watch = it->lock();
+    if (!watch || !watch->open()) {
+      it = watches_.erase(it);
+      continue;
+    }
+    const bool lost = options_.drop_event_probability > 0 &&
+                      lease::UniformUnit(rng_) < options_.drop_event_probability;
+    if (watch->kind() == event.kind && !lost) {
+      WatchEvent e;
+      e.type = event.type;
+      e.object = event.object->json;
+      e.object_text = event.object->text;
+      watch->Push(std::move(e));
+    }
+    ++it;
+  }
+}
+
+bool SimApi::CreateNamespace(const std::string& name,
+                             const std::map<std::string, std::string>& labels) {
+  if (objects_[1].count(name) > 0) return false;
+  json meta = {{"name", name},
+               {"uid", "ns-uid-" + std::to_string(next_uid_++)},
+               {"creationTimestamp", kubeclient::FormatRfc3339(WallUnix(scheduler_.clock()))}};
+  if (!labels.empty()) meta["labels"] = labels;
+  Commit(Kind::kNamespace, name,
+         json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", meta},
+              {"status", {{"phase", "Active"}}}},
+         WatchEventType::kAdded);
+  return true;
+}
+
+bool SimApi::Modify(Kind kind, const std::string& key, const std::function<void(json&)>& change) {
+  auto it = objects_[static_cast<int>(kind)].find(key);
+  if (it == objects_[static_cast<int>(kind)].end()) return false;
+  json o = it->second->json;
+  change(o);
+  Commit(kind, key, std::move(o), WatchEventType::kModified);
+  return true;
+}
+
+bool SimApi::SetNamespaceLabel(const std::string& name, const std::string& label,
+                               const std::string& value) {
+  return Modify(Kind::kNamespace, name, [&](json& o) { SetLabel(o, label, value); });
+}
+
+bool SimApi::CreateRoute(const std::string& ns, const std::string& name, const std::string& host,
+                         const std::map<std::string, std::string>& labels) {
   const std::string key = ns + "/" + name;
-  if (objects_.count(key) > 0) return false;
-  const std::string created = kubeclient::FormatRfc3339(WallUnix(clock_));
+  if (objects_[0].count(key) > 0) return false;
+  const std::string created = kubeclient::FormatRfc3339(WallUnix(scheduler_.clock()));
   json o = {
       {"apiVersion", "route.openshift.io/v1"},
       {"kind", "Route"},
@@ -46,74 +176,172 @@ bool SimApi::Create(const std::string& ns, const std::string& name, const std::s
                                       {"lastTransitionTime", created}}})}}})}}},
   };
   if (!host.empty()) o["spec"]["host"] = host;
-  Commit(key, std::move(o), EventType::kAdded);
+  Commit(Kind::kRoute, key, std::move(o), WatchEventType::kAdded);
   return true;
 }
 
-bool SimApi::SetHost(const std::string& key, const std::string& host) {
-  auto it = objects_.find(key);
-  if (it == objects_.end()) return false;
-  json o = it->second.object;
-  if (host.empty()) {
-    o["spec"].erase("host");
+bool SimApi::SetRouteHost(const std::string& key, const std::string& host) {
+  return Modify(Kind::kRoute, key, [&](json& o) {
+    if (host.empty()) {
+      o["spec"].erase("host");
+    } else {
+      o["spec"]["host"] = host;
+    }
+  });
+}
+
+bool SimApi::SetRouteLabel(const std::string& key, const std::string& label,
+                           const std::string& value) {
+  return Modify(Kind::kRoute, key, [&](json& o) { SetLabel(o, label, value); });
+}
+
+bool SimApi::DeleteRoute(const std::string& key) {
+  auto it = objects_[0].find(key);
+  if (it == objects_[0].end()) return false;
+  // The DELETED event carries the object with the deletion's version.
+  Commit(Kind::kRoute, key, it->second->json, WatchEventType::kDeleted);
+  return true;
+}
+
+kubeclient::StatusOr<std::vector<ObjectPtr>> SimApi::Page(Kind kind,
+                                                          const kubeclient::ListOptions& o,
+                                                          std::string* version, std::string* next) {
+  Status forbidden;
+  if (Forbidden(kind, &forbidden)) return forbidden;
+  int64_t id = 0;
+  size_t offset = 0;
+  if (o.continue_token.empty()) {
+    id = next_snapshot_++;
+    Snapshot& s = snapshots_[id];
+    s.seq = seq_;
+    for (const auto& [key, obj] : objects_[static_cast<int>(kind)]) s.items.push_back(obj);
   } else {
-    o["spec"]["host"] = host;
+    const size_t colon = o.continue_token.find(':');
+    id = std::stoll(o.continue_token.substr(0, colon));
+    offset = std::stoull(o.continue_token.substr(colon + 1));
   }
-  Commit(key, std::move(o), EventType::kModified);
-  return true;
-}
-
-bool SimApi::SetLabel(const std::string& key, const std::string& label, const std::string& value) {
-  auto it = objects_.find(key);
-  if (it == objects_.end()) return false;
-  json o = it->second.object;
-  if (value.empty()) {
-    o["metadata"]["labels"].erase(label);
+  auto it = snapshots_.find(id);
+  if (it == snapshots_.end() || it->second.seq < compacted_) {
+    if (it != snapshots_.end()) snapshots_.erase(it);
+    return Status(StatusCode::kGone,
+                  "The provided continue parameter is too old to display a consistent list "
+                  "result. You can start a new list without the continue parameter.");
+  }
+  const Snapshot& s = it->second;
+  *version = Version(s.seq);
+  seq_of_[*version] = s.seq;
+  const size_t limit = o.limit > 0 ? static_cast<size_t>(o.limit) : s.items.size();
+  const size_t end = std::min(s.items.size(), offset + limit);
+  std::vector<ObjectPtr> items(s.items.begin() + static_cast<std::ptrdiff_t>(offset),
+                               s.items.begin() + static_cast<std::ptrdiff_t>(end));
+  next->clear();
+  if (end < s.items.size()) {
+    *next = std::to_string(id) + ":" + std::to_string(end);
   } else {
-    o["metadata"]["labels"][label] = value;
+    snapshots_.erase(it);
   }
-  Commit(key, std::move(o), EventType::kModified);
-  return true;
+  return items;
 }
 
-bool SimApi::Delete(const std::string& key) {
-  auto it = objects_.find(key);
-  if (it == objects_.end()) return false;
-  ++rv_;
-  ModelEvent event{EventType::kDeleted, rv_, it->second.route};
-  objects_.erase(it);
-  if (listener_) listener_(event);
-  return true;
+kubeclient::StatusOr<kubeclient::ListPage> SimApi::List(Kind kind, const kubeclient::ListOptions& o) {
+  kubeclient::ListPage page;
+  auto items = Page(kind, o, &page.resource_version, &page.continue_token);
+  if (!items.ok()) return items.status();
+  for (const auto& item : *items) page.items.push_back(item->json);
+  return page;
 }
 
-void SimApi::Commit(const std::string& key, json object, EventType type) {
-  ++rv_;
-  object["metadata"]["resourceVersion"] = std::to_string(rv_);
-  auto typed = kubeclient::RouteFromJson(object);
-  CHECK(typed.ok()) << "sim model built an undecodable route: " << typed.status().ToString();
-  auto route = std::make_shared<const kubeclient::Route>(std::move(*typed));
-  objects_[key] = Stored{std::move(object), route};
-  if (listener_) listener_(ModelEvent{type, rv_, route});
+kubeclient::StatusOr<kubeclient::RawListPage> SimApi::ListRaw(Kind kind,
+                                                              const kubeclient::ListOptions& o) {
+  kubeclient::RawListPage page;
+  auto items = Page(kind, o, &page.resource_version, &page.continue_token);
+  if (!items.ok()) return items.status();
+  for (const auto& item : *items) {
+    page.items.emplace_back(page.body.size(), item->text.size());
+    page.body += item->text;
+  }
+  return page;
 }
 
-kubeclient::StatusOr<json> SimApi::UpdateStatus(int writer, const json& body) {
+kubeclient::StatusOr<std::shared_ptr<SimWatch>> SimApi::Watch(Kind kind,
+                                                              const kubeclient::WatchOptions& o,
+                                                              const Delay& lag) {
+  Status forbidden;
+  if (Forbidden(kind, &forbidden)) return forbidden;
+  int64_t from = seq_;
+  bool gone = false;
+  if (!o.resource_version.empty()) {
+    auto seq = SeqOf(o.resource_version);
+    gone = !seq || *seq < compacted_;
+    if (seq) from = *seq;
+  }
+  auto watch = std::make_shared<SimWatch>(kind, scheduler_.clock(), lag, rng_);
+  watch->allow_bookmarks = o.allow_bookmarks;
+  if (gone) {
+    // Why both: kube-apiserver answers an expired version with 410 on the
+    // request, or (served from its watch cache) with a 410 ERROR event.
+    if (lease::UniformUnit(rng_) < 0.5) {
+      return Status(StatusCode::kGone, "too old resource version: " + o.resource_version);
+    }
+    watch->PushGone();
+    return watch;
+  }
+  for (const auto& event : history_) {
+    if (event.seq <= from || event.kind != kind) continue;
+    WatchEvent e;
+    e.type = event.type;
+    e.object = event.object->json;
+    e.object_text = event.object->text;
+    watch->Push(std::move(e));
+  }
+  watch->End(scheduler_.clock().Now() + o.timeout, Status(StatusCode::kClosed, "watch timeout"));
+  watches_.push_back(watch);
+  if (watch->allow_bookmarks) ScheduleBookmark(watch);
+  return watch;
+}
+
+void SimApi::ScheduleBookmark(const std::shared_ptr<SimWatch>& watch) {
+  const auto span = options_.bookmark_max - options_.bookmark_min;
+  const auto period = options_.bookmark_min +
+                      kubeclient::Duration(static_cast<int64_t>(
+                          static_cast<double>(span.count()) * lease::UniformUnit(rng_)));
+  std::weak_ptr<SimWatch> weak = watch;
+  scheduler_.After(period, [this, weak, kind = watch->kind()] {
+    auto w = weak.lock();
+    if (!w || !w->open()) return;
+    WatchEvent bookmark;
+    bookmark.type = WatchEventType::kBookmark;
+    const std::string version = Version(seq_);
+    seq_of_[version] = seq_;
+    bookmark.object = {{"kind", KindName(kind)}, {"metadata", {{"resourceVersion", version}}}};
+    w->Push(std::move(bookmark));
+    ScheduleBookmark(w);
+  });
+}
+
+kubeclient::StatusOr<json> SimApi::ApplyStatus(int writer, const json& body) {
   PutCounts& counts = puts_[writer];
   ++counts.attempts;
   const auto& meta = body.at("metadata");
   const std::string key =
       meta.at("namespace").get<std::string>() + "/" + meta.at("name").get<std::string>();
-  auto it = objects_.find(key);
-  if (it == objects_.end()) {
+  ++puts_by_key_[key];
+  auto it = objects_[0].find(key);
+  if (it == objects_[0].end()) {
     ++counts.not_found;
-    return Status(StatusCode::kNotFound, "routes \"" + key + "\" not found");
+    return Status(StatusCode::kNotFound, "routes.route.openshift.io \"" + key + "\" not found");
   }
-  const json& stored = it->second.object;
+  if (auto f = fail_status_of.find(key); f != fail_status_of.end()) {
+    ++counts.errors;
+    return f->second;
+  }
+  const json& stored = it->second->json;
   if (meta.value("resourceVersion", "") != stored["metadata"]["resourceVersion"] ||
       meta.value("uid", "") != stored["metadata"]["uid"]) {
     ++counts.conflicts;
     if (conflict_observer_) conflict_observer_(writer, key);
     return Status(StatusCode::kConflict,
-                  "Operation cannot be fulfilled on routes \"" + key +
+                  "Operation cannot be fulfilled on routes.route.openshift.io \"" + key +
                       "\": the object has been modified; please apply your changes to the "
                       "latest version and try again");
   }
@@ -121,22 +349,63 @@ kubeclient::StatusOr<json> SimApi::UpdateStatus(int writer, const json& body) {
   json updated = stored;
   // Why: the status subresource ignores everything but .status.
   updated["status"] = body.contains("status") ? body["status"] : json::object();
-  Commit(key, std::move(updated), EventType::kModified);
-  const Stored& now = objects_.at(key);
-  if (write_observer_) write_observer_(writer, *now.route);
-  return now.object;
+  Commit(Kind::kRoute, key, std::move(updated), WatchEventType::kModified);
+  const ObjectPtr now = objects_[0].at(key);
+  if (write_observer_) write_observer_(writer, *now->route);
+  return now->json;
 }
 
-std::vector<std::shared_ptr<const kubeclient::Route>> SimApi::List() const {
+void SimApi::Compact(double end_watches) {
+  compacted_ = seq_;
+  history_.clear();
+  for (auto& weak : watches_) {
+    auto watch = weak.lock();
+    if (!watch || !watch->open() || lease::UniformUnit(rng_) >= end_watches) continue;
+    watch->PushGone();
+  }
+}
+
+void SimApi::DropWatches(Kind kind, double p) {
+  for (auto& weak : watches_) {
+    auto watch = weak.lock();
+    if (!watch || !watch->open() || watch->kind() != kind) continue;
+    if (lease::UniformUnit(rng_) < p) {
+      watch->End(scheduler_.clock().Now(),
+                 Status(StatusCode::kUnavailable, "connection reset by peer"));
+    }
+  }
+}
+
+std::vector<std::shared_ptr<const kubeclient::Route>> SimApi::Routes() const {
   std::vector<std::shared_ptr<const kubeclient::Route>> out;
-  out.reserve(objects_.size());
-  for (const auto& [key, stored] : objects_) out.push_back(stored.route);
+  out.reserve(objects_[0].size());
+  for (const auto& [key, obj] : objects_[0]) out.push_back(obj->route);
   return out;
 }
 
-std::shared_ptr<const kubeclient::Route> SimApi::Get(const std::string& key) const {
-  auto it = objects_.find(key);
-  return it == objects_.end() ? nullptr : it->second.route;
+std::shared_ptr<const kubeclient::Route> SimApi::Route(const std::string& key) const {
+  auto it = objects_[0].find(key);
+  return it == objects_[0].end() ? nullptr : it->second->route;
+}
+
+std::map<std::string, std::map<std::string, std::string>> SimApi::Namespaces() const {
+  std::map<std::string, std::map<std::string, std::string>> out;
+  for (const auto& [name, obj] : objects_[1]) {
+    auto& labels = out[name];
+    const json& meta = obj->json["metadata"];
+    if (meta.contains("labels")) {
+      for (const auto& [k, v] : meta["labels"].items()) labels[k] = v.get<std::string>();
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::string> SimApi::Versions(Kind kind) const {
+  std::map<std::string, std::string> out;
+  for (const auto& [key, obj] : objects_[static_cast<int>(kind)]) {
+    out[key] = obj->json["metadata"]["resourceVersion"].get<std::string>();
+  }
+  return out;
 }
 
 PutCounts SimApi::TotalPuts() const {
@@ -146,32 +415,205 @@ PutCounts SimApi::TotalPuts() const {
     total.success += c.success;
     total.conflicts += c.conflicts;
     total.not_found += c.not_found;
+    total.errors += c.errors;
   }
   return total;
 }
 
-kubeclient::StatusOr<json> ReplicaClient::Get(const kubeclient::ResourceRef&, const std::string&,
-                                              const std::string&) {
+size_t SimApi::open_watches() const {
+  size_t n = 0;
+  for (const auto& weak : watches_) {
+    auto w = weak.lock();
+    if (w && w->open()) ++n;
+  }
+  return n;
+}
+
+void SimWatch::Push(WatchEvent event) {
+  if (!open()) return;
+  const SteadyTime at = std::max(last_, clock_.Now() + lag_.Sample(rng_));
+  last_ = at;
+  queue_.emplace_back(at, std::move(event));
+}
+
+void SimWatch::PushGone() {
+  WatchEvent error;
+  error.type = WatchEventType::kError;
+  error.object = GoneStatus();
+  Push(std::move(error));
+  // The server closes the stream after the error; the reflector stops
+  // reading at the error anyway.
+  End(last_ + std::chrono::milliseconds(1), Status(StatusCode::kClosed, "server closed the watch"));
+}
+
+void SimWatch::End(SteadyTime at, Status status) {
+  if (end_ && end_->first <= at) return;
+  end_ = std::make_pair(at, std::move(status));
+}
+
+std::optional<kubeclient::StatusOr<WatchEvent>> SimWatch::Poll() {
+  const SteadyTime now = clock_.Now();
+  if (cancelled_) return kubeclient::StatusOr<WatchEvent>(Status(StatusCode::kCancelled, "cancelled"));
+  if (!queue_.empty() && queue_.front().first <= now &&
+      (!end_ || queue_.front().first <= end_->first)) {
+    WatchEvent e = std::move(queue_.front().second);
+    queue_.pop_front();
+    return kubeclient::StatusOr<WatchEvent>(std::move(e));
+  }
+  if (end_ && end_->first <= now) {
+    queue_.clear();
+    return kubeclient::StatusOr<WatchEvent>(end_->second);
+  }
+  return std::nullopt;
+}
+
+std::optional<SteadyTime> SimWatch::ReadyAt() const {
+  if (cancelled_) return clock_.Now();
+  std::optional<SteadyTime> at;
+  if (!queue_.empty()) at = queue_.front().first;
+  if (end_ && (!at || end_->first < *at)) at = end_->first;
+  return at;
+}
+
+namespace {
+
+// The client end of a SimWatch: Next() parks the reflector's fiber until an
+// event has arrived. NextRaw() gives routes as text (object null), like the
+// REST client.
+class SimWatchStream final : public kubeclient::WatchStream {
+ public:
+  SimWatchStream(std::shared_ptr<SimWatch> watch, std::shared_ptr<bool> closed)
+      : watch_(std::move(watch)), closed_(std::move(closed)) {}
+  ~SimWatchStream() override { watch_->Cancel(); }
+
+  kubeclient::StatusOr<WatchEvent> Next() override { return Take(false); }
+  kubeclient::StatusOr<WatchEvent> NextRaw() override { return Take(true); }
+  void Cancel() override { watch_->Cancel(); }
+
+ private:
+  kubeclient::StatusOr<WatchEvent> Take(bool raw) {
+    for (;;) {
+      if (*closed_) return Status(StatusCode::kUnavailable, "connection closed");
+      if (auto polled = watch_->Poll()) {
+        if (!polled->ok()) return *polled;
+        WatchEvent e = std::move(polled->value());
+        const bool object = e.type == WatchEventType::kAdded ||
+                            e.type == WatchEventType::kModified ||
+                            e.type == WatchEventType::kDeleted;
+        if (raw && object) {
+          e.object = json();
+        } else {
+          e.object_text.clear();
+        }
+        return e;
+      }
+      Fiber* fiber = Fiber::Current();
+      CHECK(fiber != nullptr) << "a simulated watch is read on a fiber";
+      fiber->Park([watch = watch_, closed = closed_]() -> std::optional<SteadyTime> {
+        if (*closed) return SteadyTime{};
+        return watch->ReadyAt();
+      });
+    }
+  }
+
+  std::shared_ptr<SimWatch> watch_;
+  std::shared_ptr<bool> closed_;
+};
+
+}  // namespace
+
+SimClient::SimClient(Scheduler& scheduler, SimApi& api, std::mt19937_64& rng, int writer,
+                     ClientDelays delays)
+    : scheduler_(scheduler), api_(api), rng_(rng), writer_(writer), delays_(delays) {}
+
+SimClient::~SimClient() { Close(); }
+
+void SimClient::Close() { *closed_ = true; }
+
+void SimClient::ParkUntil(const std::function<std::optional<SteadyTime>()>& ready) {
+  Fiber* fiber = Fiber::Current();
+  CHECK(fiber != nullptr) << "simulated API calls are made on fibers";
+  fiber->Park([closed = closed_, ready]() -> std::optional<SteadyTime> {
+    if (*closed) return SteadyTime{};
+    return ready();
+  });
+}
+
+kubeclient::StatusOr<json> SimClient::Get(const kubeclient::ResourceRef&, const std::string&,
+                                          const std::string&) {
   return Unused();
 }
-kubeclient::StatusOr<kubeclient::ListPage> ReplicaClient::List(const kubeclient::ResourceRef&,
-                                                               const std::string&,
-                                                               const kubeclient::ListOptions&) {
+
+bool SimClient::WaitListPage() {
+  if (*closed_) return false;
+  const SteadyTime until = scheduler_.clock().Now() + delays_.list_page.Sample(rng_);
+  while (!*closed_ && scheduler_.clock().Now() < until) {
+    ParkUntil([until] { return std::optional<SteadyTime>(until); });
+  }
+  return !*closed_;
+}
+
+kubeclient::StatusOr<kubeclient::ListPage> SimClient::List(const kubeclient::ResourceRef& res,
+                                                           const std::string&,
+                                                           const kubeclient::ListOptions& options) {
+  if (!WaitListPage()) return Status(StatusCode::kUnavailable, "connection closed");
+  return api_.List(KindOf(res), options);
+}
+
+kubeclient::StatusOr<kubeclient::RawListPage> SimClient::ListRaw(
+    const kubeclient::ResourceRef& res, const std::string&, const kubeclient::ListOptions& options) {
+  if (!WaitListPage()) return Status(StatusCode::kUnavailable, "connection closed");
+  return api_.ListRaw(KindOf(res), options);
+}
+
+kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> SimClient::Watch(
+    const kubeclient::ResourceRef& res, const std::string&, const kubeclient::WatchOptions& options) {
+  if (*closed_) return Status(StatusCode::kUnavailable, "connection closed");
+  auto watch = api_.Watch(KindOf(res), options, delays_.watch);
+  if (!watch.ok()) return watch.status();
+  return std::unique_ptr<kubeclient::WatchStream>(
+      std::make_unique<SimWatchStream>(std::move(watch).value(), closed_));
+}
+
+kubeclient::StatusOr<json> SimClient::Create(const kubeclient::ResourceRef&, const std::string&,
+                                             const json&) {
   return Unused();
 }
-kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> ReplicaClient::Watch(
-    const kubeclient::ResourceRef&, const std::string&, const kubeclient::WatchOptions&) {
+
+kubeclient::StatusOr<json> SimClient::Update(const kubeclient::ResourceRef&, const json&) {
   return Unused();
 }
-kubeclient::StatusOr<json> ReplicaClient::Create(const kubeclient::ResourceRef&,
-                                                 const std::string&, const json&) {
-  return Unused();
+
+kubeclient::StatusOr<json> SimClient::UpdateStatus(const kubeclient::ResourceRef&,
+                                                   const json& object) {
+  if (*closed_) return Status(StatusCode::kUnavailable, "connection closed");
+  using Reply = std::optional<kubeclient::StatusOr<json>>;
+  auto reply = std::make_shared<Reply>();
+  ++in_flight_;
+  // Why no `this` in the callbacks: the server applies a PUT that was sent
+  // even when this replica crashes before the answer.
+  SimApi& api = api_;
+  Scheduler& scheduler = scheduler_;
+  std::mt19937_64& rng = rng_;
+  const Delay response = delays_.put_response;
+  scheduler_.After(delays_.put_request.Sample(rng_),
+                   [&api, &scheduler, &rng, response, writer = writer_, object, reply] {
+                     kubeclient::StatusOr<json> result = api.ApplyStatus(writer, object);
+                     scheduler.After(response.Sample(rng), [reply, result] { *reply = result; });
+                   });
+  while (!*closed_ && !reply->has_value()) {
+    ParkUntil([reply]() -> std::optional<SteadyTime> {
+      if (reply->has_value()) return SteadyTime{};
+      return std::nullopt;
+    });
+  }
+  --in_flight_;
+  if (!reply->has_value()) return Status(StatusCode::kUnavailable, "connection closed");
+  return std::move(**reply);
 }
-kubeclient::StatusOr<json> ReplicaClient::Update(const kubeclient::ResourceRef&, const json&) {
-  return Unused();
-}
-Status ReplicaClient::Delete(const kubeclient::ResourceRef&, const std::string&,
-                             const std::string&) {
+
+kubeclient::Status SimClient::Delete(const kubeclient::ResourceRef&, const std::string&,
+                                     const std::string&) {
   return Unused();
 }
 

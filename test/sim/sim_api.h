@@ -1,125 +1,277 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
+#include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "kubeclient/kube_client.h"
 #include "kubeclient/route.h"
-#include "test/sim/sim_clock.h"
+#include "test/sim/delay.h"
+#include "test/sim/scheduler.h"
 
 namespace routestatus::sim {
 
-enum class EventType { kAdded, kModified, kDeleted };
+// The two resources the simulated API serves.
+enum class Kind { kRoute = 0, kNamespace = 1 };
 
-// One change of the model, as every watch would see it.
-struct ModelEvent {
-  EventType type = EventType::kAdded;
-  int64_t resource_version = 0;
-  std::shared_ptr<const kubeclient::Route> route;  // the new (or last) object
+// One stored version of an object: its JSON and its exact text. Shared by
+// the store, the history and every watch that delivers it. Immutable.
+struct StoredObject {
+  std::string key;  // "ns/name" (routes) or "name" (namespaces)
+  nlohmann::json json;
+  std::string text;
+  std::shared_ptr<const kubeclient::Route> route;  // routes: decoded once
+};
+using ObjectPtr = std::shared_ptr<const StoredObject>;
+
+// Knobs of the simulated API server. Value type.
+struct SimApiOptions {
+  // resourceVersions as opaque text: numbers in a scrambled order, so a
+  // client that orders them numerically goes wrong (API conventions: they
+  // are opaque). false: plain increasing numbers.
+  bool opaque_versions = true;
+  // Bookmarks are sent on every watch that asks for them, every U[min, max].
+  kubeclient::Duration bookmark_min = std::chrono::seconds(5);
+  kubeclient::Duration bookmark_max = std::chrono::seconds(60);
+  // Fault injection: each event is lost for each watch with this
+  // probability (a broken server; the checks must catch it).
+  double drop_event_probability = 0;
 };
 
-// Counters of status PUTs, per writer. Value type.
+// Counts of status PUTs, per writer. Value type.
 struct PutCounts {
   int64_t attempts = 0;
   int64_t success = 0;
   int64_t conflicts = 0;
   int64_t not_found = 0;
+  int64_t errors = 0;  // injected permanent errors
 };
 
-// The one API server of a simulation: routes in memory with a global
-// resourceVersion. A status PUT whose metadata.resourceVersion (or uid) is
-// stale fails with kConflict; a success replaces only `status`, bumps the
-// resourceVersion and emits a MODIFIED event. Route owners' operations
-// (create, spec/label change, delete) emit ADDED/MODIFIED/DELETED. Not
-// thread-safe.
+class SimWatch;
+
+// The one API server of a simulation: routes (with a status subresource)
+// and namespaces in memory, one global resourceVersion, a history of
+// changes from which watches are served, compaction (410 Gone), paginated
+// lists from a snapshot, bookmarks and watch timeouts. Owners' operations
+// and status PUTs run on the main thread at their server-side time. Not
+// thread-safe (one thread runs at a time).
 class SimApi {
  public:
-  using Listener = std::function<void(const ModelEvent&)>;
   // Called after each successful status write by `writer`.
   using WriteObserver = std::function<void(int writer, const kubeclient::Route& written)>;
-
-  explicit SimApi(const SimClock& clock) : clock_(clock) {}
-
-  void SetListener(Listener listener) { listener_ = std::move(listener); }
-  void SetWriteObserver(WriteObserver observer) { write_observer_ = std::move(observer); }
   // Called after each status PUT that failed with a conflict.
   using ConflictObserver = std::function<void(int writer, const std::string& key)>;
+
+  SimApi(Scheduler& scheduler, std::mt19937_64& rng, SimApiOptions options);
+  ~SimApi();
+
+  void SetWriteObserver(WriteObserver observer) { write_observer_ = std::move(observer); }
   void SetConflictObserver(ConflictObserver observer) { conflict_observer_ = std::move(observer); }
 
-  // Route owner operations. `host` "" leaves spec.host empty (the router's
-  // hostname template applies). Return false when the route does not exist
-  // (or already exists, for Create).
-  bool Create(const std::string& ns, const std::string& name, const std::string& host,
-              const std::map<std::string, std::string>& labels);
-  bool SetHost(const std::string& key, const std::string& host);
-  bool SetLabel(const std::string& key, const std::string& label, const std::string& value);
-  bool Delete(const std::string& key);
+  // Owners' operations (applied now). `host` "" leaves spec.host empty (the
+  // router's hostname template applies). False when the object does not
+  // exist (or already exists, for the creates).
+  bool CreateNamespace(const std::string& name, const std::map<std::string, std::string>& labels);
+  bool SetNamespaceLabel(const std::string& name, const std::string& label,
+                         const std::string& value);
+  bool CreateRoute(const std::string& ns, const std::string& name, const std::string& host,
+                   const std::map<std::string, std::string>& labels);
+  bool SetRouteHost(const std::string& key, const std::string& host);
+  bool SetRouteLabel(const std::string& key, const std::string& label, const std::string& value);
+  bool DeleteRoute(const std::string& key);
 
-  // PUT .../status on behalf of replica `writer` (see ReplicaClient).
-  kubeclient::StatusOr<nlohmann::json> UpdateStatus(int writer, const nlohmann::json& object);
+  // The API as clients see it at the server-side time of the request.
+  // One page of a list: the first page snapshots the whole collection;
+  // later pages (continue tokens) read that snapshot, or 410 once
+  // compaction passed it.
+  kubeclient::StatusOr<kubeclient::ListPage> List(Kind kind, const kubeclient::ListOptions& o);
+  // The same page with each item as its stored text (what ListRaw gives).
+  kubeclient::StatusOr<kubeclient::RawListPage> ListRaw(Kind kind, const kubeclient::ListOptions& o);
+  // Opens a watch from o.resource_version ("" = now). 410 at once when the
+  // version was compacted; otherwise the missed history, then live events,
+  // each delivered after `lag` (in order), bookmarks, and the end at
+  // o.timeout.
+  kubeclient::StatusOr<std::shared_ptr<SimWatch>> Watch(Kind kind, const kubeclient::WatchOptions& o,
+                                                        const Delay& lag);
+  // PUT .../routes/NAME/status on behalf of `writer`: 409 on a stale
+  // resourceVersion or uid, 404 when gone, the injected error for a route
+  // in `fail_status_of`; success replaces only .status.
+  kubeclient::StatusOr<nlohmann::json> ApplyStatus(int writer, const nlohmann::json& body);
 
-  // Snapshot of every route (a list), and the list's resourceVersion.
-  std::vector<std::shared_ptr<const kubeclient::Route>> List() const;
-  std::shared_ptr<const kubeclient::Route> Get(const std::string& key) const;
-  int64_t resource_version() const { return rv_; }
+  // Faults. Compact: versions before now can no longer be watched from or
+  // continued (410); each open watch is also ended with a 410 ERROR event
+  // with probability `end_watches`. DropWatches: each open watch of `kind`
+  // ends at once with a connection reset with probability `p` (events not
+  // yet delivered are lost to it).
+  void Compact(double end_watches);
+  void DropWatches(Kind kind, double p);
+  // Lists and watches of `kind` fail with 403 until `until` (RBAC missing).
+  void ForbidUntil(Kind kind, kubeclient::SteadyTime until) { forbid_until_[static_cast<int>(kind)] = until; }
+  // Status PUTs of these routes fail with this (e.g. 422 invalid).
+  std::map<std::string, kubeclient::Status> fail_status_of;
 
-  // PUT counts per writer (replica id), and in total.
+  // The current state, for the simulation's checks.
+  std::vector<std::shared_ptr<const kubeclient::Route>> Routes() const;
+  std::shared_ptr<const kubeclient::Route> Route(const std::string& key) const;
+  // Namespace -> labels.
+  std::map<std::string, std::map<std::string, std::string>> Namespaces() const;
+  // Key -> resourceVersion of every object of `kind`.
+  std::map<std::string, std::string> Versions(Kind kind) const;
   const std::map<int, PutCounts>& puts_by_writer() const { return puts_; }
   PutCounts TotalPuts() const;
+  int64_t puts_of(const std::string& key) const {
+    auto it = puts_by_key_.find(key);
+    return it == puts_by_key_.end() ? 0 : it->second;
+  }
+  size_t open_watches() const;
 
  private:
-  struct Stored {
-    nlohmann::json object;
-    std::shared_ptr<const kubeclient::Route> route;
+  struct HistoryEvent {
+    int64_t seq = 0;
+    Kind kind = Kind::kRoute;
+    kubeclient::WatchEventType type = kubeclient::WatchEventType::kAdded;
+    ObjectPtr object;
   };
-  // Bumps the rv, re-decodes and emits.
-  void Commit(const std::string& key, nlohmann::json object, EventType type);
+  struct Snapshot {
+    int64_t seq = 0;
+    std::vector<ObjectPtr> items;
+  };
+  // The items of one page; sets *version and *next (the continue token).
+  kubeclient::StatusOr<std::vector<ObjectPtr>> Page(Kind kind, const kubeclient::ListOptions& o,
+                                                    std::string* version, std::string* next);
 
-  const SimClock& clock_;
-  std::map<std::string, Stored> objects_;
-  int64_t rv_ = 1000;
+  std::string Version(int64_t seq) const;
+  std::optional<int64_t> SeqOf(const std::string& version) const;
+  // Stamps the next version into `object`, stores it and emits the event.
+  void Commit(Kind kind, const std::string& key, nlohmann::json object,
+              kubeclient::WatchEventType type);
+  void Emit(const HistoryEvent& event);
+  // Commits `change` applied to a copy of the stored object; false if absent.
+  bool Modify(Kind kind, const std::string& key,
+              const std::function<void(nlohmann::json&)>& change);
+  void ScheduleBookmark(const std::shared_ptr<SimWatch>& watch);
+  bool Forbidden(Kind kind, kubeclient::Status* status) const;
+
+  Scheduler& scheduler_;
+  std::mt19937_64& rng_;
+  const SimApiOptions options_;
+  std::map<std::string, ObjectPtr> objects_[2];
+  std::deque<HistoryEvent> history_;  // seq > compacted_
+  int64_t seq_ = 1000;
+  int64_t compacted_ = 1000;  // watching from before this version is 410
   int64_t next_uid_ = 1;
+  int64_t next_snapshot_ = 1;
+  std::map<int64_t, Snapshot> snapshots_;
+  std::unordered_map<std::string, int64_t> seq_of_;
+  std::vector<std::weak_ptr<SimWatch>> watches_;
+  kubeclient::SteadyTime forbid_until_[2] = {};
   std::map<int, PutCounts> puts_;
-  Listener listener_;
+  std::map<std::string, int64_t> puts_by_key_;
   WriteObserver write_observer_;
   ConflictObserver conflict_observer_;
 };
 
-// The KubeClient one replica uses: UpdateStatus goes to the model under the
-// replica's id; everything else is not used by the status path and fails
-// with kInternal. Not thread-safe.
-class ReplicaClient final : public kubeclient::KubeClient {
+// The server side of one open watch: events queued with the time they reach
+// the client (in order), and how the stream ends. Not thread-safe.
+class SimWatch {
  public:
-  ReplicaClient(SimApi& api, int writer) : api_(api), writer_(writer) {}
+  SimWatch(Kind kind, const SimClock& clock, Delay lag, std::mt19937_64& rng)
+      : kind_(kind), clock_(clock), lag_(lag), rng_(rng) {}
+
+  Kind kind() const { return kind_; }
+  // Not cancelled, and not ended as of now.
+  bool open() const { return !cancelled_ && (!end_ || end_->first > clock_.Now()); }
+  // Queues `event` to arrive after a lag drawn now, never before the
+  // previous one (one stream delivers in order).
+  void Push(kubeclient::WatchEvent event);
+  // Queues a 410 Gone ERROR event (expired history); the stream then ends.
+  void PushGone();
+  // The stream ends at `at` with `status` (events arriving later are lost).
+  void End(kubeclient::SteadyTime at, kubeclient::Status status);
+  void Cancel() { cancelled_ = true; }
+
+  // The client side: the next event or the end, if it has arrived by now.
+  std::optional<kubeclient::StatusOr<kubeclient::WatchEvent>> Poll();
+  // When Poll() next has something (nullopt: not until more is pushed).
+  std::optional<kubeclient::SteadyTime> ReadyAt() const;
+  bool allow_bookmarks = false;
+
+ private:
+  const Kind kind_;
+  const SimClock& clock_;
+  const Delay lag_;
+  std::mt19937_64& rng_;
+  std::deque<std::pair<kubeclient::SteadyTime, kubeclient::WatchEvent>> queue_;
+  kubeclient::SteadyTime last_{};
+  std::optional<std::pair<kubeclient::SteadyTime, kubeclient::Status>> end_;
+  bool cancelled_ = false;
+};
+
+// How long a replica's requests take. Value type.
+struct ClientDelays {
+  Delay list_page;    // each list page
+  Delay put_request;  // a status PUT reaching the server
+  Delay put_response; // its answer reaching the replica
+  Delay watch;        // each watch event reaching the replica
+};
+
+// The KubeClient of one replica: lists, watches and status PUTs against
+// the SimApi with this replica's delays; a call that waits parks the
+// calling fiber. Close() (a crash) makes waiting and later calls fail
+// promptly; a PUT already sent is still applied by the server. Get,
+// Create, Update and Delete are not used by the controller: kInternal.
+class SimClient final : public kubeclient::KubeClient {
+ public:
+  SimClient(Scheduler& scheduler, SimApi& api, std::mt19937_64& rng, int writer,
+            ClientDelays delays);
+  ~SimClient() override;
+
+  void Close();
+  bool InFlight() const { return in_flight_ > 0; }
 
   kubeclient::StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef&, const std::string&,
                                            const std::string&) override;
-  kubeclient::StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef&,
-                                                  const std::string&,
-                                                  const kubeclient::ListOptions&) override;
+  kubeclient::StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef& res,
+                                                  const std::string& ns,
+                                                  const kubeclient::ListOptions& options) override;
+  kubeclient::StatusOr<kubeclient::RawListPage> ListRaw(
+      const kubeclient::ResourceRef& res, const std::string& ns,
+      const kubeclient::ListOptions& options) override;
   kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
-      const kubeclient::ResourceRef&, const std::string&, const kubeclient::WatchOptions&) override;
+      const kubeclient::ResourceRef& res, const std::string& ns,
+      const kubeclient::WatchOptions& options) override;
   kubeclient::StatusOr<nlohmann::json> Create(const kubeclient::ResourceRef&, const std::string&,
                                               const nlohmann::json&) override;
   kubeclient::StatusOr<nlohmann::json> Update(const kubeclient::ResourceRef&,
                                               const nlohmann::json&) override;
-  kubeclient::StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef&,
-                                                    const nlohmann::json& object) override {
-    return api_.UpdateStatus(writer_, object);
-  }
+  kubeclient::StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef& res,
+                                                    const nlohmann::json& object) override;
   kubeclient::Status Delete(const kubeclient::ResourceRef&, const std::string&,
                             const std::string&) override;
 
  private:
+  // Waits a list page's delay; false when closed meanwhile.
+  bool WaitListPage();
+  // Parks the calling fiber until `ready` or Close().
+  void ParkUntil(const std::function<std::optional<kubeclient::SteadyTime>()>& ready);
+
+  Scheduler& scheduler_;
   SimApi& api_;
+  std::mt19937_64& rng_;
   const int writer_;
+  const ClientDelays delays_;
+  std::shared_ptr<bool> closed_ = std::make_shared<bool>(false);
+  int in_flight_ = 0;  // status PUTs sent and not answered
 };
 
 }  // namespace routestatus::sim

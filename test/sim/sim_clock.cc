@@ -1,5 +1,9 @@
 #include "test/sim/sim_clock.h"
 
+#include <glog/logging.h>
+
+#include "test/sim/fiber.h"
+
 namespace routestatus::sim {
 
 namespace {
@@ -12,6 +16,20 @@ SimClock::SimClock()
 kubeclient::SystemTime SimClock::WallNow() const {
   return kubeclient::SystemTime(std::chrono::seconds(kEpochUnix)) +
          std::chrono::duration_cast<kubeclient::SystemTime::duration>(now_ - start_);
+}
+
+void SimClock::WaitUntil(std::condition_variable&, std::unique_lock<std::mutex>& lock,
+                         kubeclient::SteadyTime deadline) const {
+  Fiber* fiber = Fiber::Current();
+  CHECK(fiber != nullptr) << "SimClock: nothing may block on the simulation's main thread";
+  WakeGroup* group = fiber->group();
+  const uint64_t seen = group->kicks;
+  lock.unlock();
+  fiber->Park([this, group, seen, deadline]() -> std::optional<kubeclient::SteadyTime> {
+    if (group->kicks != seen) return now_;
+    return deadline;
+  });
+  lock.lock();
 }
 
 void SimClock::Set(kubeclient::SteadyTime t) {

@@ -4,15 +4,16 @@
 #include <condition_variable>
 #include <mutex>
 
-#include <glog/logging.h>
-
 #include "kubeclient/clock.h"
 
 namespace routestatus::sim {
 
 // Simulated time: Now() is the time of the event being simulated; only the
-// scheduler moves it (Set). Nothing in the simulation may block on it:
-// WaitUntil CHECK-fails. Not thread-safe (the simulation is single-threaded).
+// scheduler moves it (Set). WaitUntil may be called only on a fiber (see
+// fiber.h): it parks the fiber until `deadline` or until its wake group is
+// kicked (a spurious wake-up, which every caller tolerates); on the main
+// thread it CHECK-fails (nothing may block there). Not thread-safe: one
+// thread runs at a time.
 class SimClock final : public kubeclient::Clock {
  public:
   SimClock();
@@ -20,10 +21,8 @@ class SimClock final : public kubeclient::Clock {
   kubeclient::SteadyTime Now() const override { return now_; }
   // Wall time = a fixed epoch (2026-12-06T14:00:00Z) + elapsed simulated time.
   kubeclient::SystemTime WallNow() const override;
-  void WaitUntil(std::condition_variable&, std::unique_lock<std::mutex>&,
-                 kubeclient::SteadyTime) const override {
-    LOG(FATAL) << "SimClock: nothing may block in the simulation";
-  }
+  void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+                 kubeclient::SteadyTime deadline) const override;
 
   // Moves time to `t` (never backwards).
   void Set(kubeclient::SteadyTime t);

@@ -6,140 +6,131 @@ namespace routestatus::sim {
 
 using kubeclient::Route;
 
-SimStore::Ptr SimStore::Get(const std::string& key) const {
-  auto it = objects_.find(key);
-  return it == objects_.end() ? nullptr : it->second;
-}
-
-std::vector<SimStore::Ptr> SimStore::List() const {
-  std::vector<Ptr> out;
-  out.reserve(objects_.size());
-  for (const auto& [key, obj] : objects_) out.push_back(obj);
-  return out;
-}
-
-std::vector<SimStore::Ptr> SimStore::ByIndex(const std::string& index,
-                                             const std::string& value) const {
-  std::vector<Ptr> out;
-  if (index != controller::kRoutesByHostIndex) return out;
-  auto it = hosts_.find(value);
-  if (it == hosts_.end()) return out;
-  for (const auto& key : it->second) out.push_back(objects_.at(key));
-  return out;
-}
-
-void SimStore::Index(const Ptr& obj, bool add) {
-  for (const auto& host : by_host_(*obj)) {
-    if (add) {
-      hosts_[host].insert(obj->Key());
-    } else if (auto it = hosts_.find(host); it != hosts_.end()) {
-      it->second.erase(obj->Key());
-      if (it->second.empty()) hosts_.erase(it);
-    }
+// The lease as the status path sees it: every call that may give a lease
+// worker something to do wakes the replica's parked fibers (production code
+// notifies a condition variable the simulation cannot see).
+class Replica::KickingLease final : public lease::WriteLease {
+ public:
+  KickingLease(lease::BackoffWriteLease& lease, WakeGroup& group) : lease_(lease), group_(group) {}
+  void Try(const std::string& key, lease::Work work) override {
+    lease_.Try(key, std::move(work));
+    group_.Kick();
   }
-}
+  void Extend(const std::string& key, lease::EntryWriter writer) override {
+    lease_.Extend(key, writer);
+    group_.Kick();
+  }
+  void Remove(const std::string& key) override {
+    lease_.Remove(key);
+    group_.Kick();
+  }
+  lease::LeaseState State() const override { return lease_.State(); }
 
-SimStore::Ptr SimStore::Upsert(Ptr obj) {
-  Ptr old = Erase(obj->Key());
-  Index(obj, true);
-  objects_[obj->Key()] = std::move(obj);
-  return old;
-}
+ private:
+  lease::BackoffWriteLease& lease_;
+  WakeGroup& group_;
+};
 
-SimStore::Ptr SimStore::Erase(const std::string& key) {
-  auto it = objects_.find(key);
-  if (it == objects_.end()) return nullptr;
-  Ptr old = it->second;
-  Index(old, false);
-  objects_.erase(it);
-  return old;
-}
-
-void SimQueue::Add(const std::string& key) {
-  if (shut_down_ || !queued_.insert(key).second) return;
-  keys_.push_back(key);
-}
-
-void SimQueue::AddAfter(const std::string& key, kubeclient::Duration delay) {
-  after_(delay, [this, key] { Add(key); });
-}
-
-bool SimQueue::Get(std::string* key) {
-  if (keys_.empty()) return false;
-  *key = std::move(keys_.front());
-  keys_.pop_front();
-  queued_.erase(*key);
-  return true;
-}
-
-Replica::Replica(const SimClock& clock, SimApi& api, ReplicaSpec spec, SimQueue::After after)
-    : clock_(clock), spec_(std::move(spec)), client_(api, spec_.id) {
-  store_ = std::make_unique<SimStore>(controller::RoutesByHostIndexFunc(spec_.admission));
-  queue_ = std::make_unique<SimQueue>(std::move(after));
-  lease_ = std::make_unique<lease::BackoffWriteLease>(clock_, spec_.lease);
-  tracker_ = std::make_unique<conflict::ContentionTracker>(clock_, spec_.tracker);
-  gate_ = std::make_unique<controller::TrackerGate>(*tracker_, spec_.admission.router_name);
-  shard_ = std::make_unique<controller::ShardFilter>(spec_.shard, nullptr);
+Replica::Replica(Scheduler& scheduler, SimApi& api, std::mt19937_64& rng, ReplicaSpec spec)
+    : scheduler_(scheduler), spec_(std::move(spec)) {
+  const kubeclient::Clock& clock = scheduler_.clock();
+  client_ = std::make_unique<SimClient>(scheduler_, api, rng, spec_.id, spec_.delays);
+  routes_ = std::make_unique<kubeclient::cache::RouteInformer>(*client_, clock, spec_.route_informer);
+  namespaces_ = std::make_unique<kubeclient::cache::NamespaceInformer>(*client_, clock,
+                                                                       spec_.namespace_informer);
+  queue_ = std::make_unique<SimQueue>(scheduler_);
+  lease_ = std::make_unique<lease::BackoffWriteLease>(clock, spec_.lease);
+  lease_view_ = std::make_unique<KickingLease>(*lease_, group_);
+  tracker_ = std::make_unique<conflict::ContentionTracker>(clock, spec_.tracker);
+  gate_ = std::make_unique<controller::TrackerGate>(*tracker_);
+  shard_ = std::make_unique<controller::ShardFilter>(spec_.shard, namespaces_.get());
   stats_ = std::make_unique<controller::StatusStats>();
-  syncer_ = std::make_unique<controller::StatusSyncer>(spec_.admission, *shard_, *store_, client_,
-                                                       *lease_, *gate_, clock_, *stats_);
-  gate_->SetSyncer(syncer_.get());
-  controller_ = std::make_unique<controller::Controller>(*syncer_, *store_, nullptr, *shard_,
-                                                         *queue_, *gate_);
-}
+  syncer_ = std::make_unique<controller::StatusSyncer>(spec_.admission, *shard_, *routes_, *client_,
+                                                       *lease_view_, *gate_, clock, *stats_);
+  controller_ = std::make_unique<controller::Controller>(*syncer_, *routes_, namespaces_.get(),
+                                                         *shard_, *queue_, *gate_, clock);
+  // The wiring of cmd/route-status-controller/controller_app.cc.
+  routes_->AddIndex(controller::kRoutesByHostIndex,
+                    controller::RoutesByHostIndexFunc(spec_.admission));
+  routes_->AddEventHandler(&controller_->route_handler());
+  namespaces_->AddEventHandler(&controller_->namespace_handler());
+  queue_->SetSyncedProbe([this] { return Synced(); });
 
-Replica::~Replica() {
-  // Why: queued lease work points at the syncer; drop it first.
-  lease_->Shutdown();
-  queue_->ShutDown();
-}
-
-void Replica::Start(const std::vector<RoutePtr>& list) {
-  for (const auto& obj : list) store_->Upsert(obj);
-  store_->SetSynced();
-  for (const auto& obj : list) controller_->route_handler().OnAdd(obj, true);
-  Drain();
-}
-
-void Replica::Deliver(const ModelEvent& event) {
-  auto& handler = controller_->route_handler();
-  switch (event.type) {
-    case EventType::kAdded:
-    case EventType::kModified: {
-      RoutePtr old = store_->Upsert(event.route);
-      // Why: the gate is registered before the controller's handler, as in
-      // cmd/, so it knows the update behind each Changed/Appeared call.
-      if (old) {
-        gate_->OnUpdate(old, event.route);
-        handler.OnUpdate(old, event.route);
-      } else {
-        gate_->OnAdd(event.route, false);
-        handler.OnAdd(event.route, false);
-      }
-      break;
-    }
-    case EventType::kDeleted: {
-      RoutePtr old = store_->Erase(event.route->Key());
-      gate_->OnDelete(old ? old : event.route);
-      handler.OnDelete(old ? old : event.route);
-      break;
-    }
+  const std::string name = "replica-" + std::to_string(spec_.id);
+  fibers_.push_back(std::make_unique<Fiber>(name + "/informer-routes", &group_,
+                                            [this] { routes_->Run(); }));
+  fibers_.push_back(std::make_unique<Fiber>(name + "/informer-namespaces", &group_,
+                                            [this] { namespaces_->Run(); }));
+  for (int i = 0; i < spec_.reconcile_workers; ++i) {
+    fibers_.push_back(std::make_unique<Fiber>(name + "/reconcile-" + std::to_string(i), &group_,
+                                              [this] { controller_->RunWorker(); }));
   }
-  Drain();
+  for (int i = 0; i < spec_.lease_workers; ++i) {
+    fibers_.push_back(std::make_unique<Fiber>(name + "/lease-" + std::to_string(i), &group_, [this] {
+      while (lease_->RunNext()) group_.Kick();  // another worker may wait on this one
+    }));
+  }
+}
+
+Replica::~Replica() { Stop(); }
+
+void Replica::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  client_->Close();
+  controller_->Stop();
+  routes_->Stop();
+  namespaces_->Stop();
+  queue_->ShutDown();
+  lease_->Shutdown();
+  group_.Kick();
+  // Every fiber is now ready (closed calls fail, waits are kicked): let
+  // each reach its end.
+  for (int round = 0;; ++round) {
+    CHECK(round < 1000) << "replica " << spec_.id << ": threads did not stop";
+    bool running = false;
+    for (auto& f : fibers_) {
+      if (f->finished()) continue;
+      running = true;
+      auto at = f->WakeTime();
+      if (at && *at <= scheduler_.clock().Now()) f->Resume();
+    }
+    if (!running) break;
+    group_.Kick();
+  }
+  fibers_.clear();
 }
 
 void Replica::Resync() {
-  for (const auto& [key, obj] : store_->objects()) queue_->Add(key);
-  Drain();
+  if (stopped_) return;
+  for (const auto& key : routes_->Keys()) queue_->Add(key);
 }
 
-void Replica::Drain() {
-  while (queue_->Len() > 0) controller_->ProcessNextItem();
+std::vector<Fiber*> Replica::fibers() {
+  std::vector<Fiber*> out;
+  for (auto& f : fibers_) {
+    if (!f->finished()) out.push_back(f.get());
+  }
+  return out;
 }
 
-int Replica::Run() {
-  Drain();
-  return lease_->RunDue();
+bool Replica::Synced() const { return routes_->HasSynced() && namespaces_->HasSynced(); }
+
+bool Replica::Quiet() const {
+  if (stopped_) return true;
+  const lease::LeaseSnapshot s = lease_->Snapshot();
+  return Synced() && queue_->Idle() && s.pending_keys == 0 && s.running_keys == 0 &&
+         !client_->InFlight();
+}
+
+std::map<std::string, std::string> Replica::CachedVersions(Kind kind) const {
+  std::map<std::string, std::string> out;
+  if (kind == Kind::kRoute) {
+    for (const auto& r : routes_->List()) out[r->Key()] = r->metadata.resource_version;
+  } else {
+    for (const auto& n : namespaces_->List()) out[n->Key()] = n->metadata.resource_version;
+  }
+  return out;
 }
 
 }  // namespace routestatus::sim

@@ -15,6 +15,8 @@ const char* ScenarioName(Scenario scenario) {
     case Scenario::kChaos: return "chaos";
     case Scenario::kFailover: return "failover";
     case Scenario::kFight: return "fight";
+    case Scenario::kClaims: return "claims";
+    case Scenario::kOutage: return "outage";
   }
   return "unknown";
 }
@@ -27,7 +29,8 @@ std::optional<Scenario> ParseScenario(const std::string& name) {
 }
 
 std::vector<Scenario> AllScenarios() {
-  return {Scenario::kSteady, Scenario::kChaos, Scenario::kFailover, Scenario::kFight};
+  return {Scenario::kSteady, Scenario::kChaos,  Scenario::kFailover,
+          Scenario::kFight,  Scenario::kClaims, Scenario::kOutage};
 }
 
 std::string ReproCommand(const SimOptions& o, const std::string& binary) {
@@ -50,6 +53,7 @@ std::string ReproCommand(const SimOptions& o, const std::string& binary) {
   if (o.leader_follows_foreign_extend != d.leader_follows_foreign_extend) {
     out << " --leader-follows-foreign-extend=" << (o.leader_follows_foreign_extend ? 1 : 0);
   }
+  if (o.takeover != d.takeover) out << " --takeover=" << lease::TakeoverModeName(o.takeover);
   if (o.follower_delay_jitter != d.follower_delay_jitter) {
     out << " --follower-delay-jitter=" << (o.follower_delay_jitter ? 1 : 0);
   }
@@ -62,6 +66,19 @@ std::string ReproCommand(const SimOptions& o, const std::string& binary) {
   }
   if (o.max_watch_delay_ms != d.max_watch_delay_ms) {
     out << " --max-watch-delay-ms=" << o.max_watch_delay_ms;
+  }
+  if (o.put_latency_ms != d.put_latency_ms) out << " --put-latency-ms=" << o.put_latency_ms;
+  if (o.list_page_delay_ms != d.list_page_delay_ms) {
+    out << " --list-page-delay-ms=" << o.list_page_delay_ms;
+  }
+  if (o.watch_drops_per_minute != d.watch_drops_per_minute) {
+    out << " --watch-drops-per-minute=" << o.watch_drops_per_minute;
+  }
+  if (o.compactions_per_minute != d.compactions_per_minute) {
+    out << " --compactions-per-minute=" << o.compactions_per_minute;
+  }
+  if (o.opaque_versions != d.opaque_versions) {
+    out << " --opaque-versions=" << (o.opaque_versions ? 1 : 0);
   }
   return out.str();
 }

@@ -7,22 +7,31 @@
 #include <vector>
 
 #include "kubeclient/clock.h"
+#include "lease/takeover.h"
 
 namespace routestatus::sim {
 
 // What a simulated run exercises. Every scenario starts N replicas of the
-// router name "default" on M routes whose entries are missing.
+// router name "default" on M routes in 4 namespaces whose entries are
+// missing; routes share hosts (host claims), namespaces and routes move in
+// and out of the shard, watches are dropped, time out and expire (410 and
+// relist), list pages and status PUTs take time.
 enum class Scenario {
-  kSteady,    // random route changes, random watch delays, no crashes
-  kChaos,     // plus replica crashes and restarts (relist, new lease/tracker)
+  kSteady,    // random route and namespace changes, light faults, no crashes
+  kChaos,     // plus replica crashes and restarts, heavy faults, resyncs
   kFailover,  // the leader crashes, then a route changes: time to its write
   kFight,     // a second configuration (other hostname template) joins
+  kClaims,    // many routes share hosts; slow PUTs and lagging watches, so
+              // leaders write entries computed from a cache a moment old
+  kOutage,    // the namespace list is forbidden at start-up (caches unsynced)
+              // and one route's status PUT is rejected (422) for minutes
 };
 const char* ScenarioName(Scenario scenario);
 std::optional<Scenario> ParseScenario(const std::string& name);
 std::vector<Scenario> AllScenarios();
 
-// Knobs of one run. Zero counts are drawn from the seed. Value type.
+// Knobs of one run. Zero counts and delays are drawn from the seed (see
+// test/sim/README.md for the ranges). Value type.
 struct SimOptions {
   Scenario scenario = Scenario::kSteady;
   uint64_t seed = 1;
@@ -31,22 +40,38 @@ struct SimOptions {
   kubeclient::Duration lease_interval = std::chrono::seconds(15);
   kubeclient::Duration lease_retry = std::chrono::seconds(3);
   // Lease settings: what cmd/ uses (election delay 1 s, Election follows
-  // Extend) plus the follower delay and second-leader options the
-  // simulator recommends (lease/backoff_write_lease.h); the DESIGN.md
-  // defaults are --follower-min-delay-ms=0 --follower-delay-jitter=0
-  // --leader-follows-foreign-extend=0.
+  // Extend, follower delay 500 ms with jitter, leaders step down on another
+  // replica's write); the DESIGN.md defaults are --follower-min-delay-ms=0
+  // --follower-delay-jitter=0 --leader-follows-foreign-extend=0.
   kubeclient::Duration election_delay = std::chrono::seconds(1);
   bool single_probe = true;
   bool election_follows_extend = true;
   kubeclient::Duration follower_min_delay = std::chrono::milliseconds(500);
   bool follower_delay_jitter = true;
   bool leader_follows_foreign_extend = true;
+  // Failure detection by the leader's progress (the product's default);
+  // kOff: lease expiry only.
+  lease::TakeoverMode takeover = lease::TakeoverMode::kProgress;
   int contention_limit = 5;
   kubeclient::Duration contention_interval = std::chrono::minutes(3);
-  int max_watch_delay_ms = 0;  // 0: 2..150 ms drawn per run
-  bool trace = false;          // print every write, conflict, crash and change
+  // Delays (0: drawn per run). Watch events reach each replica after
+  // U[1, max_watch_delay_ms] ms (15% of replicas lag up to 2 s more on 10%
+  // of events); a status PUT's request and its answer each take
+  // U[0, put_latency_ms) ms (5% up to 1 s more); a list page
+  // U[1, list_page_delay_ms] ms (10% up to 2 s more).
+  int max_watch_delay_ms = 0;
+  int put_latency_ms = 0;
+  int list_page_delay_ms = 0;
+  // Faults per simulated minute (negative: drawn per scenario): watch
+  // connections reset, history compactions (410 on resume or at once).
+  double watch_drops_per_minute = -1;
+  double compactions_per_minute = -1;
+  // resourceVersions as scrambled numbers (opaque to clients, as the API
+  // says) instead of increasing ones.
+  bool opaque_versions = true;
+  bool trace = false;  // print every write, conflict, crash, fault and change
   // Fault injection, to show the checks can fail: each watch event is lost
-  // for a replica with this probability (a broken informer).
+  // for every watch with this probability (a broken API server).
   double drop_event_probability = 0;
 };
 
@@ -55,13 +80,14 @@ struct SimResult {
   SimOptions options;
   int replicas = 0;
   int routes = 0;
-  // Status writes the route changes require: entries missing at start-up,
-  // and later changes (create in shard, host change, shard in/out).
+  // Status writes the changes require (an entry of ours that must change,
+  // appear or go): entries missing at start-up, then route and namespace
+  // changes, including the routes whose host claim they move.
   int64_t startup_changes = 0;
   int64_t changes = 0;
   // Status PUTs on the model (all replicas).
-  int64_t writes = 0;     // successful
-  int64_t puts = 0;       // attempts, including conflicts
+  int64_t writes = 0;  // successful
+  int64_t puts = 0;    // attempts, including conflicts and injected errors
   int64_t conflicts = 0;
   // Conflicts by the loser's lease state when its PUT failed (Election,
   // Leader, Follower).
@@ -75,6 +101,15 @@ struct SimResult {
   int64_t fight_max_window_writes = 0;  // most writes in one contention window
   int64_t fight_last_window_writes = 0;
   int64_t fight_bound = 0;  // 2 x limit + M
+  // Contentions counted by trackers, all replicas (0 is expected with one
+  // configuration).
+  int64_t contentions = 0;
+  // Informer activity, all replicas: relists (after 410), watch resumes.
+  int64_t relists = 0;
+  int64_t watch_restarts = 0;
+  // Work-queue keys handed to workers before their replica's caches synced.
+  int64_t reconciles_before_sync = 0;
+  int64_t failing_route_puts = 0;  // PUTs to the route whose PUTs are rejected (outage)
   kubeclient::Duration simulated = kubeclient::Duration::zero();
   std::vector<std::string> failures;  // empty when every assertion held
 
@@ -82,7 +117,7 @@ struct SimResult {
 };
 
 // Runs one seeded, deterministic simulation: the same options give the
-// same result on every platform. Single-threaded; no real time.
+// same result on every platform. One thread runs at a time; no real time.
 SimResult RunSimulation(const SimOptions& options);
 
 // "<binary> --seed=N --scenario=S [non-default knobs]".

@@ -83,7 +83,12 @@ void FakeKubeClient::RemoveObject(const std::string& key) {
 
 void FakeKubeClient::SetListResourceVersion(int64_t rv) {
   std::lock_guard<std::mutex> l(mu_);
-  list_rv_ = rv;
+  list_rv_ = std::to_string(rv);
+}
+
+void FakeKubeClient::SetListResourceVersion(std::string rv) {
+  std::lock_guard<std::mutex> l(mu_);
+  list_rv_ = std::move(rv);
 }
 
 void FakeKubeClient::FailNextLists(std::vector<Status> errors) {
@@ -121,7 +126,7 @@ StatusOr<ListPage> FakeKubeClient::List(const ResourceRef&, const std::string&,
     return s;
   }
   ListPage page;
-  page.resource_version = std::to_string(list_rv_);
+  page.resource_version = list_rv_;
   auto it = options.continue_token.empty() ? objects_.begin()
                                            : objects_.upper_bound(options.continue_token);
   int64_t n = 0;

@@ -38,6 +38,8 @@ class FakeKubeClient final : public KubeClient {
   void SetObject(const std::string& key, nlohmann::json object);
   void RemoveObject(const std::string& key);
   void SetListResourceVersion(int64_t rv);
+  // Versions are opaque strings to clients: tests may use any text.
+  void SetListResourceVersion(std::string rv);
   // The next List calls fail with these, in order.
   void FailNextLists(std::vector<Status> errors);
   void AddWatch(WatchScript script);
@@ -63,7 +65,7 @@ class FakeKubeClient final : public KubeClient {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, nlohmann::json> objects_;
-  int64_t list_rv_ = 1;
+  std::string list_rv_ = "1";
   std::deque<Status> list_errors_;
   std::deque<WatchScript> watches_;
   int list_calls_ = 0;

@@ -178,8 +178,10 @@ TEST_F(InformerTest, GoneEventRelistsAndReplacesCache) {
   inf.reflector().Step();  // watch -> 410
   EXPECT_TRUE(inf.reflector().NeedsList());
   inf.reflector().Step();  // relist
+  // Why not "initial": only the first list is; an object a relist adds is
+  // new to the handlers (the controller fans out its host claims).
   EXPECT_EQ(recorder_.log, (std::vector<std::string>{"delete ns/a 5", "update ns/b 6->30",
-                                                     "add ns/d 31 initial"}));
+                                                     "add ns/d 31"}));
   EXPECT_EQ(CacheContent(inf), (std::vector<std::string>{"ns/b@30", "ns/c@7", "ns/d@31"}));
   EXPECT_EQ(inf.Stats().relists, 1u);
   client_.AddWatch(WatchScript{});
@@ -290,16 +292,19 @@ TEST_F(InformerTest, RefusedListsRetryWithinReconnectMaxServerErrorsBackOff) {
   EXPECT_GE(last, seconds(12)) << "the 8th doubling of 200 ms";
 }
 
-TEST_F(InformerTest, StaleEventsDoNotResurrectOrRollBack) {
+// The stale-event guard matches versions, never orders them: a watch
+// delivers in the server's order, so an event is newer than the cache unless
+// it repeats a version already applied.
+TEST_F(InformerTest, RepeatedVersionsDoNotResurrectOrRollBack) {
   AddServerRoute("ns", "a", 10);
   AddServerRoute("ns", "b", 11);
   client_.SetListResourceVersion(20);
   WatchScript w1;
-  w1.events = {Event(WatchEventType::kModified, MakeRouteJson("ns", "a", 9)),  // older: ignored
+  w1.events = {Event(WatchEventType::kModified, MakeRouteJson("ns", "a", 10)),  // duplicate
                Event(WatchEventType::kDeleted, MakeRouteJson("ns", "b", 21)),
-               Event(WatchEventType::kAdded, MakeRouteJson("ns", "b", 11)),     // stale: ignored
-               Event(WatchEventType::kDeleted, MakeRouteJson("ns", "a", 8)),    // stale delete
-               Event(WatchEventType::kAdded, MakeRouteJson("ns", "b", 22))};    // re-created
+               Event(WatchEventType::kAdded, MakeRouteJson("ns", "b", 11)),   // replay: ignored
+               Event(WatchEventType::kDeleted, MakeRouteJson("ns", "c", 8)),  // not cached
+               Event(WatchEventType::kAdded, MakeRouteJson("ns", "b", 22))};  // re-created
   client_.AddWatch(w1);
   RouteInformer inf(client_, clock_, options_);
   inf.AddEventHandler(&recorder_);
@@ -308,7 +313,69 @@ TEST_F(InformerTest, StaleEventsDoNotResurrectOrRollBack) {
   inf.reflector().Step();
   EXPECT_EQ(recorder_.log, (std::vector<std::string>{"delete ns/b 11", "add ns/b 22"}));
   EXPECT_EQ(CacheContent(inf), (std::vector<std::string>{"ns/a@10", "ns/b@22"}));
-  EXPECT_EQ(inf.Stats().stale_events_ignored, 3u);
+  EXPECT_EQ(inf.Stats().stale_events_ignored, 2u);
+}
+
+nlohmann::json WithVersion(nlohmann::json object, const std::string& rv) {
+  object["metadata"]["resourceVersion"] = rv;
+  return object;
+}
+
+// resourceVersions are opaque (API conventions): not numbers, not ordered.
+// Arrival order on the watch is the server's order.
+TEST_F(InformerTest, OpaqueVersionsFollowArrivalOrder) {
+  client_.SetObject("ns/a", WithVersion(MakeRouteJson("ns", "a", 0), "x10"));
+  client_.SetObject("ns/b", WithVersion(MakeRouteJson("ns", "b", 0), "x11"));
+  client_.SetObject("ns/c", WithVersion(MakeRouteJson("ns", "c", 0), "900"));
+  client_.SetListResourceVersion("x20");
+  WatchScript w1;
+  WatchEvent bookmark = Bookmark(0);
+  bookmark.object["metadata"]["resourceVersion"] = "m3";
+  w1.events = {
+      Event(WatchEventType::kModified, WithVersion(MakeRouteJson("ns", "a", 0), "q5")),
+      Event(WatchEventType::kDeleted, WithVersion(MakeRouteJson("ns", "b", 0), "k1")),
+      Event(WatchEventType::kAdded, WithVersion(MakeRouteJson("ns", "b", 0), "z9")),
+      Event(WatchEventType::kModified, WithVersion(MakeRouteJson("ns", "a", 0), "q5")),  // dup
+      // Numeric-looking versions are not compared either.
+      Event(WatchEventType::kModified, WithVersion(MakeRouteJson("ns", "c", 0), "80")),
+      bookmark};
+  client_.AddWatch(w1);
+  client_.AddWatch(WatchScript{});
+  RouteInformer inf(client_, clock_, options_);
+  inf.AddEventHandler(&recorder_);
+  inf.reflector().Step();
+  recorder_.log.clear();
+  inf.reflector().Step();
+  EXPECT_EQ(recorder_.log,
+            (std::vector<std::string>{"update ns/a x10->q5", "delete ns/b x11", "add ns/b z9",
+                                      "update ns/c 900->80"}));
+  EXPECT_EQ(CacheContent(inf), (std::vector<std::string>{"ns/a@q5", "ns/b@z9", "ns/c@80"}));
+  EXPECT_EQ(inf.Stats().stale_events_ignored, 1u);
+  inf.reflector().Step();
+  ASSERT_EQ(client_.watch_calls().size(), 2u);
+  EXPECT_EQ(client_.watch_calls()[0].resource_version, "x20");
+  EXPECT_EQ(client_.watch_calls()[1].resource_version, "m3") << "the last version received";
+}
+
+// Deleted keys are remembered up to max_tombstones on every path, including
+// a delete whose object does not decode.
+TEST_F(InformerTest, TombstonesStayCappedOnEveryPath) {
+  for (int i = 0; i < 6; ++i) AddServerRoute("ns", "r" + std::to_string(i), 5);
+  client_.SetListResourceVersion(10);
+  WatchScript w;
+  for (int i = 0; i < 6; ++i) {
+    nlohmann::json bad = MakeRouteJson("ns", "r" + std::to_string(i), 11 + i);
+    if (i >= 2) bad["spec"] = "garbage";  // undecodable: the decode-failure path
+    w.events.push_back(Event(WatchEventType::kDeleted, bad));
+  }
+  client_.AddWatch(w);
+  options_.max_tombstones = 2;
+  RouteInformer inf(client_, clock_, options_);
+  inf.reflector().Step();
+  inf.reflector().Step();
+  EXPECT_EQ(inf.List().size(), 0u);
+  EXPECT_LE(inf.Stats().tombstones, 2u);
+  EXPECT_GE(inf.Stats().tombstones, 1u);
 }
 
 TEST_F(InformerTest, DecodeFailuresAreSkippedAndCounted) {
@@ -374,7 +441,7 @@ TEST_F(InformerTest, TextEventsAreDecodedFromTheirText) {
   w.events = {TextEvent(WatchEventType::kAdded, bad),
               TextEvent(WatchEventType::kAdded, MakeRouteJson("ns", "d", 13)),
               TextEvent(WatchEventType::kModified, a),
-              TextEvent(WatchEventType::kModified, MakeRouteJson("ns", "a", 9)),  // stale
+              TextEvent(WatchEventType::kModified, a),  // a duplicate: ignored
               TextEvent(WatchEventType::kDeleted, bad_delete)};
   client_.AddWatch(w);
   client_.AddWatch(WatchScript{});

@@ -1,0 +1,185 @@
+// ObjectStore's reads: single objects, consistent paginated lists over a
+// snapshot rebuilt from the event history, watches and their bookkeeping.
+
+#include "apiserver/continue_token.h"
+#include "apiserver/object_store.h"
+
+namespace routestatus::apiserver {
+
+ApiResult<ObjectPtr> ObjectStore::Get(const ResourceInfo& r, const std::string& ns,
+                                      const std::string& name) const {
+  using Result = ApiResult<ObjectPtr>;
+  std::lock_guard<std::mutex> lock(mu_);
+  const Table* table = FindTable(r);
+  if (table != nullptr) {
+    auto it = table->find(Key(r, ns, name));
+    if (it != table->end()) return Result{it->second, std::nullopt};
+  }
+  return Result::Error(NotFoundError(r.group, r.resource, name));
+}
+
+ApiResult<ListPage> ObjectStore::List(const ResourceInfo& r, const ObjectFilter& filter,
+                                      size_t limit, const std::string& continue_token,
+                                      std::optional<uint64_t> exact_rv) const {
+  using Result = ApiResult<ListPage>;
+  // Why: tokens carry keys relative to the listed prefix, like kube's.
+  const std::string ns_prefix = filter.ns.empty() || !r.namespaced ? "" : filter.ns + "/";
+  int64_t token_rv = 0;
+  std::string start_after;
+  const bool continuing = !continue_token.empty();
+  if (continuing) {
+    std::string error;
+    std::optional<ContinueToken> token = DecodeContinueToken(continue_token, &error);
+    if (!token) return Result::Error(BadRequestError("invalid continue token: " + error));
+    token_rv = token->rv;
+    start_after = ns_prefix + token->last_key;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t snapshot_rv = rv_;
+  if (continuing && token_rv > 0) {
+    snapshot_rv = static_cast<uint64_t>(token_rv);
+    if (snapshot_rv < compacted_rv_ || snapshot_rv > rv_) {
+      ApiError e = ExpiredContinueError();
+      e.continue_token = EncodeContinueToken({-1, start_after.substr(ns_prefix.size())});
+      return Result::Error(e);
+    }
+  } else if (!continuing && exact_rv) {
+    snapshot_rv = *exact_rv;
+    if (snapshot_rv > rv_) return Result::Error(TooLargeResourceVersionError(snapshot_rv, rv_));
+    if (snapshot_rv < compacted_rv_) {
+      ApiError e = ExpiredContinueError();
+      e.message = "The resourceVersion for the provided list is too old.";
+      return Result::Error(e);
+    }
+  }
+  // Why: the snapshot is the current table with every change after
+  // snapshot_rv undone; `overlay` holds each changed key's state at the snapshot.
+  std::map<std::string, ObjectPtr> overlay;
+  for (auto it = history_.rbegin(); it != history_.rend() && it->rv > snapshot_rv; ++it) {
+    if (it->resource == &r) overlay[it->key] = it->prev;
+  }
+  static const Table kEmpty;
+  const Table* found = FindTable(r);
+  const Table& table = found ? *found : kEmpty;
+  std::string lower = start_after;
+  if (!ns_prefix.empty() && lower < ns_prefix) lower = ns_prefix;
+  auto cur = continuing ? table.upper_bound(lower) : table.lower_bound(lower);
+  auto ov = continuing ? overlay.upper_bound(lower) : overlay.lower_bound(lower);
+  const bool unfiltered = filter.labels.Empty() && filter.fields.Empty();
+  Result result;
+  result.value.rv = snapshot_rv;
+  std::string last_key;
+  int64_t remaining = 0;
+  bool cut = false;
+  while (cur != table.end() || ov != overlay.end()) {
+    const std::string* key;
+    ObjectPtr obj;
+    if (ov == overlay.end() || (cur != table.end() && cur->first < ov->first)) {
+      key = &cur->first;
+      obj = cur->second;
+      ++cur;
+    } else {
+      if (cur != table.end() && cur->first == ov->first) ++cur;
+      key = &ov->first;
+      obj = ov->second;
+      ++ov;
+    }
+    if (!ns_prefix.empty() && key->compare(0, ns_prefix.size(), ns_prefix) != 0) break;
+    if (!obj) continue;  // created after the snapshot
+    if (cut) {
+      ++remaining;
+      continue;
+    }
+    if (limit != 0 && result.value.items.size() >= limit) {
+      result.value.continue_token = EncodeContinueToken(
+          ContinueToken{static_cast<int64_t>(snapshot_rv), last_key.substr(ns_prefix.size())});
+      if (!unfiltered) break;
+      cut = true;
+      remaining = 1;
+      continue;
+    }
+    last_key = *key;
+    if (filter.Matches(*obj)) result.value.items.push_back(obj);
+  }
+  if (cut) result.value.remaining = remaining;
+  return result;
+}
+
+ApiResult<std::shared_ptr<Watcher>> ObjectStore::Watch(const ResourceInfo& r, ObjectFilter filter,
+                                                       std::optional<uint64_t> from_rv) {
+  using Result = ApiResult<std::shared_ptr<Watcher>>;
+  auto watcher = std::make_shared<Watcher>(r, std::move(filter), options_.watcher_buffer, clock_);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!from_rv || *from_rv == 0) {
+    const Table* table = FindTable(r);
+    if (table != nullptr) {
+      for (const auto& [key, obj] : *table) {
+        if (watcher->filter().Matches(*obj)) watcher->Push({"ADDED", obj});
+      }
+    }
+  } else {
+    if (*from_rv < compacted_rv_) {
+      return Result::Error(TooOldResourceVersionError(*from_rv, compacted_rv_ + 1));
+    }
+    if (*from_rv < watch_floor_rv_) {
+      return Result::Error(TooOldResourceVersionError(*from_rv, watch_floor_rv_));
+    }
+    for (const Event& e : history_) {
+      if (e.rv > *from_rv && e.resource == &r) Dispatch(*watcher, e);
+    }
+  }
+  watchers_.push_back(watcher);
+  Result result;
+  result.value = watcher;
+  return result;
+}
+
+void ObjectStore::Unwatch(const std::shared_ptr<Watcher>& watcher) {
+  watcher->Close();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = watchers_.begin(); it != watchers_.end(); ++it) {
+    if (*it == watcher) {
+      watchers_.erase(it);
+      break;
+    }
+  }
+}
+
+void ObjectStore::Compact() {
+  std::lock_guard<std::mutex> lock(mu_);
+  history_.clear();
+  compacted_rv_ = rv_;
+}
+
+uint64_t ObjectStore::RestartWatchCache() {
+  std::lock_guard<std::mutex> lock(mu_);
+  watch_floor_rv_ = ++rv_;
+  dispatched_rv_.store(rv_, std::memory_order_release);
+  return rv_;
+}
+
+void ObjectStore::CloseAllWatches() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& w : watchers_) w->Close();
+  watchers_.clear();
+}
+
+size_t ObjectStore::Count(const ResourceInfo& r) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Table* table = FindTable(r);
+  return table == nullptr ? 0 : table->size();
+}
+
+size_t ObjectStore::WatcherCount() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t n = 0;
+  for (const auto& w : watchers_) n += w->closed() ? 0 : 1;
+  return n;
+}
+
+uint64_t ObjectStore::OldestResumableRv() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return compacted_rv_;
+}
+
+}  // namespace routestatus::apiserver

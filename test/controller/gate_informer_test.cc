@@ -1,0 +1,200 @@
+// The contention path fed by the real informer, wired as cmd/ wires it: a
+// relist (after 410 Gone) that brings several changed entries at once must
+// report each of them to the tracker with its own old and new entry.
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "conflict/contention_tracker.h"
+#include "controller/controller.h"
+#include "controller/status_syncer.h"
+#include "controller/tracker_gate.h"
+#include "kubeclient/cache/informer.h"
+#include "test/controller/fakes.h"
+#include "test/kubeclient/cache/fake_kube_client.h"
+#include "test/testing/fake_clock.h"
+
+namespace routestatus::controller {
+namespace {
+
+using nlohmann::json;
+
+// A route of namespace "ns" with host `host` and, unless `entry_host` is
+// empty, our router name's entry for `entry_host`.
+json RouteWith(const std::string& name, const std::string& host, const std::string& entry_host,
+               int64_t rv) {
+  json r = kubeclient::cache::testing::MakeRouteJson("ns", name, rv, host);
+  r["status"] = json::object();
+  if (!entry_host.empty()) {
+    r["status"]["ingress"] = {{{"routerName", "default"},
+                               {"host", entry_host},
+                               {"routerCanonicalHostname", "router.example.com"},
+                               {"wildcardPolicy", "None"},
+                               {"conditions",
+                                {{{"type", "Admitted"},
+                                  {"status", "True"},
+                                  {"lastTransitionTime", "2026-11-29T14:00:00Z"}}}}}};
+  }
+  return r;
+}
+
+class GateInformerTest : public ::testing::Test {
+ protected:
+  GateInformerTest()
+      : informer_(source_, clock_, InformerOptions()),
+        shard_({}, nullptr),
+        tracker_(clock_, TrackerOptions()),
+        gate_(tracker_),
+        syncer_(Admission(), shard_, informer_, source_, lease_, gate_, clock_, stats_),
+        controller_(syncer_, informer_, nullptr, shard_, queue_, gate_, clock_) {
+    lease_.run_immediately = false;
+    // The wiring of cmd/route-status-controller/controller_app.cc.
+    informer_.AddIndex(kRoutesByHostIndex, RoutesByHostIndexFunc(Admission()));
+    informer_.AddEventHandler(&controller_.route_handler());
+  }
+  static AdmissionOptions Admission() {
+    AdmissionOptions o;
+    o.router_name = "default";
+    o.canonical_hostname = "router.example.com";
+    return o;
+  }
+  static kubeclient::cache::InformerOptions InformerOptions() {
+    kubeclient::cache::InformerOptions o;
+    o.name = "routes";
+    return o;
+  }
+  static conflict::ContentionTrackerOptions TrackerOptions() {
+    conflict::ContentionTrackerOptions o;
+    o.router_name = "default";
+    o.limit = 5;
+    return o;
+  }
+
+  routestatus::testing::FakeClock clock_;
+  kubeclient::cache::testing::FakeKubeClient source_;
+  kubeclient::cache::RouteInformer informer_;
+  testing::PassThroughLease lease_;
+  testing::FakeWorkQueue queue_;
+  StatusStats stats_;
+  ShardFilter shard_;
+  conflict::ContentionTracker tracker_;
+  TrackerGate gate_;
+  StatusSyncer syncer_;
+  Controller controller_;
+};
+
+TEST_F(GateInformerTest, RelistReportsEveryChangedEntry) {
+  // Three routes carry (or lack) our entry as we compute it.
+  source_.SetObject("ns/a", RouteWith("a", "a.example.com", "a.example.com", 5));
+  source_.SetObject("ns/b", RouteWith("b", "b.example.com", "b.example.com", 6));
+  source_.SetObject("ns/c", RouteWith("c", "c.example.com", "", 7));
+  source_.SetListResourceVersion(10);
+  kubeclient::cache::testing::WatchScript gone;
+  kubeclient::WatchEvent error;
+  error.type = kubeclient::WatchEventType::kError;
+  error.object = {{"kind", "Status"}, {"code", 410}, {"reason", "Expired"},
+                  {"message", "too old resource version"}};
+  gone.events = {error};
+  source_.AddWatch(gone);
+  informer_.reflector().Step();  // list
+  informer_.reflector().Step();  // watch: 410
+  ASSERT_TRUE(informer_.reflector().NeedsList());
+  // While our watch was expired, a router sharing our name but configured
+  // differently changed a's and b's entries and created c's.
+  source_.SetObject("ns/a", RouteWith("a", "a.example.com", "a.theirs.example.com", 21));
+  source_.SetObject("ns/b", RouteWith("b", "b.example.com", "b.theirs.example.com", 22));
+  source_.SetObject("ns/c", RouteWith("c", "c.example.com", "c.theirs.example.com", 23));
+  source_.SetListResourceVersion(30);
+  informer_.reflector().Step();  // relist: three updates in one batch
+  EXPECT_TRUE(gate_.IsChangeContended("uid-ns-a"));
+  EXPECT_TRUE(gate_.IsChangeContended("uid-ns-b"));
+  EXPECT_TRUE(gate_.IsChangeContended("uid-ns-c"));
+  EXPECT_EQ(tracker_.Snapshot().contended_routes, 3u);
+}
+
+// A route whose entry the other routes' claims decide.
+json ClaimRoute(const std::string& ns, const std::string& name, const std::string& host,
+                const std::string& created, int64_t rv) {
+  json r = kubeclient::cache::testing::MakeRouteJson(ns, name, rv, host);
+  r["metadata"]["creationTimestamp"] = created;
+  return r;
+}
+
+void SetEntry(json& route, bool admitted, const std::string& holder = "") {
+  json condition = {{"type", "Admitted"},
+                    {"status", admitted ? "True" : "False"},
+                    {"lastTransitionTime", "2026-11-29T14:00:00Z"}};
+  if (!admitted) {
+    condition["reason"] = "HostAlreadyClaimed";
+    condition["message"] = "route " + holder + " already exposes the host";
+  }
+  route["status"]["ingress"] = {{{"routerName", "default"},
+                                 {"host", route["spec"]["host"]},
+                                 {"routerCanonicalHostname", "router.example.com"},
+                                 {"wildcardPolicy", "None"},
+                                 {"conditions", {condition}}}};
+}
+
+kubeclient::WatchEvent Event(kubeclient::WatchEventType type, json object) {
+  kubeclient::WatchEvent e;
+  e.type = type;
+  e.object = std::move(object);
+  return e;
+}
+
+// Issue 13 item 2. A leader with our configuration computed "rejected:
+// HostAlreadyClaimed by p<i>" before p<i> went away (its cache was a moment
+// older, or its PUT waited for QPS tokens), and wrote it after our cache
+// saw p<i> deleted. That is a stale but legitimate write, not a router
+// configured differently: it must not count toward the cut-off nor be
+// blamed on the configuration; and once the leader writes the entry we
+// compute, the route is not blocked.
+TEST_F(GateInformerTest, PeerWriteFromAStaleViewIsNotContention) {
+  const int n = 6;  // more than the limit (5): would stop every change
+  for (int i = 0; i < n; ++i) {
+    const std::string h = "h" + std::to_string(i) + ".example.com";
+    json r = ClaimRoute("b", "r" + std::to_string(i), h, "2026-11-29T14:00:00Z", 100 + i);
+    SetEntry(r, true);
+    source_.SetObject("b/r" + std::to_string(i), r);
+    // p<i>: older, in another namespace, on another host for now.
+    source_.SetObject("a/p" + std::to_string(i),
+                      ClaimRoute("a", "p" + std::to_string(i), "x" + h, "2026-11-28T00:00:00Z",
+                                 200 + i));
+  }
+  source_.SetListResourceVersion(300);
+  kubeclient::cache::testing::WatchScript w;
+  int64_t rv = 300;
+  for (int i = 0; i < n; ++i) {
+    const std::string h = "h" + std::to_string(i) + ".example.com";
+    const std::string p = "p" + std::to_string(i);
+    // p<i> moves onto r<i>'s host (r<i> should now be rejected) and is
+    // deleted again; then the stale leader's write of r<i> arrives...
+    w.events.push_back(Event(kubeclient::WatchEventType::kModified,
+                             ClaimRoute("a", p, h, "2026-11-28T00:00:00Z", ++rv)));
+    w.events.push_back(Event(kubeclient::WatchEventType::kDeleted,
+                             ClaimRoute("a", p, h, "2026-11-28T00:00:00Z", ++rv)));
+    json stale = ClaimRoute("b", "r" + std::to_string(i), h, "2026-11-29T14:00:00Z", ++rv);
+    SetEntry(stale, false, "a/" + p);
+    w.events.push_back(Event(kubeclient::WatchEventType::kModified, stale));
+  }
+  source_.AddWatch(w);
+  informer_.reflector().Step();  // list
+  informer_.reflector().Step();  // the watch above
+  conflict::ContentionSnapshot s = tracker_.Snapshot();
+  EXPECT_EQ(s.contentions_in_window, 0) << "a stale peer write is not a contention";
+  EXPECT_FALSE(s.cutoff_active);
+  EXPECT_TRUE(gate_.IsChangeContended("uid-b-r0")) << "but we do not overwrite it meanwhile";
+  // ...and the leader, having seen p0 go, writes the entry we compute.
+  kubeclient::cache::testing::WatchScript fix;
+  json fixed = ClaimRoute("b", "r0", "h0.example.com", "2026-11-29T14:00:00Z", ++rv);
+  SetEntry(fixed, true);
+  fix.events.push_back(Event(kubeclient::WatchEventType::kModified, fixed));
+  source_.AddWatch(fix);
+  informer_.reflector().Step();
+  EXPECT_FALSE(gate_.IsChangeContended("uid-b-r0"));
+  EXPECT_EQ(tracker_.Snapshot().contentions_in_window, 0);
+}
+
+}  // namespace
+}  // namespace routestatus::controller
