@@ -53,7 +53,7 @@ void Usage() {
                "  [--put-latency-ms=N] [--list-page-delay-ms=N] [--opaque-versions=0|1]\n"
                "  [--watch-drops-per-minute=X] [--compactions-per-minute=X]\n"
                "  [--drop-event-probability=P] [--max-failures=N] [--all-failures]\n"
-               "scenarios: steady chaos failover fight claims outage\n";
+               "scenarios: steady chaos failover fight claims outage slow-leader\n";
 }
 
 bool Flag(const std::string& arg, const std::string& name, std::string* value) {

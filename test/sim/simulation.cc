@@ -17,6 +17,7 @@ const char* ScenarioName(Scenario scenario) {
     case Scenario::kFight: return "fight";
     case Scenario::kClaims: return "claims";
     case Scenario::kOutage: return "outage";
+    case Scenario::kSlowLeader: return "slow-leader";
   }
   return "unknown";
 }
@@ -29,8 +30,8 @@ std::optional<Scenario> ParseScenario(const std::string& name) {
 }
 
 std::vector<Scenario> AllScenarios() {
-  return {Scenario::kSteady, Scenario::kChaos,  Scenario::kFailover,
-          Scenario::kFight,  Scenario::kClaims, Scenario::kOutage};
+  return {Scenario::kSteady, Scenario::kChaos,  Scenario::kFailover,  Scenario::kFight,
+          Scenario::kClaims, Scenario::kOutage, Scenario::kSlowLeader};
 }
 
 std::string ReproCommand(const SimOptions& o, const std::string& binary) {

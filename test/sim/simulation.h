@@ -25,6 +25,9 @@ enum class Scenario {
               // leaders write entries computed from a cache a moment old
   kOutage,    // the namespace list is forbidden at start-up (caches unsynced)
               // and one route's status PUT is rejected (422) for minutes
+  kSlowLeader,  // as steady, but every status PUT takes 1 s more (request
+                // and answer 500 ms each): a live leader slower than the
+                // takeover deadline must not be overrun
 };
 const char* ScenarioName(Scenario scenario);
 std::optional<Scenario> ParseScenario(const std::string& name);
