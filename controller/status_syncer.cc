@@ -130,6 +130,7 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
   const bool own_write =
       watched_entry_change && TakeOwnWrite(key, route->metadata.resource_version);
   if (!desired && !observed) {
+    ClearFailure(key, false);  // nothing to write any more
     if (watched_entry_change) {
       // Why: our entry was just removed by our router name (the leader
       // took it off a route that left the shard): drop queued work, and
@@ -187,6 +188,9 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
   std::optional<RouteIngress> desired = DesiredGiven(*route, observed, nullptr);
   if (SameEntry(observed, desired)) {
     ++stats_.skipped_done;  // e.g. after a 409 the watch brought a correct entry
+    // Why: the work ends here; a failure record left behind would make
+    // every later reconcile of this entry wait for a retry nobody holds.
+    ClearFailure(key, false);
     return {WorkResult::kNone, false};
   }
   if (observed && gate_.IsChangeContended(uid)) {
