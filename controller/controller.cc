@@ -34,7 +34,10 @@ class Controller::RouteHandler final : public kubeclient::cache::EventHandler<Ro
     const std::string& name = c_.syncer_.admission_options().router_name;
     const auto old_entry = old_obj->FindIngress(name);
     const auto new_entry = new_obj->FindIngress(name);
-    if (new_entry && (!old_entry || !kubeclient::IngressEqual(*old_entry, *new_entry))) {
+    // Why removals too: a peer removing our entry (the route left the
+    // shard) is the leader's write as much as setting it.
+    if (new_entry ? !old_entry || !kubeclient::IngressEqual(*old_entry, *new_entry)
+                  : old_entry.has_value()) {
       std::lock_guard<std::mutex> lock(c_.mu_);
       c_.entry_changed_.insert(new_obj->Key());
     }

@@ -127,13 +127,22 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
     stats_.SetAdmission(key, decision.admitted ? "true" : "false",
                         decision.admitted ? kReasonAdmitted : decision.reason);
   }
+  const bool own_write =
+      watched_entry_change && TakeOwnWrite(key, route->metadata.resource_version);
   if (!desired && !observed) {
+    ClearFailure(key, false);  // nothing to write any more
+    if (watched_entry_change) {
+      // Why: our entry was just removed by our router name (the leader
+      // took it off a route that left the shard): drop queued work, and
+      // the lease sees the leader's progress.
+      ++(own_write ? stats_.skipped_own_write : stats_.skipped_follower);
+      lease_.Extend(key, own_write ? lease::EntryWriter::kUs : lease::EntryWriter::kPeer);
+      return SyncResult::kFollower;
+    }
     ++stats_.skipped_out_of_shard;
     VLOG(4) << "route " << key << ": outside our shard, no entry of ours";
     return SyncResult::kOutOfShard;
   }
-  const bool own_write =
-      watched_entry_change && TakeOwnWrite(key, route->metadata.resource_version);
   if (SameEntry(observed, desired)) {
     ClearFailure(key, false);  // nothing to write any more
     if (watched_entry_change && IsNewestEntry(*route, admission_.router_name)) {
@@ -179,6 +188,9 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
   std::optional<RouteIngress> desired = DesiredGiven(*route, observed, nullptr);
   if (SameEntry(observed, desired)) {
     ++stats_.skipped_done;  // e.g. after a 409 the watch brought a correct entry
+    // Why: the work ends here; a failure record left behind would make
+    // every later reconcile of this entry wait for a retry nobody holds.
+    ClearFailure(key, false);
     return {WorkResult::kNone, false};
   }
   if (observed && gate_.IsChangeContended(uid)) {
@@ -193,9 +205,9 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
     LOG(ERROR) << "route " << key << ": cannot build status: " << body.status().ToString();
     return {WorkResult::kNone, false};
   }
-  if (desired) BeginOwnWrite(key);
+  BeginOwnWrite(key);
   auto result = client_.UpdateStatus(kubeclient::RoutesResource(), *body);
-  if (desired) EndOwnWrite(key, result.ok() ? kubeclient::ResourceVersionOf(*result) : "");
+  EndOwnWrite(key, result.ok() ? kubeclient::ResourceVersionOf(*result) : "");
   if (result.ok()) {
     ++stats_.writes_success;
     ClearFailure(key, true);
@@ -237,7 +249,10 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
   } else {
     LOG(WARNING) << "route " << key << ": status write failed, will retry: " << status.ToString();
   }
-  return {WorkResult::kRelease, true};
+  // Why kNone: only a 409 shows another writer. A leader whose write found
+  // no server (or a 5xx/429) stays leader; releasing made the next change
+  // after an outage wait the follower delay and race.
+  return {WorkResult::kNone, true};
 }
 
 kubeclient::Duration StatusSyncer::NoteFailure(const std::string& key,

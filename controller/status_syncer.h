@@ -98,10 +98,11 @@ class StatusSyncer {
       const kubeclient::Route& route, const std::optional<kubeclient::RouteIngress>& observed,
       AdmissionDecision* decision) const;
   // The record of our own writes is the one place that knows "this write
-  // was ours" (the lease is told, Extend(key, kUs | kPeer)). Only writes
-  // that leave an entry of ours are recorded (a removal has no echo to tell
-  // apart). BeginOwnWrite before the PUT; EndOwnWrite with its answer's
-  // version ("" when it failed).
+  // was ours" (the lease is told, Extend(key, kUs | kPeer)). Removals are
+  // recorded too: their echo is an entry change (the leader's progress for
+  // a follower), which a leader must not take for a peer's write.
+  // BeginOwnWrite before the PUT; EndOwnWrite with its answer's version (""
+  // when it failed).
   void BeginOwnWrite(const std::string& key);
   void EndOwnWrite(const std::string& key, const std::string& resource_version);
   // True when the entry change of `key` at `resource_version` is our own

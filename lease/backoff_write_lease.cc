@@ -31,6 +31,12 @@ uint64_t SeedFrom(const WriteLeaseOptions& options) {
   return (static_cast<uint64_t>(rd()) << 32) ^ rd();
 }
 
+// Why a generator of its own: the backoff and jitter sequence of a seeded
+// lease stays what it was without takeover.
+uint64_t TakeoverSeedFrom(const WriteLeaseOptions& options) {
+  return SeedFrom(options) ^ 0x9e3779b97f4a7c15ULL;
+}
+
 }  // namespace
 
 kubeclient::Status ValidateWriteLeaseOptions(const WriteLeaseOptions& o) {
@@ -50,18 +56,23 @@ kubeclient::Status ValidateWriteLeaseOptions(const WriteLeaseOptions& o) {
   if (o.election_delay < Duration::zero()) {
     return Status(StatusCode::kInvalid, "lease election delay must be >= 0");
   }
-  return Status::Ok();
+  return ValidateTakeoverOptions(o.takeover);
 }
 
 BackoffWriteLease::BackoffWriteLease(const kubeclient::Clock& clock, WriteLeaseOptions options)
-    : clock_(clock), options_(std::move(options)), rng_(SeedFrom(options_)) {
+    : clock_(clock),
+      options_(std::move(options)),
+      rng_(SeedFrom(options_)),
+      takeover_(options_.takeover, options_.interval, options_.retry, TakeoverSeedFrom(options_)) {
   auto status = ValidateWriteLeaseOptions(options_);
   CHECK(status.ok()) << options_.name << ": " << status.ToString();
   const SteadyTime now = clock_.Now();
   expires_ = now;
-  election_gate_ = now + Duration(static_cast<int64_t>(
-                             static_cast<double>(options_.election_delay.count()) *
-                             UniformUnit(rng_)));
+  // Why the floor: a replica joining a converged fleet meets its first
+  // change together with the live leader; with a draw near 0 it raced the
+  // leader's write of that change (one 409).
+  election_offset_ = Duration(static_cast<int64_t>(
+      static_cast<double>(options_.election_delay.count()) * (0.1 + UniformUnit(rng_))));
 }
 
 BackoffWriteLease::~BackoffWriteLease() { Shutdown(); }
@@ -94,7 +105,14 @@ void BackoffWriteLease::Try(const std::string& key, Work work) {
     std::lock_guard<std::mutex> l(mu_);
     if (shutdown_) return;
     const SteadyTime now = clock_.Now();
-    Slot& slot = slots_[key];
+    const bool held_nothing = slots_.empty();
+    auto [slot_it, created] = slots_.try_emplace(key);
+    Slot& slot = slot_it->second;
+    if (created) {
+      slot.held_since = now;
+      if (takeover_.mode() == TakeoverMode::kPerChange) slot.takeover_draw = takeover_.Draw();
+    }
+    if (state_ == LeaseState::kFollower && held_nothing) takeover_.Hold(now);
     const bool had_work = static_cast<bool>(slot.work);
     slot.work = std::move(work);
     slot.cancel_retry = false;
@@ -104,15 +122,20 @@ void BackoffWriteLease::Try(const std::string& key, Work work) {
       case LeaseState::kLeader:
         break;
       case LeaseState::kElection:
-        if (election_gate_ > now) {
-          due = election_gate_;
+        // Why from the first work, not from start-up: a replica that joins a
+        // converged fleet (or whose cache synced late) meets its first
+        // change long after it started, and must not race the live leader.
+        if (!election_gate_) election_gate_ = now + election_offset_;
+        if (*election_gate_ > now) {
+          due = *election_gate_;
           deferred = true;
         }
         break;
       case LeaseState::kFollower:
         // Why: at least two base steps, so the last leader keeps its edge
         // after a quiet period (its work runs at once, ours later).
-        due = std::max(expires_, now + FollowerDelayLocked());
+        due = std::min(std::max(expires_, now + FollowerDelayLocked()),
+                       ChangeTakeoverDueLocked(slot));
         deferred = true;
         ++stats_.follower_deferrals;
         break;
@@ -139,9 +162,12 @@ void BackoffWriteLease::Extend(const std::string& key, EntryWriter writer) {
   {
     std::lock_guard<std::mutex> l(mu_);
     const SteadyTime now = clock_.Now();
+    const bool holding = !slots_.empty();
+    std::optional<SteadyTime> key_held_since;
     auto it = slots_.find(key);
     if (it != slots_.end()) {
       Slot& slot = it->second;
+      key_held_since = slot.held_since;
       if (slot.work) ++stats_.extend_drops;
       UnscheduleLocked(key, slot);
       slot.work = nullptr;
@@ -174,6 +200,10 @@ void BackoffWriteLease::Extend(const std::string& key, EntryWriter writer) {
         }
         break;
       case LeaseState::kFollower:
+        // Why only a peer's write: it is the leader's progress. Our own
+        // write's echo (a takeover whose answer is not back yet) is not,
+        // and as a sample it would teach the deadline our own wait.
+        if (peer) takeover_.ForeignWrite(now, holding, key_held_since);
         tick_ = std::min(tick_ + 1, kMaxTick);
         expires_ = now + BackoffLocked(tick_);
         VLOG(4) << options_.name << ": leader wrote " << key << "; following for "
@@ -218,6 +248,41 @@ Duration BackoffWriteLease::FollowerDelayLocked() {
   return min + Duration(static_cast<int64_t>(static_cast<double>(min.count()) * UniformUnit(rng_)));
 }
 
+SteadyTime BackoffWriteLease::ChangeTakeoverDueLocked(const Slot& slot) const {
+  if (state_ != LeaseState::kFollower) return SteadyTime::max();
+  return takeover_.ChangeDue(slot.held_since, slot.takeover_draw).value_or(SteadyTime::max());
+}
+
+std::optional<std::string> BackoffWriteLease::PickTakeoverLocked(
+    SteadyTime now, const std::unordered_set<std::string>* skip, SteadyTime* wait_until) {
+  if (state_ != LeaseState::kFollower || in_flight_ > 0) return std::nullopt;
+  const std::optional<SteadyTime> due = takeover_.WaitDue();
+  if (!due) return std::nullopt;
+  // Why only lease-deferred work: a key waiting for its retry interval
+  // keeps it (a takeover is no reason to hammer a failing API server).
+  auto it = due_.begin();
+  while (it != due_.end()) {
+    const std::string& key = std::get<2>(*it);
+    if (slots_.at(key).lease_deferred && (skip == nullptr || skip->count(key) == 0)) break;
+    ++it;
+  }
+  if (it == due_.end()) return std::nullopt;
+  if (*due > now) {
+    *wait_until = std::min(*wait_until, *due);
+    return std::nullopt;
+  }
+  std::string picked = std::get<2>(*it);
+  Slot& slot = slots_.at(picked);
+  UnscheduleLocked(picked, slot);
+  slot.taking_over = true;
+  VLOG(2) << options_.name << ": no progress by the leader within "
+          << std::chrono::duration_cast<std::chrono::milliseconds>(
+                 takeover_.estimator().Deadline())
+                 .count()
+          << "ms (+ jitter) while holding work; taking over " << picked;
+  return picked;
+}
+
 Duration BackoffWriteLease::BackoffLocked(int tick) {
   return Backoff(options_.backoff, tick, options_.interval, rng_);
 }
@@ -233,7 +298,7 @@ std::optional<std::string> BackoffWriteLease::PickLocked(
     const auto& [due, seq, key] = *it;
     if (due > now) {
       *wait_until = due;
-      return std::nullopt;
+      break;
     }
     if (skip != nullptr && skip->count(key) > 0) {
       ++it;
@@ -244,16 +309,23 @@ std::optional<std::string> BackoffWriteLease::PickLocked(
     it = due_.erase(it);
     slot.queued = false;
     if (state_ == LeaseState::kFollower && now < expires_) {
+      const SteadyTime change_due = ChangeTakeoverDueLocked(slot);
+      if (change_due <= now) {
+        slot.taking_over = true;
+        VLOG(2) << options_.name << ": leader did not write " << picked
+                << " within the takeover deadline; taking it over";
+        return picked;
+      }
       // Why: the lease was extended after this work was queued: defer
       // again (a delayed requeue, never a sleeping worker).
       ++stats_.follower_deferrals;
-      ScheduleLocked(picked, slot, expires_, true);
+      ScheduleLocked(picked, slot, std::min(expires_, change_due), true);
       it = due_.begin();
       continue;
     }
     return picked;
   }
-  return std::nullopt;
+  return PickTakeoverLocked(now, skip, wait_until);
 }
 
 void BackoffWriteLease::TransitionLocked(LeaseState to, const char* cause, Fired* fired) {
@@ -266,6 +338,7 @@ void BackoffWriteLease::TransitionLocked(LeaseState to, const char* cause, Fired
           << "ms)";
   state_ = to;
   fired->push_back(t);
+  if (to == LeaseState::kFollower) takeover_.Follow(clock_.Now());
   if (to == LeaseState::kLeader) {
     // Why: work deferred while following or waiting for the election gate
     // is ours to do now; retry delays are kept.
@@ -294,6 +367,7 @@ void BackoffWriteLease::ApplyLocked(WorkResult result, SteadyTime now, Fired* fi
       TransitionLocked(LeaseState::kLeader, "work:extend", fired);
       return;
     case WorkResult::kRelease:
+      takeover_.LostWrite(now);
       if (state_ == LeaseState::kFollower) {
         tick_ = std::min(tick_ + 1, kMaxTick);
       } else {
@@ -317,6 +391,7 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
   slot.work = nullptr;
   slot.running = true;
   slot.cancel_retry = false;
+  if (state_ == LeaseState::kFollower) takeover_.Probe();
   ++in_flight_;
   ++stats_.runs;
   lock.unlock();
@@ -331,7 +406,16 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
   lock.lock();
   --in_flight_;
   ++stats_.outcomes[static_cast<int>(outcome.result)];
+  if (slot.taking_over) {
+    ++stats_.takeovers[static_cast<int>(outcome.result)];
+    slot.taking_over = false;
+  }
   const SteadyTime now = clock_.Now();
+  if (outcome.result == WorkResult::kNone && outcome.retry && state_ == LeaseState::kFollower) {
+    // Why: a write that failed (no answer, 5xx, or rejected) keeps the
+    // lease, but taking over the next key at once would only fail again.
+    takeover_.LostWrite(now);
+  }
   ApplyLocked(outcome.result, now, fired);
   // `slot` stays valid: a running slot is never erased by others.
   slot.running = false;
@@ -399,7 +483,16 @@ int BackoffWriteLease::RunDue() {
 std::optional<SteadyTime> BackoffWriteLease::NextDue() const {
   std::lock_guard<std::mutex> l(mu_);
   if (due_.empty()) return std::nullopt;
-  return std::get<0>(*due_.begin());
+  SteadyTime next = std::get<0>(*due_.begin());
+  if (state_ == LeaseState::kFollower && in_flight_ == 0) {
+    const std::optional<SteadyTime> takeover = takeover_.WaitDue();
+    if (takeover && *takeover < next) {
+      for (const auto& [due, seq, key] : due_) {
+        if (slots_.at(key).lease_deferred) return std::max(*takeover, clock_.Now());
+      }
+    }
+  }
+  return next;
 }
 
 void BackoffWriteLease::Shutdown() {
@@ -429,6 +522,9 @@ LeaseSnapshot BackoffWriteLease::Snapshot() const {
   s.expires = expires_;
   s.pending_keys = 0;
   s.running_keys = 0;
+  s.progress_samples = takeover_.estimator().total();
+  s.takeover_deadline = takeover_.enabled() ? takeover_.estimator().Deadline() : Duration::zero();
+  s.progress_quantile = takeover_.estimator().Quantile();
   for (const auto& [key, slot] : slots_) {
     if (slot.work) ++s.pending_keys;
     if (slot.running) ++s.running_keys;

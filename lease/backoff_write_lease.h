@@ -18,6 +18,7 @@
 #include "kubeclient/clock.h"
 #include "kubeclient/status.h"
 #include "lease/backoff.h"
+#include "lease/takeover.h"
 #include "lease/write_lease.h"
 
 namespace routestatus::lease {
@@ -31,7 +32,10 @@ struct LeaseTransition {
   const char* cause = "";  // "work:extend", "work:release", "extend"
 };
 
-// Tunables of BackoffWriteLease. Value type.
+// Tunables of BackoffWriteLease. Value type. The defaults are what
+// route-status-controller runs with (its flags set name, interval, retry and
+// election delay to the same values); OpenshiftLikeLeaseOptions()
+// (lease/lease_presets.h) is the plain lease openshift-router runs.
 struct WriteLeaseOptions {
   std::string name = "lease";  // for logs, e.g. the router name
   // Lease length and the backoff cap.
@@ -39,38 +43,48 @@ struct WriteLeaseOptions {
   // Delay before a key whose work asked for `retry` runs again.
   kubeclient::Duration retry = std::chrono::seconds(3);
   BackoffPolicy backoff;
-  // Start-up: in Election, no work runs before construction + U[0,
-  // election_delay) (one draw per process). The replica with the smallest
+  // In Election, no work runs before the first work arrived + election_delay
+  // x (0.1 + U[0, 1)) (one draw per process). The replica with the smallest
   // draw writes first; the others see its writes through the watch first.
-  // 0 disables it.
-  kubeclient::Duration election_delay = kubeclient::Duration::zero();
+  // So does a live leader when this replica joins a converged fleet: the
+  // 10% floor (100 ms by default) covers the leader's PUT and our watch's
+  // lag for the first change we meet. 0 disables it.
+  kubeclient::Duration election_delay = std::chrono::seconds(1);
   // While not Leader, run at most one work item at a time (a probe), so a
   // replica that is about to lose spends at most one conflicting PUT per
   // probe, however many worker threads call RunNext.
   bool single_probe = true;
   // Extend(key, kPeer) while in Election (another writer of our router name
-  // just wrote this key) makes us Follower. Off by default: the controller also
-  // calls Extend for already-correct entries seen in the initial list, which
-  // would make every restarted replica follow (and back off to the cap)
-  // even when no leader is alive.
-  bool election_follows_extend = false;
+  // just wrote this key) makes us Follower, so a replica that starts next to a
+  // live leader follows at once instead of racing it. Needs a caller that
+  // extends only for writes it saw happen (controller::StatusSyncer extends
+  // only for entry changes delivered by the watch, never for entries found
+  // in the initial list or on resync); a caller that extended for every
+  // already-correct entry would make every restarted replica follow even
+  // with no leader alive.
+  bool election_follows_extend = true;
   // A Follower's Try is due no earlier than now + this, however long ago
   // its lease expired; when set (> 0), a lost write (Release) also keeps
-  // the lease for at least this long. It should cover the skew between replicas' watches
-  // plus a PUT's latency: a follower that runs before the leader's write of
-  // the same change reaches its watch spends a conflicting PUT. Zero means
-  // two base backoff steps (DESIGN.md section 3: 40 ms). The simulator
-  // (test/sim) recommends 500 ms with jitter: with 40 ms, followers whose
-  // lease ran out between sparse changes conflict on most changes once
-  // watch skew exceeds 40 ms.
-  kubeclient::Duration follower_min_delay = kubeclient::Duration::zero();
+  // the lease for at least this long. It should cover the skew between
+  // replicas' watches plus a PUT's latency: a follower that runs before the
+  // leader's write of the same change reaches its watch spends a
+  // conflicting PUT. Zero means two base backoff steps (40 ms, as
+  // openshift-router). The simulator (test/sim) measured 4x fewer
+  // conflicts with 500 ms and jitter than with 40 ms once watch skew
+  // exceeds 40 ms.
+  kubeclient::Duration follower_min_delay = std::chrono::milliseconds(500);
   // Spread that delay uniformly over [min, 2 x min) (one draw per Try).
-  bool follower_delay_jitter = false;
+  bool follower_delay_jitter = true;
   // A Leader asked to Extend(key, kPeer) (another replica of our router
-  // name wrote it) becomes Follower at tick 0, instead of leading on next to
-  // the other leader (each such pair spends one conflicting PUT per change
-  // until one loses a write).
-  bool leader_follows_foreign_extend = false;
+  // name wrote it) becomes Follower at tick 0, instead of leading on next
+  // to the other leader (each such pair spends one conflicting PUT per
+  // change until one loses a write).
+  bool leader_follows_foreign_extend = true;
+  // Failure detection by the leader's progress: a Follower holding work
+  // takes it over (runs it although its lease has not expired) once the
+  // leader has written nothing for an adaptive deadline (lease/takeover.h).
+  // Lease expiry still bounds every deferral. Its cap is `interval`.
+  TakeoverOptions takeover;
   // Seed of the backoff/jitter generator; unset = std::random_device.
   std::optional<uint64_t> seed;
   // Called after every state change, outside the lease's lock, from the
@@ -94,6 +108,13 @@ struct LeaseSnapshot {
   uint64_t retries = 0;             // work requeued after the retry interval
   uint64_t extend_drops = 0;        // queued work dropped by Extend(key)
   uint64_t foreign_extends = 0;     // Leader saw another writer's write (Extend kPeer)
+  // Takeovers (Follower work run before its lease expired because the
+  // leader made no progress within the deadline) by outcome (none,
+  // extend = won, release = lost).
+  uint64_t takeovers[3] = {0, 0, 0};
+  uint64_t progress_samples = 0;              // waits for the leader measured
+  kubeclient::Duration takeover_deadline{};   // the current deadline D
+  kubeclient::Duration progress_quantile{};   // the quantile of recent waits
   size_t pending_keys = 0;          // keys with queued work (running or not)
   size_t running_keys = 0;
 };
@@ -104,7 +125,9 @@ struct LeaseSnapshot {
 // it). Worker threads belong to the caller and call RunNext(); a key never
 // runs on two threads at once, and work queued for a key while it runs is
 // kept and runs after. A Follower's due work whose lease has not expired is
-// re-deferred to the expiry instead of running. Thread-safe.
+// re-deferred to the expiry instead of running, unless the takeover deadline
+// (lease/takeover.h) has passed: then one queued key runs as a probe, whose
+// success makes us Leader. Thread-safe.
 class BackoffWriteLease final : public WriteLease {
  public:
   // CHECK-fails on invalid options (see ValidateWriteLeaseOptions). Threads
@@ -147,6 +170,9 @@ class BackoffWriteLease final : public WriteLease {
     bool running = false;         // a thread runs this key's older work
     bool lease_deferred = false;  // `due` came from following or the election gate
     bool cancel_retry = false;    // Extend/Remove while running: no retry
+    kubeclient::SteadyTime held_since{};  // when this key's slot (work) appeared
+    double takeover_draw = 0;     // its jitter draw (per-change takeover)
+    bool taking_over = false;     // the running work is a takeover
   };
   using DueEntry = std::tuple<kubeclient::SteadyTime, uint64_t, std::string>;
   using Fired = std::vector<LeaseTransition>;
@@ -157,6 +183,13 @@ class BackoffWriteLease final : public WriteLease {
   void UnscheduleLocked(const std::string& key, Slot& slot);
   kubeclient::Duration BackoffLocked(int tick);
   kubeclient::Duration FollowerDelayLocked();
+  // kPerChange: when `slot`'s change is due for takeover; max() otherwise.
+  kubeclient::SteadyTime ChangeTakeoverDueLocked(const Slot& slot) const;
+  // kProgress: the queued key to take over now (marked), or nullopt with
+  // *wait_until lowered to the takeover time.
+  std::optional<std::string> PickTakeoverLocked(kubeclient::SteadyTime now,
+                                                const std::unordered_set<std::string>* skip,
+                                                kubeclient::SteadyTime* wait_until);
   // The key to run now, or nullopt with *wait_until set (max() = no work).
   std::optional<std::string> PickLocked(kubeclient::SteadyTime now,
                                         const std::unordered_set<std::string>* skip,
@@ -176,12 +209,15 @@ class BackoffWriteLease final : public WriteLease {
   LeaseState state_ = LeaseState::kElection;  // GUARDED_BY(mu_)
   int tick_ = 0;                              // GUARDED_BY(mu_)
   kubeclient::SteadyTime expires_{};          // GUARDED_BY(mu_)
-  kubeclient::SteadyTime election_gate_{};    // GUARDED_BY(mu_)
+  kubeclient::Duration election_offset_{};    // election_delay x (0.1 + U[0, 1)), drawn once
+  // First Try in Election + election_offset_; unset before it.
+  std::optional<kubeclient::SteadyTime> election_gate_;  // GUARDED_BY(mu_)
   bool shutdown_ = false;                     // GUARDED_BY(mu_)
   int in_flight_ = 0;                         // GUARDED_BY(mu_)
   uint64_t next_seq_ = 0;                     // GUARDED_BY(mu_)
   std::unordered_map<std::string, Slot> slots_;  // GUARDED_BY(mu_)
   std::set<DueEntry> due_;                       // GUARDED_BY(mu_)
+  TakeoverTimer takeover_;                    // GUARDED_BY(mu_)
   LeaseSnapshot stats_;  // GUARDED_BY(mu_); counters only
 };
 

@@ -9,7 +9,8 @@ namespace routestatus::lease {
 
 // What running one piece of work did to the lease (DESIGN.md section 3).
 enum class WorkResult {
-  kNone,     // nothing written, nothing learnt: the election stays open
+  kNone,     // nothing written, no other writer seen (nothing to write, or
+             // the write failed without a 409): the state stays as it is
   kExtend,   // we wrote: we lead
   kRelease,  // we lost a write (409, contended): we follow
 };

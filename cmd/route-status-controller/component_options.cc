@@ -68,10 +68,15 @@ kubeclient::StatusOr<ComponentOptions> BuildComponentOptions(const Options& o, c
   c.shard.namespace_selector = std::move(namespace_selector).value();
   c.shard.namespaces = o.namespaces;
 
+  // Why the defaults as they are: they are this controller's lease
+  // (lease/backoff_write_lease.h); the preset is openshift-router's.
+  c.lease = o.lease_preset == "openshift" ? lease::OpenshiftLikeLeaseOptions()
+                                          : lease::WriteLeaseOptions();
   c.lease.name = o.router_name;
   c.lease.interval = o.lease_interval;
   c.lease.retry = o.lease_retry_interval;
   c.lease.election_delay = o.lease_election_delay;
+  if (auto mode = lease::ParseTakeoverMode(o.lease_takeover)) c.lease.takeover.mode = *mode;
 
   c.tracker.router_name = o.router_name;
   c.tracker.interval = o.contention_interval;

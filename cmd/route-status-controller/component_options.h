@@ -12,6 +12,7 @@
 #include "kubeclient/rest/rest_kube_client.h"
 #include "kubeclient/status.h"
 #include "lease/backoff_write_lease.h"
+#include "lease/lease_presets.h"
 
 namespace routestatus::cmd {
 

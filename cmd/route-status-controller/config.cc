@@ -86,8 +86,22 @@ const std::vector<OptionSpec>& Specs() {
       {"lease-retry-interval", {"ROUTESTATUS_LEASE_RETRY_INTERVAL"},
        "delay before a failed status write is retried", &Options::lease_retry_interval},
       {"lease-election-delay", {"ROUTESTATUS_LEASE_ELECTION_DELAY"},
-       "start-up: no write before a random delay in [0, this) (0 = none)",
+       "until it has seen another replica's write or written itself, a replica waits a "
+       "random delay in [0.1 x this, 1.1 x this) after its first change before writing "
+       "(0 = none)",
        &Options::lease_election_delay},
+      {"lease-preset", {"ROUTESTATUS_LEASE_PRESET"},
+       "write lease behaviour: default (this controller's) or openshift (as openshift-router: "
+       "no election delay, 40 ms follower floor, leaders never step down, no takeover; also "
+       "sets --lease-interval=60s --lease-election-delay=0 --lease-takeover=off unless given)",
+       &Options::lease_preset},
+      {"lease-takeover", {"ROUTESTATUS_LEASE_TAKEOVER"},
+       "how a follower holding work notices a dead leader before its lease expires: progress "
+       "(the leader wrote nothing for an adaptive deadline, at least 500 ms), per-change (a "
+       "held change not written within a deadline learnt from per-change write latency; "
+       "for comparison: a backlog inflates it, so a failover after a burst takes seconds), "
+       "off (lease expiry only)",
+       &Options::lease_takeover},
       {"contention-interval", {"ROUTESTATUS_CONTENTION_INTERVAL"},
        "window of the contention tracker", &Options::contention_interval},
       {"contention-limit", {"ROUTESTATUS_CONTENTION_LIMIT"},
@@ -235,6 +249,15 @@ void Record(RawMap& raw, const OptionSpec& spec, const std::string& value,
     return;
   }
   raw[spec.name] = Raw{value, source};
+}
+
+// --lease-preset=openshift: the lease settings it implies, where the
+// flags, environment or file did not set them.
+void ApplyLeasePreset(const RawMap& given, Options& o) {
+  if (o.lease_preset != "openshift") return;
+  if (given.count("lease-interval") == 0) o.lease_interval = std::chrono::seconds(60);
+  if (given.count("lease-election-delay") == 0) o.lease_election_delay = Duration::zero();
+  if (given.count("lease-takeover") == 0) o.lease_takeover = "off";
 }
 
 // Parses argv into `raw` (flags only); sets the command.
@@ -393,6 +416,7 @@ ParsedConfig ParseConfig(const std::vector<std::string>& args, const EnvMap& env
                            raw.source + "): " + err);
     }
   }
+  ApplyLeasePreset(merged, out.options);
   ValidateOptions(out.options, out.command, merged.count("router-name") > 0, out.errors);
   return out;
 }

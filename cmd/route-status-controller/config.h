@@ -51,9 +51,18 @@ struct Options {
   bool write_lease = true;
   Duration lease_interval = std::chrono::seconds(15);
   Duration lease_retry_interval = std::chrono::seconds(3);
-  // Start-up: no write before U[0, delay) so replicas started together do
-  // not all write the same routes; 0 disables.
+  // Election (start-up, or joining a fleet): no write before delay x (0.1 +
+  // U[0, 1)) after the first change, so replicas started together do not
+  // all write the same routes and a joining one does not race the leader;
+  // 0 disables.
   Duration lease_election_delay = std::chrono::seconds(1);
+  // "default" (this controller's lease) or "openshift" (openshift-router's:
+  // lease::OpenshiftLikeLeaseOptions(); it also makes lease-interval 60s,
+  // lease-election-delay 0 and lease-takeover off unless they are given).
+  std::string lease_preset = "default";
+  // How a follower holding work notices a dead leader before its lease
+  // expires: "progress", "per-change" or "off" (lease/takeover.h).
+  std::string lease_takeover = "progress";
   Duration contention_interval = std::chrono::minutes(3);
   int contention_limit = 5;
 

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "kubeclient/label_selector.h"
+#include "lease/takeover.h"
 
 namespace routestatus::cmd {
 namespace {
@@ -154,6 +155,13 @@ void ValidateOptions(const Options& o, Command command, bool router_name_set,
   }
   CheckPositive("shutdown-timeout", o.shutdown_timeout, errors);
   if (o.lease_election_delay.count() < 0) errors.push_back("--lease-election-delay must not be negative");
+  if (o.lease_preset != "default" && o.lease_preset != "openshift") {
+    errors.push_back("--lease-preset: \"" + o.lease_preset + "\" is not one of default, openshift");
+  }
+  if (!lease::ParseTakeoverMode(o.lease_takeover)) {
+    errors.push_back("--lease-takeover: \"" + o.lease_takeover +
+                     "\" is not one of progress, per-change, off");
+  }
   if (o.resync_interval.count() < 0) errors.push_back("--resync-interval must not be negative");
   if (o.watch_timeout_max < o.watch_timeout_min) {
     errors.push_back("--watch-timeout-max (" + FormatDuration(o.watch_timeout_max) +

@@ -11,23 +11,6 @@
 namespace routestatus::cmd {
 namespace {
 
-// The lease itself logs its transitions at -v=2.
-lease::WriteLeaseOptions LeaseOptions(lease::WriteLeaseOptions o) {
-  // Why: safe with this controller, which extends only for entry changes
-  // seen through the watch (never the initial list or resyncs), and it
-  // makes a replica that starts next to a live leader follow at once.
-  o.election_follows_extend = true;
-  // Why: with the design's 40 ms follower floor, a follower whose lease ran
-  // out between sparse changes races the leader's write of the same change
-  // whenever watch skew exceeds 40 ms; the simulator (test/sim) measured 4x
-  // fewer conflicts with a 500 ms jittered floor and leaders that step down
-  // on seeing another replica's write.
-  o.follower_min_delay = std::chrono::milliseconds(500);
-  o.follower_delay_jitter = true;
-  o.leader_follows_foreign_extend = true;
-  return o;  // seed unset: std::random_device
-}
-
 kubeclient::cache::InformerOptions Seeded(kubeclient::cache::InformerOptions o) {
   std::random_device rd;
   o.seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
@@ -91,7 +74,7 @@ ControllerApp::ControllerApp(const Options& options, const ComponentOptions& com
       lease_(options.update_status
                  ? std::make_unique<lease::BackoffWriteLease>(
                        clock_, options.write_lease
-                                   ? LeaseOptions(components.lease)
+                                   ? components.lease
                                    : UnleasedWriteLease::PassThroughOptions(components.lease))
                  : nullptr),
       observe_only_(options.update_status ? nullptr : std::make_unique<ObserveOnlyLease>()),

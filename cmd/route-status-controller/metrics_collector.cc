@@ -155,6 +155,29 @@ void CollectLease(const lease::BackoffWriteLease& lease, const UnleasedWriteLeas
             s.extend_drops);
   f.Gauge("routestatus_lease_pending_keys", "Routes with queued or running status work.",
           static_cast<double>(s.pending_keys));
+  f.Gauge("routestatus_lease_takeover_deadline_seconds",
+          "How long a follower holding work waits for the leader's next write before taking "
+          "the work over (factor x quantile of recent waits, at least the floor, at most the "
+          "lease interval; each wait adds a random 0..100% of D), in seconds; 0 when takeover is "
+          "off.",
+          Seconds(s.takeover_deadline));
+  f.Begin("routestatus_lease_takeovers_total",
+          "Follower work run before the lease expired because the leader wrote nothing within "
+          "the takeover deadline, by outcome (won: we wrote and lead; lost: another writer was "
+          "alive, a 409; none: nothing written and no other writer seen: nothing to write, or "
+          "the write failed).",
+          MetricType::Counter);
+  f.Add(s.takeovers[static_cast<int>(lease::WorkResult::kExtend)], {{"outcome", "won"}});
+  f.Add(s.takeovers[static_cast<int>(lease::WorkResult::kRelease)], {{"outcome", "lost"}});
+  f.Add(s.takeovers[static_cast<int>(lease::WorkResult::kNone)], {{"outcome", "none"}});
+  f.Counter("routestatus_lease_progress_samples_total",
+            "Waits for the leader's progress measured while following with work held (each "
+            "ends in another replica's write).",
+            static_cast<double>(s.progress_samples));
+  f.Gauge("routestatus_lease_progress_wait_seconds",
+          "The quantile (0.95) of the recent waits for the leader's progress that the takeover "
+          "deadline is computed from, in seconds (0 before the first).",
+          Seconds(s.progress_quantile));
 }
 
 void CollectTracker(const conflict::ContentionTracker& tracker, Families& f) {

@@ -32,6 +32,7 @@ class UnleasedWriteLease final : public lease::WriteLease {
     base.leader_follows_foreign_extend = false;
     base.follower_min_delay = kubeclient::Duration::zero();
     base.follower_delay_jitter = false;
+    base.takeover.mode = lease::TakeoverMode::kOff;
     base.on_transition = nullptr;
     return base;
   }

@@ -62,6 +62,14 @@ std::vector<nlohmann::json> BenchCluster::ListRoutes() const {
   return out;
 }
 
+std::optional<nlohmann::json> BenchCluster::GetRoute(const std::string& key) const {
+  size_t slash = key.find('/');
+  auto got = server_->store().Get(apiserver::RoutesInfo(), key.substr(0, slash),
+                                  key.substr(slash + 1));
+  if (!got.ok()) return std::nullopt;
+  return nlohmann::json::parse(got.value->json);
+}
+
 size_t BenchCluster::CountRoutesWithEntry(const std::string& router_name) const {
   auto page = server_->store().List(apiserver::RoutesInfo(), apiserver::ObjectFilter{}, 0, "");
   if (!page.ok()) return 0;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,8 @@ class BenchCluster {
   void SeedRoute(const nlohmann::json& route);
   // Every route as stored (parsed JSON).
   std::vector<nlohmann::json> ListRoutes() const;
+  // One route ("namespace/name") as stored, or nullopt.
+  std::optional<nlohmann::json> GetRoute(const std::string& key) const;
   // Routes whose stored JSON carries an entry of `router_name` (cheap: no
   // JSON parsing).
   size_t CountRoutesWithEntry(const std::string& router_name) const;

@@ -23,6 +23,12 @@ std::vector<std::pair<std::string, std::string>> SetFlags(const ControllerFlags&
 
 }  // namespace
 
+ControllerFlags DefaultRateLimits(ControllerFlags flags) {
+  flags.qps = 0;
+  flags.burst = 0;
+  return flags;
+}
+
 std::string DescribeFlags(const ControllerFlags& flags) {
   std::string out = "--router-name=" + flags.router_name;
   for (const auto& [name, value] : SetFlags(flags)) out += " --" + name + "='" + value + "'";
@@ -33,8 +39,8 @@ std::string DescribeFlags(const ControllerFlags& flags) {
 ReplicaOptions ToReplicaOptions(const ControllerFlags& flags) {
   ReplicaOptions o;
   o.router_name = flags.router_name;
-  o.flags["qps"] = std::to_string(flags.qps);
-  o.flags["burst"] = std::to_string(flags.burst);
+  if (flags.qps > 0) o.flags["qps"] = std::to_string(flags.qps);
+  if (flags.burst > 0) o.flags["burst"] = std::to_string(flags.burst);
   for (const auto& [name, value] : SetFlags(flags)) o.flags[name] = value;
   for (const std::string& e : flags.extra) {
     size_t start = e.find_first_not_of('-');

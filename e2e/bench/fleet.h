@@ -32,10 +32,15 @@ struct ControllerFlags {
   std::string router_domain = "apps.example.com";
   std::string route_labels = "router!=internal";
   std::string namespace_labels = "router!=internal";
+  // 0 = not passed: the controller's defaults (--qps=50 --burst=100).
   double qps = 500;
   int burst = 1000;
   std::vector<std::string> extra;  // more --flag=value arguments (they win)
 };
+
+// `flags` with the controller's default --qps and --burst (headline
+// figures use the product's defaults).
+ControllerFlags DefaultRateLimits(ControllerFlags flags);
 
 // The shard and host flags of `flags` as a command line fragment (for
 // reports), e.g. "--router-name=default --route-labels='router!=internal'".

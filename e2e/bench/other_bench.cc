@@ -22,18 +22,6 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-double Since(SteadyClock::time_point t) {
-  return std::chrono::duration<double>(SteadyClock::now() - t).count();
-}
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return -1;
-  std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size()))) ;
-  i = i == 0 ? 0 : i - 1;
-  return v[std::min(i, v.size() - 1)];
-}
-
 // Seeds `count` routes without status (through the store) in 10 namespaces.
 void SeedPlainRoutes(BenchCluster& cluster, int count) {
   std::vector<std::string> namespaces;
@@ -178,7 +166,7 @@ void RunIdle(const BenchOptions& options) {
             << std::flush;
   BenchCluster cluster("idle");
   SeedPlainRoutes(cluster, options.idle_routes);
-  cluster.StartReplicas(3, ControllerFlags{});
+  cluster.StartReplicas(3, DefaultRateLimits(ControllerFlags{}));
   CHECK(cluster.WaitReady(std::chrono::seconds(60))) << "replicas not ready";
   WaitAllEntries(cluster, static_cast<size_t>(options.idle_routes), SteadyClock::now(),
                  std::chrono::seconds(120), std::chrono::seconds(3),

@@ -21,6 +21,20 @@ struct BenchOptions {
   // (a) controller flags making every replica write (a plain controller);
   // empty = the naive baseline is computed (N PUTs per change), not measured.
   std::vector<std::string> naive_flags = {"--write-lease=false"};
+  // (g) lease settings side by side and (h) the slow leader. Configurations:
+  // naive, openshift, default, and the alternatives per-change and expiry.
+  std::vector<std::string> lease_configs = {"naive", "openshift", "default"};
+  std::vector<int> failover_replicas = {3, 10};
+  int failover_routes = 20;      // routes before start-up
+  int failover_kills = 20;       // leader kills per configuration and N
+  int expiry_failover_kills = 5;  // ... for settings that wait for lease expiry (up to 60 s each)
+  int changes_between_kills = 8;  // host changes after the killed replica restarted
+  int burst_routes = 500;
+  int idle_failover_kills = 5;    // (i) leader kills after an idle period
+  int idle_failover_seconds = 20;  // (i) idle before each kill
+  int slow_latency_ms = 1000;
+  int slow_changes = 40;
+  double slow_rate = 2;
   std::string results_dir;      // SVG and Markdown results go here
   unsigned seed = 1;
 };
@@ -34,5 +48,15 @@ void RunLatency(const BenchOptions& options);
 void RunIdle(const BenchOptions& options);
 // (d): cold start and restart with many routes.
 void RunScale(const BenchOptions& options);
+// (g): lease settings side by side (start-up, churn, burst, failover).
+// Prints a Markdown table, writes failover.svg and lease.md.
+void RunLeaseComparison(const BenchOptions& options);
+// (h): each lease setting with a leader slowed by latency on every status
+// PUT. Prints a Markdown table, writes slow_leader.md.
+void RunSlowLeader(const BenchOptions& options);
+// (i): failover after every connection idled past the server's keep-alive
+// timeout (N=3, default flags). Prints a Markdown table, writes
+// idle_failover.md.
+void RunIdleFailover(const BenchOptions& options);
 
 }  // namespace routestatus::e2e::bench

@@ -55,7 +55,7 @@ double NiceStep(double max, int count) {
 
 std::string RenderLinePlot(const std::string& title, const std::string& x_label,
                            const std::string& y_label, const std::vector<double>& x_ticks,
-                           const std::vector<PlotSeries>& series) {
+                           const std::vector<PlotSeries>& series, bool log_y) {
   const double width = 640, height = 400;
   const double left = 70, right = 200, top = 40, bottom = 55;
   const double plot_w = width - left - right, plot_h = height - top - bottom;
@@ -71,8 +71,31 @@ std::string RenderLinePlot(const std::string& title, const std::string& x_label,
   if (y_max <= 0) y_max = 1;
   double step = NiceStep(y_max, 5);
   y_max = std::ceil(y_max / step) * step;
+  std::vector<double> y_ticks;
+  for (double y = 0; y <= y_max + step / 2; y += step) y_ticks.push_back(y);
+  // Log scale: whole decades around the positive points.
+  double lo_exp = 0, hi_exp = 1;
+  if (log_y) {
+    double lo = 0, hi = 0;
+    for (const PlotSeries& s : series) {
+      for (const auto& p : s.points) {
+        if (p.second <= 0) continue;
+        lo = lo > 0 ? std::min(lo, p.second) : p.second;
+        hi = std::max(hi, p.second);
+      }
+    }
+    if (lo <= 0) lo = hi = 1;
+    lo_exp = std::floor(std::log10(lo));
+    hi_exp = std::max(lo_exp + 1, std::ceil(std::log10(hi)));
+    y_ticks.clear();
+    for (double e = lo_exp; e <= hi_exp + 0.5; e += 1) y_ticks.push_back(std::pow(10, e));
+  }
   auto px = [&](double x) { return left + (x - x_min) / (x_max - x_min) * plot_w; };
-  auto py = [&](double y) { return top + plot_h - y / y_max * plot_h; };
+  auto py = [&](double y) {
+    if (!log_y) return top + plot_h - y / y_max * plot_h;
+    double e = std::log10(std::max(y, std::pow(10, lo_exp)));
+    return top + plot_h - (e - lo_exp) / (hi_exp - lo_exp) * plot_h;
+  };
 
   std::ostringstream svg;
   svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\""
@@ -82,7 +105,7 @@ std::string RenderLinePlot(const std::string& title, const std::string& x_label,
   svg << "<text x=\"" << Num(left + plot_w / 2) << "\" y=\"22\" text-anchor=\"middle\" "
       << "font-size=\"15\" font-weight=\"bold\">" << Escape(title) << "</text>\n";
   // Grid and y ticks.
-  for (double y = 0; y <= y_max + step / 2; y += step) {
+  for (double y : y_ticks) {
     svg << "<line x1=\"" << Num(left) << "\" y1=\"" << Num(py(y)) << "\" x2=\""
         << Num(left + plot_w) << "\" y2=\"" << Num(py(y)) << "\" stroke=\"#ddd\"/>\n";
     svg << "<text x=\"" << Num(left - 8) << "\" y=\"" << Num(py(y) + 4)

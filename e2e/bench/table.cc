@@ -1,9 +1,26 @@
 #include "e2e/bench/table.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <fstream>
 
 namespace routestatus::e2e::bench {
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return -1;
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
+  i = i == 0 ? 0 : i - 1;
+  return v[std::min(i, v.size() - 1)];
+}
+
+std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  if (!(in >> one >> five >> fifteen)) return "?";
+  return one + " " + five + " " + fifteen;
+}
 
 std::string Table::Render() const {
   std::vector<size_t> widths(header_.size(), 3);
@@ -34,12 +51,17 @@ std::string Table::Render() const {
 }
 
 std::string Fmt(const char* fmt, ...) {
-  char buf[1024];
   va_list args;
   va_start(args, fmt);
-  vsnprintf(buf, sizeof(buf), fmt, args);
+  va_list copy;
+  va_copy(copy, args);
+  const int n = vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  // Why sized: the benchmarks' notes run past any fixed buffer.
+  std::string out(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0) vsnprintf(out.data(), out.size() + 1, fmt, args);
   va_end(args);
-  return buf;
+  return out;
 }
 
 }  // namespace routestatus::e2e::bench

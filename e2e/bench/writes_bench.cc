@@ -11,6 +11,7 @@
 #include <glog/logging.h>
 
 #include "e2e/bench/bench_cluster.h"
+#include "e2e/bench/churn.h"
 #include "e2e/bench/scenarios.h"
 #include "e2e/bench/svg_plot.h"
 #include "e2e/bench/table.h"
@@ -20,77 +21,6 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 constexpr const char* kNamespaces[] = {"bench-a", "bench-b", "bench-c", "bench-d"};
-
-// What the benchmark expects of one live route.
-struct ModelRoute {
-  std::string ns;
-  std::string name;
-  std::string host;
-  bool in_shard = true;
-};
-
-std::string Key(const std::string& ns, const std::string& name) { return ns + "/" + name; }
-
-// True if every live route shows what the model expects: in shard ->
-// our entry Admitted with the model's host; out of shard -> no entry.
-bool Converged(const BenchCluster& cluster, const std::map<std::string, ModelRoute>& model,
-               const std::string& router_name, std::string* why = nullptr) {
-  std::string ignored;
-  if (why == nullptr) why = &ignored;
-  std::vector<nlohmann::json> routes = cluster.ListRoutes();
-  if (routes.size() != model.size()) {
-    *why = "route count " + std::to_string(routes.size()) + " != " + std::to_string(model.size());
-    return false;
-  }
-  for (const auto& route : routes) {
-    const auto& meta = route["metadata"];
-    auto it = model.find(Key(meta.value("namespace", ""), meta.value("name", "")));
-    if (it == model.end()) {
-      *why = "unexpected route " + meta.dump();
-      return false;
-    }
-    EntryView entry = FindEntry(route, router_name);
-    if (it->second.in_shard) {
-      if (!entry.present || entry.host != it->second.host || entry.admitted != "True") {
-        *why = it->first + " expected host " + it->second.host + ", status " +
-               route.value("status", nlohmann::json::object()).dump();
-        return false;
-      }
-    } else if (entry.present) {
-      *why = it->first + " left the shard but has " + route["status"].dump();
-      return false;
-    }
-  }
-  return true;
-}
-
-// Waits until Converged and the server saw no status PUT for `quiet`.
-// Returns the seconds it took, or -1 on timeout.
-double WaitConverged(BenchCluster& cluster, const std::map<std::string, ModelRoute>& model,
-                     std::chrono::seconds timeout, std::chrono::milliseconds quiet) {
-  auto start = SteadyClock::now();
-  double last = -1;
-  auto last_change = start;
-  double converged_at = -1;
-  while (SteadyClock::now() - start < timeout) {
-    double attempts = cluster.Writes().status_attempts();
-    if (attempts != last) {
-      last = attempts;
-      last_change = SteadyClock::now();
-    }
-    bool ok = Converged(cluster, model, "default");
-    if (ok && converged_at < 0) {
-      converged_at = std::chrono::duration<double>(SteadyClock::now() - start).count();
-    }
-    if (!ok) converged_at = -1;
-    if (ok && SteadyClock::now() - last_change >= quiet) return converged_at;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  std::string why;
-  Converged(cluster, model, "default", &why);
-  LOG(WARNING) << "not converged: " << why;
-  return -1;
-}
 
 struct WritesResult {
   int n = 0;
@@ -111,32 +41,17 @@ WritesResult MeasureOne(const BenchOptions& options, int n, bool naive) {
   std::vector<std::string> namespaces(std::begin(kNamespaces), std::end(kNamespaces));
   cluster.SeedNamespaces(namespaces);
   // Why: one seed for every N, so each N sees the same sequence of changes.
-  std::mt19937_64 rng(options.seed);
-  std::map<std::string, ModelRoute> model;
-  int next_id = 0;
-  auto new_route = [&]() {
-    ModelRoute r;
-    r.ns = namespaces[static_cast<size_t>(next_id) % namespaces.size()];
-    r.name = "r-" + std::to_string(next_id++);
-    r.host = r.name + "." + r.ns + ".bench.example.com";
-    return r;
-  };
-  for (int i = 0; i < options.initial_routes; ++i) {
-    ModelRoute r = new_route();
-    auto created = cluster.client().Create(kubeclient::RoutesResource(), r.ns,
-                                           BenchRoute(r.ns, r.name, r.host));
-    CHECK(created.ok()) << created.status().ToString();
-    model[Key(r.ns, r.name)] = r;
-  }
+  RouteModel model(cluster, namespaces, options.seed);
+  for (int i = 0; i < options.initial_routes; ++i) model.Create();
 
-  ControllerFlags flags;
+  ControllerFlags flags = DefaultRateLimits(ControllerFlags{});
   if (naive) flags.extra = options.naive_flags;
   cluster.StartReplicas(n, flags);
   if (!cluster.WaitReady(std::chrono::seconds(60))) {
     LOG(ERROR) << "N=" << n << ": replicas not ready";
     return result;
   }
-  if (WaitConverged(cluster, model, std::chrono::seconds(90), std::chrono::seconds(2)) < 0) {
+  if (model.WaitConverged(std::chrono::seconds(90), std::chrono::seconds(2)) < 0) {
     LOG(ERROR) << "N=" << n << ": start-up did not converge";
     return result;
   }
@@ -146,51 +61,9 @@ WritesResult MeasureOne(const BenchOptions& options, int n, bool naive) {
   double cpu_before = cluster.ReplicaStats().cpu_seconds;
 
   // The changes: create 40%, host change 25%, leave the shard 15%, delete 20%.
-  auto start = SteadyClock::now();
-  auto period = std::chrono::duration<double>(1.0 / options.change_rate);
-  for (int i = 0; i < options.changes; ++i) {
-    std::this_thread::sleep_until(
-        start + std::chrono::duration_cast<SteadyClock::duration>(period * i));
-    std::vector<std::string> in_shard, all;
-    for (const auto& [key, r] : model) {
-      all.push_back(key);
-      if (r.in_shard) in_shard.push_back(key);
-    }
-    int dice = static_cast<int>(rng() % 100);
-    if (dice >= 40 && dice < 80 && in_shard.empty()) dice = 0;
-    if (dice >= 80 && all.empty()) dice = 0;
-    if (dice < 40) {
-      ModelRoute r = new_route();
-      auto created = cluster.client().Create(kubeclient::RoutesResource(), r.ns,
-                                             BenchRoute(r.ns, r.name, r.host));
-      CHECK(created.ok()) << created.status().ToString();
-      model[Key(r.ns, r.name)] = r;
-      ++result.write_changes;
-    } else if (dice < 80) {
-      ModelRoute& r = model[in_shard[rng() % in_shard.size()]];
-      if (dice < 65) {
-        r.host = "v" + std::to_string(i) + "-" + r.name + "." + r.ns + ".bench.example.com";
-        std::string host = r.host;
-        CHECK(UpdateRouteWith(cluster.client(), r.ns, r.name,
-                              [&host](nlohmann::json& o) { o["spec"]["host"] = host; })
-                  .ok());
-      } else {
-        r.in_shard = false;
-        CHECK(UpdateRouteWith(cluster.client(), r.ns, r.name, [](nlohmann::json& o) {
-                o["metadata"]["labels"]["router"] = "internal";
-              }).ok());
-      }
-      ++result.write_changes;
-    } else {
-      std::string key = all[rng() % all.size()];
-      ModelRoute r = model[key];
-      CHECK(cluster.client().Delete(kubeclient::RoutesResource(), r.ns, r.name).ok());
-      model.erase(key);
-    }
-    ++result.changes;
-  }
-  result.converge_s =
-      WaitConverged(cluster, model, std::chrono::seconds(120), std::chrono::seconds(3));
+  result.write_changes = model.RandomChanges(options.changes, options.change_rate);
+  result.changes = options.changes;
+  result.converge_s = model.WaitConverged(std::chrono::seconds(120), std::chrono::seconds(3));
   if (result.converge_s < 0) LOG(ERROR) << "N=" << n << ": changes did not converge";
   ServerWrites after = cluster.Writes();
   result.ok = after.status_ok - before.status_ok;

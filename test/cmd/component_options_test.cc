@@ -81,6 +81,52 @@ TEST(ComponentOptionsTest, MapsEverySetting) {
   EXPECT_EQ(c.clear.page_size, 250);
 }
 
+// The lease settings the binary runs with are those of `expected`: cmd/
+// overrides nothing but what its flags set.
+void ExpectLease(const lease::WriteLeaseOptions& got, const lease::WriteLeaseOptions& expected) {
+  EXPECT_EQ(got.interval, expected.interval);
+  EXPECT_EQ(got.retry, expected.retry);
+  EXPECT_EQ(got.election_delay, expected.election_delay);
+  EXPECT_EQ(got.single_probe, expected.single_probe);
+  EXPECT_EQ(got.election_follows_extend, expected.election_follows_extend);
+  EXPECT_EQ(got.follower_min_delay, expected.follower_min_delay);
+  EXPECT_EQ(got.follower_delay_jitter, expected.follower_delay_jitter);
+  EXPECT_EQ(got.leader_follows_foreign_extend, expected.leader_follows_foreign_extend);
+  EXPECT_EQ(got.backoff.base, expected.backoff.base);
+  EXPECT_EQ(got.takeover.mode, expected.takeover.mode);
+  EXPECT_EQ(got.takeover.min_deadline, expected.takeover.min_deadline);
+  EXPECT_EQ(got.takeover.factor, expected.takeover.factor);
+  EXPECT_EQ(got.takeover.quantile, expected.takeover.quantile);
+  EXPECT_EQ(got.takeover.window, expected.takeover.window);
+  EXPECT_EQ(got.takeover.jitter, expected.takeover.jitter);
+  EXPECT_FALSE(got.seed.has_value());
+}
+
+TEST(ComponentOptionsTest, DefaultFlagsRunTheLibraryDefaultLease) {
+  auto built = BuildComponentOptions(Parsed({}), {});
+  ASSERT_TRUE(built.ok());
+  ExpectLease(built.value().lease, lease::WriteLeaseOptions());
+  EXPECT_EQ(built.value().lease.name, "default");
+}
+
+TEST(ComponentOptionsTest, OpenshiftPresetRunsTheOpenshiftLikeLease) {
+  auto built = BuildComponentOptions(Parsed({"--lease-preset=openshift"}), {});
+  ASSERT_TRUE(built.ok());
+  ExpectLease(built.value().lease, lease::OpenshiftLikeLeaseOptions());
+  EXPECT_EQ(built.value().lease.interval, 60s);
+  EXPECT_EQ(built.value().lease.takeover.mode, lease::TakeoverMode::kOff);
+}
+
+TEST(ComponentOptionsTest, TakeoverModeFromTheFlag) {
+  auto built = BuildComponentOptions(Parsed({"--lease-takeover=per-change"}), {});
+  ASSERT_TRUE(built.ok());
+  EXPECT_EQ(built.value().lease.takeover.mode, lease::TakeoverMode::kPerChange);
+  built = BuildComponentOptions(Parsed({"--lease-preset=openshift", "--lease-takeover=progress"}), {});
+  ASSERT_TRUE(built.ok());
+  EXPECT_EQ(built.value().lease.takeover.mode, lease::TakeoverMode::kProgress);
+  EXPECT_EQ(built.value().lease.follower_min_delay, kubeclient::Duration::zero());
+}
+
 TEST(ComponentOptionsTest, SeveralNamespacesWatchEverythingAndFilter) {
   auto built = BuildComponentOptions(Parsed({"--namespaces=a,b"}), {});
   ASSERT_TRUE(built.ok());

@@ -240,6 +240,35 @@ TEST(ConfigTest, WriteLeaseFromFlagEnvAndFile) {
   EXPECT_THAT(HelpText(), HasSubstr("for comparison and small single-replica installs only"));
 }
 
+TEST(ConfigTest, LeasePresetOpenshiftSetsWhatWasNotGiven) {
+  ParsedConfig d = Parse({});
+  EXPECT_EQ(d.options.lease_preset, "default");
+  EXPECT_EQ(d.options.lease_takeover, "progress");
+  ParsedConfig o = Parse({"--lease-preset=openshift"});
+  EXPECT_THAT(o.errors, IsEmpty());
+  EXPECT_EQ(o.options.lease_interval, 60s);
+  EXPECT_EQ(o.options.lease_election_delay, 0ms);
+  EXPECT_EQ(o.options.lease_takeover, "off");
+  EXPECT_EQ(o.options.lease_retry_interval, 3s);
+  // What was given (flag, environment or file) wins over the preset.
+  ParsedConfig g = Parse({"--config=/c.yaml", "--lease-interval=20s"},
+                         {{"ROUTESTATUS_LEASE_PRESET", "openshift"},
+                          {"ROUTESTATUS_LEASE_TAKEOVER", "progress"}},
+                         {{"/c.yaml", "lease-election-delay: 2s\n"}});
+  EXPECT_THAT(g.errors, IsEmpty());
+  EXPECT_EQ(g.options.lease_preset, "openshift");
+  EXPECT_EQ(g.options.lease_interval, 20s);
+  EXPECT_EQ(g.options.lease_election_delay, 2s);
+  EXPECT_EQ(g.options.lease_takeover, "progress");
+  EXPECT_THAT(RenderOptions(o.options), HasSubstr("lease-preset=openshift"));
+  EXPECT_THAT(Parse({"--lease-takeover=per-change"}).errors, IsEmpty());
+  ParsedConfig bad = Parse({"--lease-preset=fast", "--lease-takeover=sometimes"});
+  ASSERT_EQ(bad.errors.size(), 2u);
+  EXPECT_THAT(bad.errors[0], HasSubstr("--lease-preset: \"fast\" is not one of default, openshift"));
+  EXPECT_THAT(bad.errors[1],
+              HasSubstr("--lease-takeover: \"sometimes\" is not one of progress, per-change, off"));
+}
+
 TEST(ConfigTest, HelpWinsAndListsEveryOption) {
   EXPECT_EQ(Parse({"--workers=0", "--help"}).command, Command::kHelp);
   EXPECT_THAT(Parse({"-h"}).errors, IsEmpty());

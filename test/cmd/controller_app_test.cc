@@ -110,6 +110,7 @@ TEST_F(TrackerGateTest, DeleteForgetsAndCreatedEntriesAreReported) {
 lease::WriteLeaseOptions SeededLeaseOptions() {
   lease::WriteLeaseOptions o;
   o.retry = std::chrono::seconds(3);
+  o.election_delay = kubeclient::Duration::zero();
   o.seed = 7;
   return o;
 }

@@ -207,17 +207,23 @@ TEST(StatusSyncerTest, NotFoundIsDone) {
   EXPECT_EQ(h.stats.writes_not_found.load(), 1);
 }
 
-TEST(StatusSyncerTest, ServerErrorReleasesAndRetries) {
+// A failed write shows no other writer (only a 409 does): the lease is
+// kept (kNone) and the write retried, whether the server answered 5xx/429 or
+// did not answer at all.
+TEST(StatusSyncerTest, FailedWriteKeepsTheLeaseAndRetries) {
   Harness h;
   h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
-  h.api.next_status_errors.push_back(Status(StatusCode::kUnavailable, "503"));
-  h.api.next_status_errors.push_back(Status(StatusCode::kInternal, "500"));
+  h.api.next_status_errors.push_back(Status(StatusCode::kUnavailable, "503", std::nullopt, 503));
+  h.api.next_status_errors.push_back(Status(StatusCode::kInternal, "500", std::nullopt, 500));
+  h.api.next_status_errors.push_back(Status(StatusCode::kUnavailable, "Connection refused"));
+  h.api.next_status_errors.push_back(Status(StatusCode::kUnavailable, "Connection reset by peer"));
+  h.api.next_status_errors.push_back(Status(StatusCode::kTimeout, "request timed out"));
   h.syncer.Sync("ns/web");
-  EXPECT_EQ(h.lease.RunRetries(), 1);
-  EXPECT_EQ(h.lease.RunRetries(), 1);
-  EXPECT_EQ(h.lease.results, (std::vector<WorkResult>{WorkResult::kRelease, WorkResult::kRelease,
-                                                      WorkResult::kExtend}));
-  EXPECT_EQ(h.stats.writes_error.load(), 2);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(h.lease.RunRetries(), 1);
+  EXPECT_EQ(h.lease.results,
+            (std::vector<WorkResult>{WorkResult::kNone, WorkResult::kNone, WorkResult::kNone,
+                                     WorkResult::kNone, WorkResult::kNone, WorkResult::kExtend}));
+  EXPECT_EQ(h.stats.writes_error.load(), 5);
   EXPECT_EQ(h.api.successful_puts, 1);
   EXPECT_TRUE(h.lease.pending.empty());
 }
@@ -257,6 +263,46 @@ TEST(StatusSyncerTest, PermanentErrorKeepsTheLease) {
   EXPECT_EQ(h.lease.results, (std::vector<WorkResult>{WorkResult::kNone, WorkResult::kExtend}));
   EXPECT_EQ(h.lease.State(), lease::LeaseState::kLeader);
   EXPECT_EQ(h.lease.pending.count("ns/web"), 1u) << "retried later";
+}
+
+// A shard of the routes labelled shard=`value`, and such a route.
+ShardOptions LabelShard(const char* value) {
+  ShardOptions shard;
+  shard.route_selector = kubeclient::LabelSelector::Parse(std::string("shard=") + value).value();
+  return shard;
+}
+json LabelledRoute(const char* host, const char* value) {
+  json r = Harness::RouteJson("ns", "web", host);
+  r["metadata"]["labels"] = {{"shard", value}};
+  return r;
+}
+
+// A route whose write was rejected leaves the shard, so its retry finds
+// nothing to write and ends; when the route returns with the same entry to
+// write, it is queued again. Before, the failure record outlived the work
+// and every later reconcile said "backoff" with no retry left anywhere
+// (found by the simulator: outage seeds 273 and 289 ended with the route
+// never written).
+TEST(StatusSyncerTest, BackoffEndsWithTheWorkThatFindsNothingToWrite) {
+  Harness h(LabelShard("in"));
+  h.api.next_status_errors.push_back(
+      Status(StatusCode::kInvalid, "Route.route.openshift.io \"web\" is invalid: status"));
+  h.Create(LabelledRoute("www.example.com", "in"));
+  ASSERT_EQ(h.syncer.Sync("ns/web"), SyncResult::kQueued);  // runs at once: rejected
+  ASSERT_EQ(h.syncer.Sync("ns/web"), SyncResult::kBackoff) << "the lease holds the retry";
+  auto relabel = [&h](const char* value) {
+    json o = h.api.Object("ns", "web");
+    o["metadata"]["labels"]["shard"] = value;
+    h.api.Put(o);
+    h.routes.Set(h.api.Typed("ns", "web"));
+  };
+  relabel("out");
+  EXPECT_EQ(h.syncer.Sync("ns/web"), SyncResult::kOutOfShard);
+  EXPECT_EQ(h.lease.RunRetries(), 1) << "the retry runs and finds nothing to write";
+  EXPECT_EQ(h.lease.pending.count("ns/web"), 0u);
+  relabel("in");
+  EXPECT_EQ(h.syncer.Sync("ns/web"), SyncResult::kQueued);
+  EXPECT_TRUE(h.ServerEntry("ns", "web").has_value());
 }
 
 // ...retried after the key's own backoff (3 s doubling, capped at 5 min),
@@ -346,6 +392,40 @@ TEST(StatusSyncerTest, ShardExitRemovesOnlyOurEntry) {
   EXPECT_EQ(stored["status"]["ingress"], json::array({OtherEntry()}));
   EXPECT_EQ(h.api.successful_puts, 2);
   EXPECT_EQ(h.stats.AdmissionCounts()["out_of_shard/"], 1);
+}
+
+// A follower queued the removal of our entry (the route left the shard);
+// the leader's removal reaches its watch: that is the leader's write
+// (progress for the lease's takeover), so the work is dropped by Extend
+// instead of waiting to run as a no-op.
+TEST(StatusSyncerTest, PeerRemovingOurEntryExtendsAndDropsWork) {
+  ShardOptions shard;
+  shard.route_selector = kubeclient::LabelSelector::Parse("shard=a").value();
+  Harness h(shard);
+  json r = Harness::RouteJson("ns", "web", "www.example.com");
+  r["metadata"]["labels"] = {{"shard", "a"}};
+  h.Create(r);
+  h.Drain();
+  ASSERT_TRUE(h.ServerEntry("ns", "web").has_value());
+  h.queue.Take();
+  h.Deliver("ns", "web");  // our own write's echo
+  h.Drain();
+  h.lease.run_immediately = false;  // from now on we follow
+  json moved = h.api.Object("ns", "web");
+  moved["metadata"]["labels"]["shard"] = "b";
+  h.api.Put(moved);
+  h.Deliver("ns", "web");
+  h.Drain();
+  ASSERT_EQ(h.lease.pending.count("ns/web"), 1u);
+  json removed = h.api.Object("ns", "web");
+  removed["status"]["ingress"] = json::array();
+  h.api.Put(removed);  // the leader's removal
+  h.Deliver("ns", "web");
+  h.Drain();
+  EXPECT_TRUE(h.lease.pending.empty());
+  EXPECT_EQ(h.lease.extended, (std::vector<std::string>{"ns/web", "ns/web"}));
+  EXPECT_EQ(h.stats.skipped_follower.load(), 1);
+  EXPECT_EQ(h.api.successful_puts, 1);
 }
 
 TEST(StatusSyncerTest, OutOfShardWithoutEntryNeverWritten) {
@@ -591,6 +671,7 @@ TEST(StatusSyncerTest, PeerWriteAfterAnEchoSeenDuringOurPutMakesTheLeaderFollow)
   routestatus::testing::FakeClock& clock = h.clock;
   lease::WriteLeaseOptions lo;
   lo.seed = 1;
+  lo.election_delay = kubeclient::Duration::zero();  // the first write runs at once
   lo.election_follows_extend = true;
   lo.leader_follows_foreign_extend = true;
   lease::BackoffWriteLease lease(clock, lo);
@@ -626,9 +707,9 @@ TEST(StatusSyncerTest, PeerWriteAfterAnEchoSeenDuringOurPutMakesTheLeaderFollow)
 }
 
 // Issue 13 item 7: the record of our writes lives from a write until its
-// echo. A removal's echo has no entry of ours to tell apart, so removals are
-// not recorded (before: each route we removed our entry from kept a record
-// forever).
+// echo (before: each route we removed our entry from kept a record
+// forever). A removal's echo is an entry change too (the leader's progress
+// for a follower), so it consumes the removal's record.
 TEST(StatusSyncerTest, OwnWriteRecordsDoNotGrowWithRemovals) {
   ShardOptions shard;
   shard.route_selector = kubeclient::LabelSelector::Parse("shard=in").value();
@@ -655,6 +736,40 @@ TEST(StatusSyncerTest, OwnWriteRecordsDoNotGrowWithRemovals) {
   h.Drain();
   EXPECT_FALSE(h.ServerEntry("ns", "r0").has_value());
   EXPECT_EQ(h.syncer.own_write_records(), 0u);
+}
+
+// A removal's echo reaches the lease (a follower sees the leader's
+// progress in it), so the leader must know it for its own: before the
+// removal was recorded, the echo was taken for a peer's write and the
+// leader stepped down on every route that left the shard.
+TEST(StatusSyncerTest, OwnRemovalEchoKeepsTheLeaderLeading) {
+  Harness h(LabelShard("in"));
+  lease::WriteLeaseOptions lo;
+  lo.seed = 1;
+  lo.election_delay = kubeclient::Duration::zero();
+  lo.leader_follows_foreign_extend = true;
+  lease::BackoffWriteLease lease(h.clock, lo);
+  StatusStats stats;
+  StatusSyncer syncer(Harness::DefaultOptions(), h.shard, h.routes, h.api, lease, h.gate, h.clock,
+                      stats);
+  h.Create(LabelledRoute("www.example.com", "in"));
+  ASSERT_EQ(syncer.Sync("ns/web"), SyncResult::kQueued);
+  ASSERT_EQ(lease.RunDue(), 1);
+  h.Deliver("ns", "web");  // our write's echo
+  ASSERT_EQ(syncer.Sync("ns/web", /*watched_entry_change=*/true), SyncResult::kFollower);
+  ASSERT_EQ(lease.State(), lease::LeaseState::kLeader);
+  json out = h.api.Object("ns", "web");  // the route leaves the shard
+  out["metadata"]["labels"]["shard"] = "out";
+  h.api.Put(out);
+  h.Deliver("ns", "web");
+  ASSERT_EQ(syncer.Sync("ns/web"), SyncResult::kQueued);
+  ASSERT_EQ(lease.RunDue(), 1);
+  ASSERT_FALSE(h.ServerEntry("ns", "web").has_value());
+  h.Deliver("ns", "web");  // the removal's echo
+  EXPECT_EQ(syncer.Sync("ns/web", /*watched_entry_change=*/true), SyncResult::kFollower);
+  EXPECT_EQ(stats.skipped_own_write.load(), 2) << "both echoes were ours";
+  EXPECT_EQ(lease.State(), lease::LeaseState::kLeader);
+  EXPECT_EQ(syncer.own_write_records(), 0u);
 }
 
 // Issue 13 item 9: the admission gauge is the reconcile's record of each

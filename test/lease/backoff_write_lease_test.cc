@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "lease/lease_presets.h"
+#include "test/lease/outcomes.h"
 #include "test/testing/fake_clock.h"
 
 namespace routestatus::lease {
@@ -18,15 +20,15 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using testing::FakeClock;
 
-constexpr WorkOutcome kNoneOutcome{WorkResult::kNone, false};
-constexpr WorkOutcome kExtendOutcome{WorkResult::kExtend, false};
-constexpr WorkOutcome kReleaseOutcome{WorkResult::kRelease, false};
-constexpr WorkOutcome kReleaseRetry{WorkResult::kRelease, true};
 
 class LeaseTest : public ::testing::Test {
  protected:
+  // The plain lease these tests were written for (no election delay,
+  // Election ignores Extend, 40 ms follower floor, no takeover): the
+  // openshift-like preset with a 15 s interval.
   WriteLeaseOptions Options() {
-    WriteLeaseOptions o;
+    WriteLeaseOptions o = OpenshiftLikeLeaseOptions();
+    o.interval = seconds(15);
     o.name = "test";
     o.seed = 1;
     o.on_transition = [this](const LeaseTransition& t) { seen_.push_back(t); };
@@ -377,8 +379,11 @@ TEST_F(LeaseTest, ElectionDelayHoldsFirstWork) {
     lease.Try("a", Record("a", kExtendOutcome));
     auto due = lease.NextDue();
     ASSERT_TRUE(due.has_value());
-    EXPECT_GE(*due, Now());
-    EXPECT_LT(*due, Now() + seconds(1));
+    // Why the floor: a replica joining a fleet meets its first change
+    // together with the live leader, whose write of it must reach our watch
+    // first.
+    EXPECT_GE(*due, Now() + milliseconds(100)) << "seed " << seed;
+    EXPECT_LT(*due, Now() + milliseconds(1100));
     gates.insert(*due);
   }
   EXPECT_GT(gates.size(), 45u);  // seeds spread the replicas
@@ -390,6 +395,34 @@ TEST_F(LeaseTest, ElectionDelayHoldsFirstWork) {
   EXPECT_EQ(lease.RunDue(), 0);
   clock_.Advance(milliseconds(1));
   EXPECT_EQ(lease.RunDue(), 1);
+}
+
+// A replica whose first work comes long after it started (it joined a
+// converged fleet; or its cache synced late) still gives a live leader its
+// election delay to write the change first, instead of racing it at once.
+TEST_F(LeaseTest, ElectionDelayCountsFromTheFirstWork) {
+  auto o = Options();
+  o.election_delay = seconds(1);
+  o.seed = 3;
+  kubeclient::Duration offset;
+  {
+    BackoffWriteLease lease(clock_, o);
+    lease.Try("a", Record("a", kExtendOutcome));
+    offset = *lease.NextDue() - Now();
+    ASSERT_GT(offset, milliseconds(100));
+  }
+  BackoffWriteLease lease(clock_, o);
+  clock_.Advance(seconds(30));
+  lease.Try("a", Record("a", kExtendOutcome));
+  EXPECT_EQ(*lease.NextDue(), Now() + offset);
+  EXPECT_EQ(lease.RunDue(), 0);
+  lease.Extend("a", EntryWriter::kPeer);  // the leader wrote it meanwhile
+  clock_.Advance(offset);
+  EXPECT_EQ(lease.RunDue(), 0);
+  // Later work in Election is not delayed again.
+  clock_.Advance(seconds(5));
+  lease.Try("b", Record("b", kExtendOutcome));
+  EXPECT_EQ(*lease.NextDue(), Now());
 }
 
 TEST_F(LeaseTest, ThrowingWorkIsRetried) {
@@ -556,6 +589,10 @@ TEST(WriteLeaseOptionsTest, Validation) {
   o = WriteLeaseOptions();
   o.election_delay = -seconds(1);
   EXPECT_FALSE(ValidateWriteLeaseOptions(o).ok());
+  o = WriteLeaseOptions();
+  o.takeover.window = 0;
+  EXPECT_FALSE(ValidateWriteLeaseOptions(o).ok());
+  EXPECT_TRUE(ValidateWriteLeaseOptions(OpenshiftLikeLeaseOptions()).ok());
   EXPECT_STREQ(LeaseStateName(LeaseState::kFollower), "follower");
 }
 

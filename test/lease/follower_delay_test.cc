@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "lease/backoff_write_lease.h"
+#include "lease/lease_presets.h"
+#include "test/lease/outcomes.h"
 #include "test/testing/fake_clock.h"
 
 namespace routestatus::lease {
@@ -17,13 +19,14 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using testing::FakeClock;
 
-constexpr WorkOutcome kExtendOutcome{WorkResult::kExtend, false};
-constexpr WorkOutcome kReleaseOutcome{WorkResult::kRelease, false};
 
 class FollowerDelayTest : public ::testing::Test {
  protected:
+  // The plain lease (see backoff_write_lease_test.cc); each test turns on
+  // the option it is about.
   WriteLeaseOptions Options() {
-    WriteLeaseOptions o;
+    WriteLeaseOptions o = OpenshiftLikeLeaseOptions();
+    o.interval = seconds(15);
     o.name = "test";
     o.seed = 7;
     return o;

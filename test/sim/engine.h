@@ -92,6 +92,10 @@ class Engine {
     std::string key;
     Expect expect;
     SteadyTime changed{};
+    // The takeover bound: the survivors' largest jittered deadline and
+    // watch delay, plus one PUT (request and answer, slow ones included).
+    // Lease expiry (interval + retry) with --takeover=off.
+    kubeclient::Duration bound{};
   };
 
   // Randomness: one generator for the whole run.
@@ -142,6 +146,8 @@ class Engine {
   void ScheduleResyncs(Duration period, Duration until);
   void ScheduleFaults(Duration until);
   int LeaderSlot() const;
+  // The failover bound for a change made now (see Probe::bound).
+  kubeclient::Duration FailoverBound() const;
 
   void CheckConvergence();
   void CheckCaches();

@@ -52,6 +52,7 @@ SimResult Engine::Run() {
   Duration active = phase;
   switch (o_.scenario) {
     case Scenario::kSteady:
+    case Scenario::kSlowLeader:
     case Scenario::kClaims:
     case Scenario::kChaos: {
       const Duration length = UniformMs(30000, 120000);
@@ -224,11 +225,16 @@ void Engine::CheckBounds() {
          std::to_string(changes) + " changes with " + std::to_string(n) +
          " replicas (bound changes x 1.05 + N)");
   }
-  if (static_cast<double>(puts) > static_cast<double>(changes) * 1.1 + n + crash_puts) {
+  // Why 1.2 with a slow leader: issue 12's goal when every PUT takes 1 s
+  // (a write in flight is not yet on anyone's watch).
+  const bool slow = o_.scenario == Scenario::kSlowLeader;
+  const double per_change = slow ? 1.2 : 1.1;
+  if (static_cast<double>(puts) > static_cast<double>(changes) * per_change + n + crash_puts) {
     Fail("PUT bound: " + std::to_string(puts) + " status PUTs (" +
          std::to_string(result_.conflicts) + " conflicts) for " + std::to_string(changes) +
          " changes with " + std::to_string(n) + " replicas and " +
-         std::to_string(result_.crashes) + " crashes (bound changes x 1.1 + N + crashes x (N-1))");
+         std::to_string(result_.crashes) + " crashes (bound changes x " + (slow ? "1.2" : "1.1") +
+         " + N + crashes x (N-1))");
   }
   if (!failing_route_.empty()) {
     // A route whose PUT is always rejected is retried with a per-key

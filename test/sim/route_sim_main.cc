@@ -47,13 +47,13 @@ void Usage() {
                "  [--replicas=N] [--routes=N] [--lease-interval-ms=N] [--lease-retry-ms=N]\n"
                "  [--election-delay-ms=N] [--single-probe=0|1] [--election-follows-extend=0|1]\n"
                "  [--follower-min-delay-ms=N] [--leader-follows-foreign-extend=0|1]\n"
-               "  [--follower-delay-jitter=0|1]\n"
+               "  [--follower-delay-jitter=0|1] [--takeover=progress|per-change|off]\n"
                "   [--contention-limit=N]\n"
                "  [--contention-interval-ms=N] [--max-watch-delay-ms=N] [--trace]\n"
                "  [--put-latency-ms=N] [--list-page-delay-ms=N] [--opaque-versions=0|1]\n"
                "  [--watch-drops-per-minute=X] [--compactions-per-minute=X]\n"
                "  [--drop-event-probability=P] [--max-failures=N] [--all-failures]\n"
-               "scenarios: steady chaos failover fight claims outage\n";
+               "scenarios: steady chaos failover fight claims outage slow-leader\n";
 }
 
 bool Flag(const std::string& arg, const std::string& name, std::string* value) {
@@ -116,6 +116,13 @@ int main(int argc, char** argv) {
         base.follower_delay_jitter = v != "0";
       } else if (Flag(arg, "leader-follows-foreign-extend", &v)) {
         base.leader_follows_foreign_extend = v != "0";
+      } else if (Flag(arg, "takeover", &v)) {
+        auto mode = routestatus::lease::ParseTakeoverMode(v);
+        if (!mode) {
+          Usage();
+          return 2;
+        }
+        base.takeover = *mode;
       } else if (Flag(arg, "election-follows-extend", &v)) {
         base.election_follows_extend = v != "0";
       } else if (Flag(arg, "contention-limit", &v)) {

@@ -17,6 +17,7 @@ const char* ScenarioName(Scenario scenario) {
     case Scenario::kFight: return "fight";
     case Scenario::kClaims: return "claims";
     case Scenario::kOutage: return "outage";
+    case Scenario::kSlowLeader: return "slow-leader";
   }
   return "unknown";
 }
@@ -29,8 +30,8 @@ std::optional<Scenario> ParseScenario(const std::string& name) {
 }
 
 std::vector<Scenario> AllScenarios() {
-  return {Scenario::kSteady, Scenario::kChaos,  Scenario::kFailover,
-          Scenario::kFight,  Scenario::kClaims, Scenario::kOutage};
+  return {Scenario::kSteady, Scenario::kChaos,  Scenario::kFailover,  Scenario::kFight,
+          Scenario::kClaims, Scenario::kOutage, Scenario::kSlowLeader};
 }
 
 std::string ReproCommand(const SimOptions& o, const std::string& binary) {
@@ -53,6 +54,7 @@ std::string ReproCommand(const SimOptions& o, const std::string& binary) {
   if (o.leader_follows_foreign_extend != d.leader_follows_foreign_extend) {
     out << " --leader-follows-foreign-extend=" << (o.leader_follows_foreign_extend ? 1 : 0);
   }
+  if (o.takeover != d.takeover) out << " --takeover=" << lease::TakeoverModeName(o.takeover);
   if (o.follower_delay_jitter != d.follower_delay_jitter) {
     out << " --follower-delay-jitter=" << (o.follower_delay_jitter ? 1 : 0);
   }

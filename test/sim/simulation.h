@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kubeclient/clock.h"
+#include "lease/takeover.h"
 
 namespace routestatus::sim {
 
@@ -24,6 +25,9 @@ enum class Scenario {
               // leaders write entries computed from a cache a moment old
   kOutage,    // the namespace list is forbidden at start-up (caches unsynced)
               // and one route's status PUT is rejected (422) for minutes
+  kSlowLeader,  // as steady, but every status PUT takes 1 s more (request
+                // and answer 500 ms each): a live leader slower than the
+                // takeover deadline must not be overrun
 };
 const char* ScenarioName(Scenario scenario);
 std::optional<Scenario> ParseScenario(const std::string& name);
@@ -48,6 +52,9 @@ struct SimOptions {
   kubeclient::Duration follower_min_delay = std::chrono::milliseconds(500);
   bool follower_delay_jitter = true;
   bool leader_follows_foreign_extend = true;
+  // Failure detection by the leader's progress (the product's default);
+  // kOff: lease expiry only.
+  lease::TakeoverMode takeover = lease::TakeoverMode::kProgress;
   int contention_limit = 5;
   kubeclient::Duration contention_interval = std::chrono::minutes(3);
   // Delays (0: drawn per run). Watch events reach each replica after

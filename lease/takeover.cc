@@ -1,0 +1,154 @@
+#include "lease/takeover.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "lease/backoff.h"
+
+namespace routestatus::lease {
+
+using kubeclient::Duration;
+using kubeclient::SteadyTime;
+
+const char* TakeoverModeName(TakeoverMode mode) {
+  switch (mode) {
+    case TakeoverMode::kOff:
+      return "off";
+    case TakeoverMode::kProgress:
+      return "progress";
+    case TakeoverMode::kPerChange:
+      return "per-change";
+  }
+  return "unknown";
+}
+
+std::optional<TakeoverMode> ParseTakeoverMode(std::string_view name) {
+  for (TakeoverMode mode :
+       {TakeoverMode::kOff, TakeoverMode::kProgress, TakeoverMode::kPerChange}) {
+    if (name == TakeoverModeName(mode)) return mode;
+  }
+  return std::nullopt;
+}
+
+kubeclient::Status ValidateTakeoverOptions(const TakeoverOptions& o) {
+  using kubeclient::Status;
+  using kubeclient::StatusCode;
+  if (o.min_deadline <= Duration::zero()) {
+    return Status(StatusCode::kInvalid, "takeover min deadline must be > 0");
+  }
+  if (!(o.factor > 0.0)) return Status(StatusCode::kInvalid, "takeover factor must be > 0");
+  if (!(o.quantile > 0.0 && o.quantile <= 1.0)) {
+    return Status(StatusCode::kInvalid, "takeover quantile must be in (0, 1]");
+  }
+  if (o.window < 1) return Status(StatusCode::kInvalid, "takeover window must be >= 1");
+  if (!(o.jitter >= 0.0)) return Status(StatusCode::kInvalid, "takeover jitter must be >= 0");
+  return Status::Ok();
+}
+
+DeadlineEstimator::DeadlineEstimator(const TakeoverOptions& options, Duration cap)
+    : factor_(options.factor),
+      quantile_rank_(options.quantile),
+      window_(static_cast<size_t>(std::max(1, options.window))),
+      min_(options.min_deadline),
+      cap_(cap),
+      deadline_(std::min(options.min_deadline, cap)) {
+  ring_.reserve(window_);
+}
+
+void DeadlineEstimator::Add(Duration sample) {
+  sample = std::max(sample, Duration::zero());
+  if (ring_.size() < window_) {
+    ring_.push_back(sample);
+  } else {
+    ring_[next_] = sample;
+    next_ = (next_ + 1) % window_;
+  }
+  ++total_;
+  // Nearest rank: the ceil(q x n)-th smallest sample.
+  std::vector<Duration> sorted = ring_;
+  size_t rank = static_cast<size_t>(std::ceil(quantile_rank_ * static_cast<double>(sorted.size())));
+  rank = std::clamp<size_t>(rank, 1, sorted.size()) - 1;
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(rank), sorted.end());
+  quantile_ = sorted[rank];
+  const Duration scaled(static_cast<int64_t>(factor_ * static_cast<double>(quantile_.count())));
+  deadline_ = std::min(cap_, std::max(min_, scaled));
+}
+
+TakeoverTimer::TakeoverTimer(TakeoverOptions options, Duration cap, Duration lost_pause,
+                             uint64_t seed)
+    : options_(options), lost_pause_(lost_pause), estimator_(options_, cap), rng_(seed) {}
+
+double TakeoverTimer::Unit() { return UniformUnit(rng_); }
+
+Duration TakeoverTimer::Jittered(double draw) const {
+  const Duration d = estimator_.Deadline();
+  return d + Duration(static_cast<int64_t>(static_cast<double>(d.count()) * options_.jitter * draw));
+}
+
+void TakeoverTimer::Restart(SteadyTime now) {
+  wait_start_ = now;
+  draw_ = Unit();
+}
+
+void TakeoverTimer::Follow(SteadyTime now) {
+  if (!enabled()) return;
+  Restart(now);
+  sample_start_ = now;
+  probed_ = false;
+  not_before_ = now;
+}
+
+void TakeoverTimer::Hold(SteadyTime now) {
+  if (options_.mode != TakeoverMode::kProgress) return;
+  Restart(now);
+  sample_start_ = now;
+  probed_ = false;
+}
+
+void TakeoverTimer::ForeignWrite(SteadyTime now, bool holding,
+                                 std::optional<SteadyTime> key_held_since) {
+  switch (options_.mode) {
+    case TakeoverMode::kOff:
+      return;
+    case TakeoverMode::kProgress:
+      // Why: the wait that just ended is how long this leader may go
+      // without visible progress while we hold work.
+      if (holding && (probed_ || now - sample_start_ <= estimator_.Deadline())) {
+        estimator_.Add(now - sample_start_);
+      }
+      Restart(now);
+      sample_start_ = now;
+      probed_ = false;
+      paused_until_ = SteadyTime{};
+      return;
+    case TakeoverMode::kPerChange:
+      if (key_held_since) estimator_.Add(now - std::max(*key_held_since, not_before_));
+      return;
+  }
+}
+
+void TakeoverTimer::Probe() { probed_ = true; }
+
+void TakeoverTimer::LostWrite(SteadyTime now) {
+  if (!enabled()) return;
+  probed_ = true;
+  // Why not the sample's start too: the leader's write that beat ours
+  // (when it reaches our watch) measures how long the leader really took.
+  Restart(now);
+  not_before_ = now;
+  // Why: a watch that lags (the 409 says ours does) shows no progress
+  // until it catches up; taking over meanwhile only loses again.
+  paused_until_ = now + lost_pause_;
+}
+
+std::optional<SteadyTime> TakeoverTimer::WaitDue() const {
+  if (options_.mode != TakeoverMode::kProgress) return std::nullopt;
+  return std::max(wait_start_ + Jittered(draw_), paused_until_);
+}
+
+std::optional<SteadyTime> TakeoverTimer::ChangeDue(SteadyTime held_since, double draw) const {
+  if (options_.mode != TakeoverMode::kPerChange) return std::nullopt;
+  return std::max(held_since, not_before_) + Jittered(draw);
+}
+
+}  // namespace routestatus::lease

@@ -1,0 +1,251 @@
+// The takeover deadline (lease/takeover.h): the estimator as table tests,
+// the timer with explicit times.
+#include "lease/takeover.h"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace routestatus::lease {
+namespace {
+
+using kubeclient::Duration;
+using kubeclient::SteadyTime;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+TakeoverOptions Options(TakeoverMode mode = TakeoverMode::kProgress) {
+  TakeoverOptions o;
+  o.mode = mode;
+  o.min_deadline = milliseconds(500);
+  o.factor = 2.0;
+  o.quantile = 0.95;
+  o.window = 64;
+  o.jitter = 0.5;
+  return o;
+}
+
+std::vector<Duration> Repeat(Duration d, int n) { return std::vector<Duration>(n, d); }
+
+std::vector<Duration> Concat(std::vector<std::vector<Duration>> parts) {
+  std::vector<Duration> out;
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+struct EstimatorCase {
+  std::string name;
+  std::vector<Duration> samples;
+  Duration cap;
+  Duration quantile;
+  Duration deadline;
+};
+
+TEST(DeadlineEstimatorTest, Table) {
+  const std::vector<EstimatorCase> cases = {
+      {"no samples: the floor", {}, seconds(15), Duration::zero(), milliseconds(500)},
+      {"no samples, cap below the floor: the cap", {}, milliseconds(200), Duration::zero(),
+       milliseconds(200)},
+      {"fast leader: the floor", Repeat(milliseconds(10), 20), seconds(15), milliseconds(10),
+       milliseconds(500)},
+      {"1 s leader: factor x 1 s", Repeat(seconds(1), 5), seconds(15), seconds(1), seconds(2)},
+      {"slow samples above the cap: the cap", Repeat(seconds(20), 3), seconds(15), seconds(20),
+       seconds(15)},
+      {"negative samples count as zero", Repeat(milliseconds(-5), 3), seconds(15),
+       Duration::zero(), milliseconds(500)},
+      // 64 in the window, rank ceil(0.95 x 64) = 61: three outliers are ignored...
+      {"three outliers of 64 ignored",
+       Concat({Repeat(seconds(1), 61), Repeat(seconds(10), 3)}), seconds(15), seconds(1),
+       seconds(2)},
+      // ...a fourth is not.
+      {"four outliers of 64 count", Concat({Repeat(seconds(1), 60), Repeat(seconds(10), 4)}),
+       seconds(15), seconds(10), seconds(15)},
+      // A leader with 4 parallel 1 s PUTs: one 1 s wait, three near zero.
+      {"one wait of four is long",
+       Concat({Repeat(seconds(1), 1), Repeat(milliseconds(1), 3), Repeat(seconds(1), 1),
+               Repeat(milliseconds(1), 3)}),
+       seconds(15), seconds(1), seconds(2)},
+      // The window keeps the last 64: old slow samples are forgotten.
+      {"window forgets", Concat({Repeat(seconds(1), 10), Repeat(milliseconds(20), 64)}),
+       seconds(15), milliseconds(20), milliseconds(500)},
+  };
+  for (const auto& c : cases) {
+    DeadlineEstimator e(Options(), c.cap);
+    for (Duration s : c.samples) e.Add(s);
+    EXPECT_EQ(e.Quantile(), c.quantile) << c.name;
+    EXPECT_EQ(e.Deadline(), c.deadline) << c.name;
+    EXPECT_EQ(e.total(), c.samples.size()) << c.name;
+  }
+}
+
+TEST(DeadlineEstimatorTest, QuantileOneIsTheMaximum) {
+  TakeoverOptions o = Options();
+  o.quantile = 1.0;
+  o.factor = 1.5;
+  DeadlineEstimator e(o, seconds(15));
+  for (int i = 1; i <= 10; ++i) e.Add(milliseconds(100 * i));
+  EXPECT_EQ(e.Quantile(), seconds(1));
+  EXPECT_EQ(e.Deadline(), milliseconds(1500));
+}
+
+TEST(TakeoverOptionsTest, Validation) {
+  EXPECT_TRUE(ValidateTakeoverOptions(TakeoverOptions()).ok());
+  auto bad = [](auto mutate) {
+    TakeoverOptions o;
+    mutate(o);
+    return !ValidateTakeoverOptions(o).ok();
+  };
+  EXPECT_TRUE(bad([](TakeoverOptions& o) { o.min_deadline = Duration::zero(); }));
+  EXPECT_TRUE(bad([](TakeoverOptions& o) { o.factor = 0; }));
+  EXPECT_TRUE(bad([](TakeoverOptions& o) { o.quantile = 0; }));
+  EXPECT_TRUE(bad([](TakeoverOptions& o) { o.quantile = 1.01; }));
+  EXPECT_TRUE(bad([](TakeoverOptions& o) { o.window = 0; }));
+  EXPECT_TRUE(bad([](TakeoverOptions& o) { o.jitter = -0.1; }));
+}
+
+TEST(TakeoverModeTest, NamesRoundTrip) {
+  for (TakeoverMode m : {TakeoverMode::kOff, TakeoverMode::kProgress, TakeoverMode::kPerChange}) {
+    EXPECT_EQ(ParseTakeoverMode(TakeoverModeName(m)), m);
+  }
+  EXPECT_FALSE(ParseTakeoverMode("expiry").has_value());
+}
+
+class TakeoverTimerTest : public ::testing::Test {
+ protected:
+  SteadyTime At(int ms) { return t0_ + milliseconds(ms); }
+  // True if `due` is D after `start` plus jitter in [0, D/2).
+  static bool InWindow(SteadyTime due, SteadyTime start, Duration d) {
+    return due >= start + d && due < start + d + d / 2;
+  }
+  const SteadyTime t0_ = SteadyTime() + seconds(1000);
+};
+
+TEST_F(TakeoverTimerTest, ProgressWaitStartsAtFollowAndHold) {
+  TakeoverTimer t(Options(), seconds(15), seconds(3), 1);
+  t.Follow(At(0));
+  EXPECT_TRUE(InWindow(*t.WaitDue(), At(0), milliseconds(500)));
+  t.Hold(At(2000));  // first work after a quiet period
+  EXPECT_TRUE(InWindow(*t.WaitDue(), At(2000), milliseconds(500)));
+  EXPECT_FALSE(t.ChangeDue(At(2000), 0.0).has_value());
+  EXPECT_EQ(t.estimator().total(), 0u);
+}
+
+TEST_F(TakeoverTimerTest, ProgressWhileHoldingIsASampleAndRestartsTheWait) {
+  TakeoverTimer t(Options(), seconds(15), seconds(3), 1);
+  t.Follow(At(0));
+  t.Hold(At(100));
+  t.ForeignWrite(At(500), /*holding=*/true, At(100));  // within D: a sample
+  EXPECT_EQ(t.estimator().Quantile(), milliseconds(400));
+  EXPECT_EQ(t.estimator().Deadline(), milliseconds(800));
+  EXPECT_TRUE(InWindow(*t.WaitDue(), At(500), milliseconds(800)));
+  t.Probe();  // our takeover raced a slow leader, whose write lands 1 s on
+  t.ForeignWrite(At(1500), /*holding=*/true, At(500));
+  EXPECT_EQ(t.estimator().total(), 2u);
+  EXPECT_EQ(t.estimator().Quantile(), seconds(1));
+  EXPECT_EQ(t.estimator().Deadline(), seconds(2));
+  EXPECT_TRUE(InWindow(*t.WaitDue(), At(1500), seconds(2)));
+  // A burst: the leader writes every 20 ms; each write restarts the wait,
+  // and once the one slow wait is under 5% of the window it no longer
+  // counts (the next largest, 400 ms, does).
+  for (int i = 1; i <= 17; ++i) t.ForeignWrite(At(1500 + 20 * i), true, std::nullopt);
+  EXPECT_TRUE(InWindow(*t.WaitDue(), At(1840), seconds(2)));  // 1 of 19: still counts
+  t.ForeignWrite(At(1860), true, std::nullopt);
+  EXPECT_TRUE(InWindow(*t.WaitDue(), At(1860), milliseconds(800)));  // 1 of 20: ignored
+  EXPECT_EQ(t.estimator().total(), 20u);
+}
+
+// A wait longer than D that ends in a write we did not race is most likely
+// another follower taking over from a dead leader: no sample, or each
+// failover would make the next one slower.
+TEST_F(TakeoverTimerTest, LongWaitWithoutOurWriteIsNoSample) {
+  TakeoverTimer t(Options(), seconds(15), seconds(3), 1);
+  t.Follow(At(0));
+  t.Hold(At(0));
+  t.ForeignWrite(At(700), /*holding=*/true, At(0));
+  EXPECT_EQ(t.estimator().total(), 0u);
+  EXPECT_EQ(t.estimator().Deadline(), milliseconds(500));
+  t.Hold(At(1000));
+  t.Probe();
+  t.ForeignWrite(At(1700), /*holding=*/true, At(1000));
+  EXPECT_EQ(t.estimator().total(), 1u);
+  EXPECT_EQ(t.estimator().Deadline(), milliseconds(1400));
+}
+
+TEST_F(TakeoverTimerTest, ProgressWithoutHeldWorkIsNoSample) {
+  TakeoverTimer t(Options(), seconds(15), seconds(3), 1);
+  t.Follow(At(0));
+  t.ForeignWrite(At(5000), /*holding=*/false, std::nullopt);
+  EXPECT_EQ(t.estimator().total(), 0u);
+}
+
+TEST_F(TakeoverTimerTest, LostWritePausesUntilTheRetryIntervalOrAForeignWrite) {
+  TakeoverTimer t(Options(), seconds(15), seconds(3), 1);
+  t.Follow(At(0));
+  t.Hold(At(0));
+  t.LostWrite(At(700));
+  EXPECT_EQ(*t.WaitDue(), At(3700));  // paused for the retry interval
+  EXPECT_EQ(t.estimator().total(), 0u);
+  // The write that beat ours shows up: the pause ends, the wait restarts,
+  // and the sample counts from the hold (not from the lost write).
+  t.ForeignWrite(At(900), true, At(0));
+  EXPECT_TRUE(InWindow(*t.WaitDue(), At(900), milliseconds(1800)));
+  EXPECT_EQ(t.estimator().Quantile(), milliseconds(900));
+}
+
+TEST_F(TakeoverTimerTest, LostWriteWaitsAtLeastTheDeadline) {
+  TakeoverTimer t(Options(), seconds(15), milliseconds(100), 1);
+  t.Follow(At(0));
+  t.LostWrite(At(700));
+  EXPECT_TRUE(InWindow(*t.WaitDue(), At(700), milliseconds(500)));
+}
+
+TEST_F(TakeoverTimerTest, JitterDrawsDifferPerWait) {
+  TakeoverTimer t(Options(), seconds(15), seconds(3), 3);
+  std::vector<Duration> offsets;
+  for (int i = 0; i < 40; ++i) {
+    t.Hold(At(1000 * i));
+    offsets.push_back(*t.WaitDue() - At(1000 * i));
+  }
+  Duration lo = offsets[0], hi = offsets[0];
+  for (Duration d : offsets) {
+    lo = std::min(lo, d);
+    hi = std::max(hi, d);
+  }
+  EXPECT_GE(lo, milliseconds(500));
+  EXPECT_LT(hi, milliseconds(750));
+  EXPECT_GT(hi - lo, milliseconds(150));
+}
+
+TEST_F(TakeoverTimerTest, PerChangeDeadlineIsPerHeldChange) {
+  TakeoverTimer t(Options(TakeoverMode::kPerChange), seconds(15), seconds(3), 1);
+  t.Follow(At(0));
+  EXPECT_FALSE(t.WaitDue().has_value());
+  EXPECT_EQ(*t.ChangeDue(At(100), 0.0), At(600));
+  EXPECT_EQ(*t.ChangeDue(At(100), 0.5), At(725));
+  // The leader's progress on other keys does not postpone a held change.
+  t.ForeignWrite(At(400), true, std::nullopt);
+  EXPECT_EQ(*t.ChangeDue(At(100), 0.0), At(600));
+  EXPECT_EQ(t.estimator().total(), 0u);
+  // Its write of a held change is a sample: now - when we began holding it.
+  t.ForeignWrite(At(1300), true, At(300));
+  EXPECT_EQ(t.estimator().Quantile(), seconds(1));
+  EXPECT_EQ(*t.ChangeDue(At(2000), 0.0), At(4000));
+  // Work held since before we followed (or lost a write) counts from then.
+  t.LostWrite(At(5000));
+  EXPECT_EQ(*t.ChangeDue(At(2000), 0.0), At(7000));
+}
+
+TEST_F(TakeoverTimerTest, OffNeverTakesOver) {
+  TakeoverTimer t(Options(TakeoverMode::kOff), seconds(15), seconds(3), 1);
+  t.Follow(At(0));
+  t.Hold(At(0));
+  t.ForeignWrite(At(1000), true, At(0));
+  EXPECT_FALSE(t.enabled());
+  EXPECT_FALSE(t.WaitDue().has_value());
+  EXPECT_FALSE(t.ChangeDue(At(0), 0.0).has_value());
+  EXPECT_EQ(t.estimator().total(), 0u);
+}
+
+}  // namespace
+}  // namespace routestatus::lease
