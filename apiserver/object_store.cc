@@ -132,7 +132,7 @@ std::optional<uint64_t> ParseRv(const std::string& text) {
   return v;
 }
 
-ObjectStore::ObjectStore(const kubeclient::Clock& clock, Options options)
+ObjectStore::ObjectStore(const Clock& clock, Options options)
     : clock_(clock), options_(options) {
   std::random_device rd;
   uid_counter_ = (static_cast<uint64_t>(rd()) << 32) ^ rd();

@@ -17,7 +17,7 @@
 #include "apiserver/crd_schema.h"
 #include "apiserver/resources.h"
 #include "apiserver/watcher.h"
-#include "kubeclient/clock.h"
+#include "base/clock.h"
 
 namespace routestatus::apiserver {
 
@@ -69,7 +69,7 @@ class ObjectStore {
     size_t history = 10000;          // events kept for watch resume / pagination
     size_t watcher_buffer = 10000;   // events queued per watcher before it is closed
   };
-  ObjectStore(const kubeclient::Clock& clock, Options options);
+  ObjectStore(const Clock& clock, Options options);
 
   // POST. Fills uid, creationTimestamp, resourceVersion, generation; drops
   // status when the type has a status subresource unless `keep_status`
@@ -180,7 +180,7 @@ class ObjectStore {
   ApiResult<ObjectPtr> DeleteLocked(const ResourceInfo& r, const std::string& ns,
                                     const std::string& name);
 
-  const kubeclient::Clock& clock_;
+  const Clock& clock_;
   const Options options_;
   mutable std::mutex mu_;
   std::map<std::string, Table> tables_;       // by GroupResource; guarded by mu_

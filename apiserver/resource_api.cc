@@ -149,7 +149,7 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
   if (options.timeout_seconds && *options.timeout_seconds != 0) {
     timeout = std::chrono::seconds(std::max<int64_t>(*options.timeout_seconds, 0));
   }
-  const kubeclient::Clock& clock = server_.clock_;
+  const Clock& clock = server_.clock_;
   std::optional<TableConvertor> table;
   if (format_.kind == ResponseFormat::Kind::kTable) table = Convertor(r);
   bool headers = true;  // Why: like kube, only the first Table event carries columnDefinitions.
@@ -170,7 +170,7 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
     return BookmarkObject(r, rv);
   };
   // Why: the timeout runs from the request, before the answer starts.
-  const kubeclient::SteadyTime end = clock.Now() + timeout;
+  const SteadyTime end = clock.Now() + timeout;
   auto opened = server_.store_->Watch(r, filter, from);
   RecordMetric(200);
   if (!StartChunked(req.conn, 200, "application/json", headers_)) {
@@ -188,18 +188,18 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
   if (server_.stopping_.load()) watcher->Close();
   // Why: kube's cacheWatcher.nextBookmarkTime: every bookmark interval and
   // 2 s before the watch times out, none once that moment has passed.
-  auto next_bookmark_after = [&](kubeclient::SteadyTime now) {
-    kubeclient::SteadyTime next =
+  auto next_bookmark_after = [&](SteadyTime now) {
+    SteadyTime next =
         std::min(now + server_.options_.bookmark_interval, end - std::chrono::seconds(2));
-    return next <= now ? kubeclient::SteadyTime::max() : next;
+    return next <= now ? SteadyTime::max() : next;
   };
-  kubeclient::SteadyTime next_bookmark =
-      bookmarks ? next_bookmark_after(end - timeout) : kubeclient::SteadyTime::max();
+  SteadyTime next_bookmark =
+      bookmarks ? next_bookmark_after(end - timeout) : SteadyTime::max();
   std::deque<WatchRecord> batch;
   std::string out;
   bool alive = true;
   while (alive) {
-    kubeclient::SteadyTime wake = std::min(end, next_bookmark);
+    SteadyTime wake = std::min(end, next_bookmark);
     batch.clear();
     bool open = watcher->Wait(wake, &batch);
     out.clear();
@@ -212,7 +212,7 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
     }
     if (!out.empty() && !WriteChunk(req.conn, out)) break;
     if (!open) break;
-    kubeclient::SteadyTime now = clock.Now();
+    SteadyTime now = clock.Now();
     if (now >= end) break;
     if (now >= next_bookmark) {
       // Why: read the dispatched version before checking the queue is empty,

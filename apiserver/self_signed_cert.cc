@@ -14,8 +14,6 @@ namespace routestatus::apiserver {
 
 namespace {
 
-using kubeclient::Status;
-using kubeclient::StatusCode;
 
 template <typename T, void (*F)(T*)>
 struct Deleter {
@@ -44,7 +42,7 @@ std::string BioString(BIO* bio) {
 
 }  // namespace
 
-kubeclient::StatusOr<CertAndKey> GenerateSelfSignedCert() {
+StatusOr<CertAndKey> GenerateSelfSignedCert() {
   PkeyPtr key(EVP_EC_gen("P-256"));
   if (!key) return Status(StatusCode::kInternal, "EC key generation failed");
   X509Ptr cert(X509_new());

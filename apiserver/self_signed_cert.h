@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "kubeclient/status.h"
+#include "base/status.h"
 
 namespace routestatus::apiserver {
 
@@ -16,6 +16,6 @@ struct CertAndKey {
 // localhost, valid for a year, with an EC P-256 key. The certificate is its
 // own CA, so clients trust it by putting it in certificate-authority-data.
 // Thread-safe.
-kubeclient::StatusOr<CertAndKey> GenerateSelfSignedCert();
+StatusOr<CertAndKey> GenerateSelfSignedCert();
 
 }  // namespace routestatus::apiserver

@@ -22,8 +22,6 @@ namespace routestatus::apiserver {
 
 namespace {
 
-using kubeclient::Status;
-using kubeclient::StatusCode;
 
 int LogMessage(const mg_connection*, const char* message) {
   VLOG(1) << "civetweb: " << message;
@@ -68,7 +66,7 @@ int CloseLeftoverConnections(int port) {
 
 Server::Server(ServerOptions options)
     : options_(std::move(options)),
-      owned_clock_(options_.clock ? nullptr : std::make_unique<kubeclient::RealClock>()),
+      owned_clock_(options_.clock ? nullptr : std::make_unique<RealClock>()),
       clock_(options_.clock ? *options_.clock : *owned_clock_),
       store_(std::make_unique<ObjectStore>(
           clock_, ObjectStore::Options{options_.watch_history, options_.watcher_buffer})) {
@@ -106,7 +104,7 @@ int Server::InitConnection(const mg_connection* conn, void**) {
 }
 
 void Server::FaultDelay(std::chrono::milliseconds d) {
-  kubeclient::SteadyTime until = clock_.Now() + d;
+  SteadyTime until = clock_.Now() + d;
   std::unique_lock<std::mutex> lock(conn_mu_);
   while (!stopping_.load() && clock_.Now() < until) clock_.WaitUntil(conn_cv_, lock, until);
 }
@@ -267,7 +265,7 @@ Status Server::Restart(std::chrono::milliseconds down) {
             << down.count() << " ms";
   // Why: from here on nothing accepts connections; closing the open ones
   // (civetweb drains its workers) takes part of `down`, not more.
-  const kubeclient::SteadyTime until = clock_.Now() + down;
+  const SteadyTime until = clock_.Now() + down;
   if (options_.tls) tls_proxy_.Stop();
   StopListener();
   {

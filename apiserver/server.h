@@ -19,8 +19,8 @@
 #include "apiserver/object_store.h"
 #include "apiserver/request_metrics.h"
 #include "apiserver/tls_proxy.h"
-#include "kubeclient/clock.h"
-#include "kubeclient/status.h"
+#include "base/clock.h"
+#include "base/status.h"
 
 struct mg_context;
 struct mg_connection;
@@ -39,7 +39,7 @@ struct ServerOptions {
   std::chrono::milliseconds bookmark_interval{60000};
   int threads = 128;                   // HTTP worker threads (one per open connection)
   bool create_default_namespace = true;  // "default", like a fresh cluster
-  const kubeclient::Clock* clock = nullptr;  // nullptr = the real clock
+  const Clock* clock = nullptr;  // nullptr = the real clock
 };
 
 // An embedded Kubernetes-compatible API server (routes.route.openshift.io/v1
@@ -80,7 +80,7 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // Binds and starts serving; an error names what failed.
-  kubeclient::Status Start();
+  Status Start();
   // Ends every watch and connection, then stops. Idempotent.
   void Stop();
 
@@ -91,7 +91,7 @@ class Server {
   const std::string& ca_pem() const { return ca_pem_; }
   // Writes a kubeconfig (context "local", namespace default) that points
   // kubectl or our client at this server, with the CA and the token.
-  kubeclient::Status WriteKubeconfig(const std::string& path) const;
+  Status WriteKubeconfig(const std::string& path) const;
 
   // Direct access for seeding and inspection (no HTTP, no metrics).
   ObjectStore& store() { return *store_; }
@@ -118,7 +118,7 @@ class Server {
   void Compact() { store_->Compact(); }
   // Closes every connection (including idle keep-alive ones) by restarting
   // the listener on the same port. Must not be called from a handler.
-  kubeclient::Status DropConnections();
+  Status DropConnections();
   size_t OpenWatches() const { return store_->WatcherCount(); }
   // Closes (shutdown) every connection to the HTTP listener that is not
   // inside a request: idle keep-alive connections. Returns how many. With
@@ -130,7 +130,7 @@ class Server {
   // (ObjectStore::RestartWatchCache: watches from any older resourceVersion
   // get 410). Blocks for `down` on the clock; Stop() ends the wait (the
   // server then stays down). Not from a handler, not concurrently with Stop.
-  kubeclient::Status Restart(std::chrono::milliseconds down);
+  Status Restart(std::chrono::milliseconds down);
 
  private:
   class Handler;
@@ -141,7 +141,7 @@ class Server {
   // Sleeps `d` on the clock for an injected fault; Stop() ends it early.
   void FaultDelay(std::chrono::milliseconds d);
   // Starts civetweb on `listen` (plain HTTP); sets backend_port_.
-  kubeclient::Status StartListener(const std::string& listen);
+  Status StartListener(const std::string& listen);
   void StopListener();
   // DropConnections / Restart on a helper thread (joined by Stop).
   void DropConnectionsAsync();
@@ -149,8 +149,8 @@ class Server {
   void RunAdminThread(std::function<void()> body);
 
   const ServerOptions options_;
-  std::unique_ptr<kubeclient::Clock> owned_clock_;
-  const kubeclient::Clock& clock_;
+  std::unique_ptr<Clock> owned_clock_;
+  const Clock& clock_;
   std::unique_ptr<ObjectStore> store_;
   FaultInjector faults_;
   RequestMetrics metrics_;

@@ -17,8 +17,6 @@
 
 namespace routestatus::apiserver {
 
-using kubeclient::Status;
-using kubeclient::StatusCode;
 
 struct TlsProxy::Conn {
   int client_fd = -1;

@@ -7,7 +7,7 @@
 #include <string>
 #include <thread>
 
-#include "kubeclient/status.h"
+#include "base/status.h"
 
 namespace routestatus::apiserver {
 
@@ -24,7 +24,7 @@ class TlsProxy {
 
   // Listens on host:port (port 0 = pick) with the PEM cert/key and forwards
   // to 127.0.0.1:backend_port.
-  kubeclient::Status Start(const std::string& host, int port, const std::string& cert_pem,
+  Status Start(const std::string& host, int port, const std::string& cert_pem,
                            const std::string& key_pem, int backend_port);
   // Stops accepting and closes every connection; joins all threads.
   void Stop();

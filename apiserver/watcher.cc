@@ -41,7 +41,7 @@ bool Watcher::Empty() const {
   return queue_.empty();
 }
 
-bool Watcher::Wait(kubeclient::SteadyTime deadline, std::deque<WatchRecord>* out) {
+bool Watcher::Wait(SteadyTime deadline, std::deque<WatchRecord>* out) {
   std::unique_lock<std::mutex> lock(mu_);
   while (queue_.empty() && !closed_ && clock_.Now() < deadline) {
     clock_.WaitUntil(cv_, lock, deadline);

@@ -9,7 +9,7 @@
 
 #include "apiserver/field_selector.h"
 #include "apiserver/resources.h"
-#include "kubeclient/clock.h"
+#include "base/clock.h"
 #include "kubeclient/label_selector.h"
 
 namespace routestatus::apiserver {
@@ -56,8 +56,8 @@ class Watcher {
   // `linger`: once events are queued, how long Wait lingers for more before
   // returning (batching cuts wake-ups under load; 0 = return at once).
   Watcher(const ResourceInfo& resource, ObjectFilter filter, size_t capacity,
-          const kubeclient::Clock& clock,
-          kubeclient::Duration linger = std::chrono::milliseconds(2))
+          const Clock& clock,
+          Duration linger = std::chrono::milliseconds(2))
       : resource_(resource),
         filter_(std::move(filter)),
         capacity_(capacity),
@@ -75,7 +75,7 @@ class Watcher {
 
   // Moves queued records into *out, waiting until there are some, the watch
   // is closed, or `deadline`. Returns false when closed and drained.
-  bool Wait(kubeclient::SteadyTime deadline, std::deque<WatchRecord>* out);
+  bool Wait(SteadyTime deadline, std::deque<WatchRecord>* out);
   // True if nothing is queued (used to place bookmarks safely).
   bool Empty() const;
 
@@ -83,8 +83,8 @@ class Watcher {
   const ResourceInfo& resource_;
   const ObjectFilter filter_;
   const size_t capacity_;
-  const kubeclient::Clock& clock_;
-  const kubeclient::Duration linger_;
+  const Clock& clock_;
+  const Duration linger_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<WatchRecord> queue_;  // guarded by mu_

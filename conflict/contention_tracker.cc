@@ -9,12 +9,11 @@
 namespace routestatus::conflict {
 
 using kubeclient::RouteIngress;
-using kubeclient::SteadyTime;
 
 namespace {
 
 // "6m", "90s" -> "1m30s", "250ms".
-std::string FormatDuration(kubeclient::Duration d) {
+std::string FormatDuration(Duration d) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
   if (ms < 1000) return std::to_string(ms) + "ms";
   const auto s = ms / 1000;
@@ -26,10 +25,10 @@ std::string FormatDuration(kubeclient::Duration d) {
 
 }  // namespace
 
-ContentionTracker::ContentionTracker(const kubeclient::Clock& clock,
+ContentionTracker::ContentionTracker(const Clock& clock,
                                      ContentionTrackerOptions options)
     : clock_(clock), options_(std::move(options)) {
-  CHECK(options_.interval > kubeclient::Duration::zero())
+  CHECK(options_.interval > Duration::zero())
       << "contention interval must be > 0";
   CHECK(options_.limit >= 0) << "contention limit must be >= 0";
   window_start_ = clock_.Now();
@@ -307,13 +306,13 @@ bool ContentionTracker::BlockedLocked(const Element& e, SteadyTime now) const {
   return false;
 }
 
-kubeclient::Duration ContentionTracker::RecheckAfter(const std::string& uid) const {
+Duration ContentionTracker::RecheckAfter(const std::string& uid) const {
   std::lock_guard<std::mutex> l(mu_);
   auto it = ids_.find(uid);
-  if (it == ids_.end() || it->second.state != State::kSuspect) return kubeclient::Duration::zero();
+  if (it == ids_.end() || it->second.state != State::kSuspect) return Duration::zero();
   const SteadyTime end = it->second.at + options_.suspect_block;
   const SteadyTime now = clock_.Now();
-  return end > now ? end - now : kubeclient::Duration::zero();
+  return end > now ? end - now : Duration::zero();
 }
 
 std::string ContentionTracker::Flush() {
@@ -376,7 +375,7 @@ std::string ContentionTracker::WarningLocked(SteadyTime now, bool cutoff) const 
   return out.str();
 }
 
-kubeclient::SteadyTime ContentionTracker::NextFlush() const {
+SteadyTime ContentionTracker::NextFlush() const {
   std::lock_guard<std::mutex> l(mu_);
   return next_flush_;
 }

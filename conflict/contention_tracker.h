@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kubeclient/clock.h"
+#include "base/clock.h"
 #include "kubeclient/route.h"
 
 namespace routestatus::conflict {
@@ -17,14 +17,14 @@ namespace routestatus::conflict {
 struct ContentionTrackerOptions {
   std::string router_name = "default";  // named in the warning
   // How long a contended route stays blocked; flushes run every 2 x interval.
-  kubeclient::Duration interval = std::chrono::minutes(3);
+  Duration interval = std::chrono::minutes(3);
   // More than `limit` contentions in a window stop all changes of existing
   // entries until a flush brings the count back down.
   int limit = 5;
   // How long a Suspect route (see ContentionTracker) is not changed by us:
   // long enough for replicas' caches to catch up with each other, after
   // which the route is reconciled again (RecheckAfter).
-  kubeclient::Duration suspect_block = std::chrono::seconds(15);
+  Duration suspect_block = std::chrono::seconds(15);
   // Flush lazily from any call once 2 x interval passed since the last
   // flush, so no timer is needed. The caller may also call Flush() itself.
   bool auto_flush = true;
@@ -45,7 +45,7 @@ struct ContentionSnapshot {
 };
 
 // Detects two writers that share our router name but compute different
-// entries (DESIGN.md section 4), so that we stop fighting them. Per route
+// entries (docs/design.md section 4), so that we stop fighting them. Per route
 // UID it keeps {at, Candidate|Suspect|Contended, last, own, suspected,
 // armed_until}, where `last` is the entry as we last wrote (own) or saw it.
 //
@@ -82,7 +82,7 @@ class ContentionTracker {
   // How another writer's entry differs from the one we compute (see above).
   enum class Difference { kConfiguration, kView };
 
-  ContentionTracker(const kubeclient::Clock& clock, ContentionTrackerOptions options);
+  ContentionTracker(const Clock& clock, ContentionTrackerOptions options);
 
   // Our entry of route `uid` ("namespace/name" `route_key`, for the warning)
   // changed from `old_entry` to `new_entry`. Equal to `desired` or to
@@ -124,7 +124,7 @@ class ContentionTracker {
   // While `uid` is Suspect and blocked: the time until the block ends (the
   // caller reconciles it then); otherwise zero (a Contended route waits for
   // the next change or resync, as with the OpenShift router).
-  kubeclient::Duration RecheckAfter(const std::string& uid) const;
+  Duration RecheckAfter(const std::string& uid) const;
 
   // Warnings (LOG(WARNING), at once, from the call that counts): the first
   // contention of a window names the route with our value and theirs; the
@@ -141,7 +141,7 @@ class ContentionTracker {
   // When the next lazy flush is due. Calls made at or after it flush first;
   // a controller that wants windows to end on time even when no route
   // changes calls Flush() from a timer at this time.
-  kubeclient::SteadyTime NextFlush() const;
+  SteadyTime NextFlush() const;
   // The text of the last warning logged, or "".
   std::string LastWarning() const;
   ContentionSnapshot Snapshot() const;
@@ -157,15 +157,15 @@ class ContentionTracker {
   // route we wrote is a Candidate for 3 x interval; a typed entry per route
   // costs ~600 bytes (100,000 routes: ~60 MB), the fingerprint 8.
   struct Element {
-    kubeclient::SteadyTime at{};
+    SteadyTime at{};
     State state = State::kCandidate;
     uint64_t last = 0;  // IngressFingerprint of `last` (0: no entry)
     bool own = false;   // `last` is our own write (Clear)
     // When the route last became Suspect (zero: never).
-    kubeclient::SteadyTime suspected{};
+    SteadyTime suspected{};
     // Until then a view difference counts: the entry was restored to ours
     // at least suspect_block after the suspicion.
-    kubeclient::SteadyTime armed_until{};
+    SteadyTime armed_until{};
   };
   struct Example {
     std::string route_key;
@@ -180,31 +180,31 @@ class ContentionTracker {
                      const std::optional<kubeclient::RouteIngress>& old_entry,
                      const std::optional<kubeclient::RouteIngress>& new_entry,
                      const kubeclient::RouteIngress* desired, Difference difference,
-                     kubeclient::SteadyTime now);
+                     SteadyTime now);
   // REQUIRES: mu_ held. The entry became ours again (by us or a peer).
-  void RestoredLocked(Element& e, kubeclient::SteadyTime now) const;
+  void RestoredLocked(Element& e, SteadyTime now) const;
   // REQUIRES: mu_ held. Counts a contention of `e` (state Contended).
   void CountLocked(Element& e, const std::string& route_key,
                    const std::optional<kubeclient::RouteIngress>& ours,
                    const std::optional<kubeclient::RouteIngress>& old_entry,
                    const std::optional<kubeclient::RouteIngress>& new_entry, uint64_t new_print,
-                   kubeclient::SteadyTime now);
+                   SteadyTime now);
   // REQUIRES: mu_ held.
-  bool BlockedLocked(const Element& e, kubeclient::SteadyTime now) const;
+  bool BlockedLocked(const Element& e, SteadyTime now) const;
   // REQUIRES: mu_ held. Sets pending_warning_ when this contention is the
   // window's first, or engages the cut-off (see Flush()).
   void PromptWarningLocked(const std::string& route_key,
                            const std::optional<kubeclient::RouteIngress>& ours,
                            const std::optional<kubeclient::RouteIngress>& theirs,
-                           kubeclient::SteadyTime now);
+                           SteadyTime now);
   // REQUIRES: mu_ held.
-  void MaybeFlushLocked(kubeclient::SteadyTime now);
-  std::string FlushLocked(kubeclient::SteadyTime now);
-  std::string WarningLocked(kubeclient::SteadyTime now, bool cutoff) const;
+  void MaybeFlushLocked(SteadyTime now);
+  std::string FlushLocked(SteadyTime now);
+  std::string WarningLocked(SteadyTime now, bool cutoff) const;
   std::string AdviceLocked() const;
   static void Log(const std::string& warning);
 
-  const kubeclient::Clock& clock_;
+  const Clock& clock_;
   const ContentionTrackerOptions options_;
 
   mutable std::mutex mu_;
@@ -212,8 +212,8 @@ class ContentionTracker {
   int contentions_ = 0;                           // GUARDED_BY(mu_)
   int window_events_ = 0;                         // GUARDED_BY(mu_)
   std::vector<Example> examples_;                 // GUARDED_BY(mu_)
-  kubeclient::SteadyTime window_start_{};         // GUARDED_BY(mu_)
-  kubeclient::SteadyTime next_flush_{};           // GUARDED_BY(mu_)
+  SteadyTime window_start_{};         // GUARDED_BY(mu_)
+  SteadyTime next_flush_{};           // GUARDED_BY(mu_)
   uint64_t flushes_ = 0;                          // GUARDED_BY(mu_)
   uint64_t warnings_ = 0;                         // GUARDED_BY(mu_)
   uint64_t events_total_ = 0;                     // GUARDED_BY(mu_)

@@ -6,27 +6,25 @@
 
 namespace routestatus::controller {
 
-using kubeclient::Status;
-using kubeclient::StatusCode;
 
-QpsLimiter::QpsLimiter(const kubeclient::Clock& clock, double qps)
+QpsLimiter::QpsLimiter(const Clock& clock, double qps)
     : clock_(clock),
-      interval_(qps > 0 ? std::chrono::duration_cast<kubeclient::Duration>(
+      interval_(qps > 0 ? std::chrono::duration_cast<Duration>(
                               std::chrono::duration<double>(1.0 / qps))
-                        : kubeclient::Duration::zero()),
+                        : Duration::zero()),
       next_(clock.Now()) {}
 
-kubeclient::SteadyTime QpsLimiter::Reserve() {
-  kubeclient::SteadyTime now = clock_.Now();
+SteadyTime QpsLimiter::Reserve() {
+  SteadyTime now = clock_.Now();
   if (next_ < now) next_ = now;
-  kubeclient::SteadyTime slot = next_;
+  SteadyTime slot = next_;
   next_ += interval_;
   return slot;
 }
 
 void QpsLimiter::Wait() {
-  kubeclient::SteadyTime slot = Reserve();
-  if (interval_ == kubeclient::Duration::zero()) return;
+  SteadyTime slot = Reserve();
+  if (interval_ == Duration::zero()) return;
   clock_.SleepUntil(slot);
 }
 
@@ -64,8 +62,8 @@ Status ClearOne(kubeclient::KubeClient& client, QpsLimiter& limiter, const Clear
 
 }  // namespace
 
-kubeclient::StatusOr<ClearProgress> ClearRouterEntries(
-    kubeclient::KubeClient& client, const kubeclient::Clock& clock, const ClearOptions& options,
+StatusOr<ClearProgress> ClearRouterEntries(
+    kubeclient::KubeClient& client, const Clock& clock, const ClearOptions& options,
     const std::function<void(const ClearProgress&)>& progress) {
   if (options.router_name.empty()) {
     return Status(StatusCode::kInvalid, "clear: a router name is required");

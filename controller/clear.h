@@ -4,9 +4,9 @@
 #include <functional>
 #include <string>
 
-#include "kubeclient/clock.h"
+#include "base/clock.h"
+#include "base/status.h"
 #include "kubeclient/kube_client.h"
-#include "kubeclient/status.h"
 
 namespace routestatus::controller {
 
@@ -14,16 +14,16 @@ namespace routestatus::controller {
 // means unlimited. Thread-compatible.
 class QpsLimiter {
  public:
-  QpsLimiter(const kubeclient::Clock& clock, double qps);
+  QpsLimiter(const Clock& clock, double qps);
   // Reserves the next slot and returns when it starts (<= Now() when free).
-  kubeclient::SteadyTime Reserve();
+  SteadyTime Reserve();
   // Reserve(), then blocks on the clock until the slot starts.
   void Wait();
 
  private:
-  const kubeclient::Clock& clock_;
-  kubeclient::Duration interval_;
-  kubeclient::SteadyTime next_;
+  const Clock& clock_;
+  Duration interval_;
+  SteadyTime next_;
 };
 
 // Options of ClearRouterEntries.
@@ -56,8 +56,8 @@ struct ClearProgress {
 // Returns OK when every route is clear, else the last error (with `failed`
 // routes counted); the caller may simply run it again. Blocks; not
 // thread-safe with itself.
-kubeclient::StatusOr<ClearProgress> ClearRouterEntries(
-    kubeclient::KubeClient& client, const kubeclient::Clock& clock, const ClearOptions& options,
+StatusOr<ClearProgress> ClearRouterEntries(
+    kubeclient::KubeClient& client, const Clock& clock, const ClearOptions& options,
     const std::function<void(const ClearProgress&)>& progress);
 
 }  // namespace routestatus::controller

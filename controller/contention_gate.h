@@ -3,13 +3,13 @@
 #include <optional>
 #include <string>
 
-#include "kubeclient/clock.h"
+#include "base/clock.h"
 #include "kubeclient/route.h"
 
 namespace routestatus::controller {
 
 // What the status path needs from the contention tracker (conflict/,
-// DESIGN.md section 4); TrackerGate adapts the real tracker to it. The
+// docs/design.md section 4); TrackerGate adapts the real tracker to it. The
 // controller hands over everything a call needs as arguments: no
 // implementation may keep "the update being delivered" for a later call
 // (which would depend on the order of event handlers and on how a relist
@@ -35,9 +35,9 @@ class ContentionGate {
   // When a change of `uid` is blocked only for a short while (another
   // writer's value may be a slightly older view of ours): how long until it
   // should be reconciled again; zero otherwise.
-  virtual kubeclient::Duration RecheckAfter(const std::string& uid) {
+  virtual Duration RecheckAfter(const std::string& uid) {
     (void)uid;
-    return kubeclient::Duration::zero();
+    return Duration::zero();
   }
   // After our successful write: `written` is the entry we wrote, or nullopt
   // when we removed it.

@@ -92,7 +92,7 @@ class Controller::NamespaceHandler final : public kubeclient::cache::EventHandle
 Controller::Controller(StatusSyncer& syncer, const kubeclient::cache::ObjectStore<Route>& routes,
                        const kubeclient::cache::ObjectStore<Namespace>* namespaces,
                        const ShardFilter& shard, kubeclient::cache::WorkQueueInterface& queue,
-                       ContentionGate& gate, const kubeclient::Clock& clock)
+                       ContentionGate& gate, const Clock& clock)
     : syncer_(syncer),
       routes_(routes),
       namespaces_(namespaces),
@@ -178,8 +178,8 @@ bool Controller::ProcessNextItem() {
     // slightly older view) is reconciled again when the block ends, not at
     // the next resync.
     if (auto route = routes_.Get(key)) {
-      const kubeclient::Duration again = gate_.RecheckAfter(route->metadata.uid);
-      if (again > kubeclient::Duration::zero()) queue_.AddAfter(key, again);
+      const Duration again = gate_.RecheckAfter(route->metadata.uid);
+      if (again > Duration::zero()) queue_.AddAfter(key, again);
     }
   }
   queue_.Forget(key);

@@ -6,12 +6,12 @@
 #include <string>
 #include <unordered_set>
 
+#include "base/clock.h"
 #include "controller/contention_gate.h"
 #include "controller/shard.h"
 #include "controller/status_syncer.h"
 #include "kubeclient/cache/store.h"
 #include "kubeclient/cache/work_queue.h"
-#include "kubeclient/clock.h"
 #include "kubeclient/route.h"
 
 namespace routestatus::controller {
@@ -37,7 +37,7 @@ class Controller {
   Controller(StatusSyncer& syncer, const kubeclient::cache::ObjectStore<kubeclient::Route>& routes,
              const kubeclient::cache::ObjectStore<kubeclient::Namespace>* namespaces,
              const ShardFilter& shard, kubeclient::cache::WorkQueueInterface& queue,
-             ContentionGate& gate, const kubeclient::Clock& clock);
+             ContentionGate& gate, const Clock& clock);
   ~Controller();
 
   // Register these with the route and namespace informers.
@@ -61,7 +61,7 @@ class Controller {
   // Makes WaitForCacheSync return false (shutdown); shut the queue down too.
   void Stop();
 
-  static constexpr kubeclient::Duration kSyncPoll = std::chrono::milliseconds(100);
+  static constexpr Duration kSyncPoll = std::chrono::milliseconds(100);
 
  private:
   class RouteHandler;
@@ -76,7 +76,7 @@ class Controller {
   const ShardFilter& shard_;
   kubeclient::cache::WorkQueueInterface& queue_;
   ContentionGate& gate_;
-  const kubeclient::Clock& clock_;
+  const Clock& clock_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;  // GUARDED_BY(mu_)

@@ -9,7 +9,7 @@ using kubeclient::RouteCondition;
 using kubeclient::RouteIngress;
 
 RouteIngress DesiredEntry(const AdmissionDecision& decision, const AdmissionOptions& options,
-                          const RouteIngress* observed, kubeclient::SystemTime now) {
+                          const RouteIngress* observed, SystemTime now) {
   RouteIngress entry;
   entry.router_name = options.router_name;
   entry.host = decision.host;

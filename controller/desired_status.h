@@ -2,8 +2,8 @@
 
 #include <string_view>
 
+#include "base/clock.h"
 #include "controller/admission.h"
-#include "kubeclient/clock.h"
 #include "kubeclient/route.h"
 
 namespace routestatus::controller {
@@ -20,7 +20,7 @@ namespace routestatus::controller {
 kubeclient::RouteIngress DesiredEntry(const AdmissionDecision& decision,
                                       const AdmissionOptions& options,
                                       const kubeclient::RouteIngress* observed,
-                                      kubeclient::SystemTime now);
+                                      SystemTime now);
 
 // True when another writer's entry `theirs` for a route differs from the
 // entry `ours` we compute for the same version of it only in what depends

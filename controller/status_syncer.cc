@@ -10,7 +10,6 @@ namespace routestatus::controller {
 
 using kubeclient::Route;
 using kubeclient::RouteIngress;
-using kubeclient::StatusCode;
 using lease::WorkOutcome;
 using lease::WorkResult;
 
@@ -42,7 +41,7 @@ bool SameEntry(const std::optional<RouteIngress>& observed,
 }
 
 // 403, 401, 422/400 and the like: retrying at once cannot help.
-bool IsPermanent(const kubeclient::Status& status) {
+bool IsPermanent(const Status& status) {
   return !status.IsRetryable() && status.code() != StatusCode::kNotFound &&
          status.code() != StatusCode::kCancelled;
 }
@@ -62,7 +61,7 @@ std::string Describe(const std::optional<RouteIngress>& entry) {
 StatusSyncer::StatusSyncer(AdmissionOptions admission, const ShardFilter& shard,
                            const kubeclient::cache::ObjectStore<Route>& routes,
                            kubeclient::KubeClient& client, lease::WriteLease& lease,
-                           ContentionGate& gate, const kubeclient::Clock& clock, StatusStats& stats,
+                           ContentionGate& gate, const Clock& clock, StatusStats& stats,
                            WriteErrorBackoff error_backoff)
     : admission_(std::move(admission)),
       error_backoff_(error_backoff),
@@ -146,7 +145,7 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
   if (SameEntry(observed, desired)) {
     ClearFailure(key, false);  // nothing to write any more
     if (watched_entry_change && IsNewestEntry(*route, admission_.router_name)) {
-      // Why: DESIGN.md section 2: a follower seeing its entry already correct
+      // Why: docs/design.md section 2: a follower seeing its entry already correct
       // and written last by its router name drops its work and extends; a
       // leader that sees another replica's write follows.
       ++(own_write ? stats_.skipped_own_write : stats_.skipped_follower);
@@ -196,8 +195,8 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
   if (observed && gate_.IsChangeContended(uid)) {
     ++stats_.skipped_contended;
     // A short block (a suspect value) is retried when it ends.
-    const kubeclient::Duration again = gate_.RecheckAfter(uid);
-    return {WorkResult::kRelease, again > kubeclient::Duration::zero(), again};
+    const Duration again = gate_.RecheckAfter(uid);
+    return {WorkResult::kRelease, again > Duration::zero(), again};
   }
   auto body = kubeclient::WithIngressEntry(*route, admission_.router_name, desired);
   if (!body.ok()) {
@@ -237,14 +236,14 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
   }
   ++stats_.writes_error;
   if (IsPermanent(status)) {
-    stats_.CountWriteError(kubeclient::StatusCodeName(status.code()));
+    stats_.CountWriteError(StatusCodeName(status.code()));
     // Why kNone: one route the server rejects must not make the leader
     // step down on every retry (no stable leader would form).
     return {WorkResult::kNone, true, NoteFailure(key, desired, status)};
   }
   // Why: without an answer the server is down or cut off; the binary
   // reports that once per outage, not once per route and retry.
-  if (kubeclient::IsNoAnswer(kubeclient::FailureClassOf(status))) {
+  if (IsNoAnswer(FailureClassOf(status))) {
     VLOG(1) << "route " << key << ": status write failed, will retry: " << status.ToString();
   } else {
     LOG(WARNING) << "route " << key << ": status write failed, will retry: " << status.ToString();
@@ -255,11 +254,11 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
   return {WorkResult::kNone, true};
 }
 
-kubeclient::Duration StatusSyncer::NoteFailure(const std::string& key,
+Duration StatusSyncer::NoteFailure(const std::string& key,
                                                const std::optional<RouteIngress>& entry,
-                                               const kubeclient::Status& status) {
+                                               const Status& status) {
   std::string log;
-  kubeclient::Duration delay;
+  Duration delay;
   {
     std::lock_guard<std::mutex> lock(failures_mu_);
     auto [it, inserted] = failures_.try_emplace(key);

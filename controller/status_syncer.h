@@ -5,12 +5,12 @@
 #include <string>
 #include <unordered_map>
 
+#include "base/clock.h"
 #include "controller/admission.h"
 #include "controller/contention_gate.h"
 #include "controller/shard.h"
 #include "controller/status_stats.h"
 #include "kubeclient/cache/store.h"
-#include "kubeclient/clock.h"
 #include "kubeclient/kube_client.h"
 #include "kubeclient/route.h"
 #include "lease/write_lease.h"
@@ -37,11 +37,11 @@ const char* SyncResultName(SyncResult result);
 
 // Per-key backoff after a permanent status write error. Value type.
 struct WriteErrorBackoff {
-  kubeclient::Duration base = std::chrono::seconds(3);
-  kubeclient::Duration max = std::chrono::minutes(5);
+  Duration base = std::chrono::seconds(3);
+  Duration max = std::chrono::minutes(5);
 };
 
-// The one status code path (DESIGN.md section 5): admit, reject and removal
+// The one status code path (docs/design.md section 5): admit, reject and removal
 // of our entry all go through Sync(). Sync computes the desired entry from
 // the cached route (or "no entry" when the route is outside our shard),
 // compares it with the observed entry and, when they differ, queues one work
@@ -65,14 +65,14 @@ class StatusSyncer {
   StatusSyncer(AdmissionOptions admission, const ShardFilter& shard,
                const kubeclient::cache::ObjectStore<kubeclient::Route>& routes,
                kubeclient::KubeClient& client, lease::WriteLease& lease, ContentionGate& gate,
-               const kubeclient::Clock& clock, StatusStats& stats,
+               const Clock& clock, StatusStats& stats,
                WriteErrorBackoff error_backoff = WriteErrorBackoff());
 
   // Reconciles `key` from the cache. Never blocks on I/O.
   // `watched_entry_change`: since the last reconcile of `key`, a watch
   // update changed our router name's entry (the controller tracks this).
   // Only then does an already-correct entry that is newest count as another
-  // replica's write and call lease.Extend(key) (DESIGN.md section 2: "sees,
+  // replica's write and call lease.Extend(key) (docs/design.md section 2: "sees,
   // through its watch"). Why not on every reconcile: entries left by a
   // previous incarnation would make every replica of a restarted fleet
   // follow (initial list, resyncs) although no leader is alive.
@@ -122,9 +122,9 @@ class StatusSyncer {
   // A permanent failure of `key`'s write of `entry` (nullopt: removal):
   // logs it (once per key, and when the server's message changes), counts
   // it and returns the delay before the next attempt.
-  kubeclient::Duration NoteFailure(const std::string& key,
+  Duration NoteFailure(const std::string& key,
                                    const std::optional<kubeclient::RouteIngress>& entry,
-                                   const kubeclient::Status& status);
+                                   const Status& status);
   // Ends `key`'s backoff; `recovered`: after a successful write (logged).
   void ClearFailure(const std::string& key, bool recovered);
   // True while the write of `entry` for `key` backs off after failing.
@@ -143,7 +143,7 @@ class StatusSyncer {
   kubeclient::KubeClient& client_;
   lease::WriteLease& lease_;
   ContentionGate& gate_;
-  const kubeclient::Clock& clock_;
+  const Clock& clock_;
   StatusStats& stats_;
   mutable std::mutex own_writes_mu_;
   std::unordered_map<std::string, OwnWrite> own_writes_;  // GUARDED_BY(own_writes_mu_)

@@ -28,7 +28,7 @@ class TrackerGate final : public ContentionGate {
   bool IsChangeContended(const std::string& uid) override {
     return tracker_.IsChangeContended(uid);
   }
-  kubeclient::Duration RecheckAfter(const std::string& uid) override {
+  Duration RecheckAfter(const std::string& uid) override {
     return tracker_.RecheckAfter(uid);
   }
   void Clear(const std::string& uid,

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kubeclient/status.h"
+#include "base/status.h"
 
 namespace routestatus::kubeclient {
 

@@ -5,8 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "kubeclient/labels.h"
-#include "kubeclient/status.h"
 
 namespace routestatus::kubeclient {
 

@@ -10,9 +10,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "base/status.h"
 #include "kubeclient/json_reader.h"
 #include "kubeclient/labels.h"
-#include "kubeclient/status.h"
 
 namespace routestatus::kubeclient {
 

@@ -10,7 +10,7 @@ double UniformUnit(std::mt19937_64& rng) {
   return static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0);
 }
 
-kubeclient::Duration Backoff(const BackoffPolicy& policy, int tick, kubeclient::Duration cap,
+Duration Backoff(const BackoffPolicy& policy, int tick, Duration cap,
                              std::mt19937_64& rng) {
   if (tick > policy.steps) return cap;
   double nanos = static_cast<double>(policy.base.count());
@@ -19,7 +19,7 @@ kubeclient::Duration Backoff(const BackoffPolicy& policy, int tick, kubeclient::
     nanos *= policy.factor * (1.0 + policy.jitter * UniformUnit(rng));
   }
   if (nanos >= cap_nanos) return cap;
-  return std::min(cap, kubeclient::Duration(static_cast<int64_t>(nanos)));
+  return std::min(cap, Duration(static_cast<int64_t>(nanos)));
 }
 
 }  // namespace routestatus::lease

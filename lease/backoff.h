@@ -4,15 +4,15 @@
 #include <cstdint>
 #include <random>
 
-#include "kubeclient/clock.h"
+#include "base/clock.h"
 
 namespace routestatus::lease {
 
-// The follower backoff of DESIGN.md section 3: base 20 ms, x4 per tick,
+// The follower backoff of docs/design.md section 3: base 20 ms, x4 per tick,
 // jitter +[0, 50%) per step (compounding), capped by the caller; a tick past
 // `steps` gives the cap. Value type.
 struct BackoffPolicy {
-  kubeclient::Duration base = std::chrono::milliseconds(20);
+  Duration base = std::chrono::milliseconds(20);
   double factor = 4.0;
   double jitter = 0.5;  // each step multiplies by factor * (1 + U[0, jitter))
   int steps = 5;        // tick > steps returns the cap
@@ -27,7 +27,7 @@ double UniformUnit(std::mt19937_64& rng);
 // [base * factor^t, base * (factor * (1 + jitter))^t); the result never
 // exceeds `cap`, and tick > policy.steps returns `cap`. Not thread-safe
 // (draws from `rng`, once per step).
-kubeclient::Duration Backoff(const BackoffPolicy& policy, int tick, kubeclient::Duration cap,
+Duration Backoff(const BackoffPolicy& policy, int tick, Duration cap,
                              std::mt19937_64& rng);
 
 }  // namespace routestatus::lease

@@ -7,8 +7,6 @@
 
 namespace routestatus::lease {
 
-using kubeclient::Duration;
-using kubeclient::SteadyTime;
 
 namespace {
 
@@ -39,9 +37,7 @@ uint64_t TakeoverSeedFrom(const WriteLeaseOptions& options) {
 
 }  // namespace
 
-kubeclient::Status ValidateWriteLeaseOptions(const WriteLeaseOptions& o) {
-  using kubeclient::Status;
-  using kubeclient::StatusCode;
+Status ValidateWriteLeaseOptions(const WriteLeaseOptions& o) {
   if (o.interval <= Duration::zero()) return Status(StatusCode::kInvalid, "lease interval must be > 0");
   if (o.retry <= Duration::zero()) return Status(StatusCode::kInvalid, "lease retry must be > 0");
   if (o.backoff.base <= Duration::zero()) {
@@ -59,7 +55,7 @@ kubeclient::Status ValidateWriteLeaseOptions(const WriteLeaseOptions& o) {
   return ValidateTakeoverOptions(o.takeover);
 }
 
-BackoffWriteLease::BackoffWriteLease(const kubeclient::Clock& clock, WriteLeaseOptions options)
+BackoffWriteLease::BackoffWriteLease(const Clock& clock, WriteLeaseOptions options)
     : clock_(clock),
       options_(std::move(options)),
       rng_(SeedFrom(options_)),

@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "kubeclient/clock.h"
-#include "kubeclient/status.h"
+#include "base/clock.h"
+#include "base/status.h"
 #include "lease/backoff.h"
 #include "lease/takeover.h"
 #include "lease/write_lease.h"
@@ -28,7 +28,7 @@ struct LeaseTransition {
   LeaseState from = LeaseState::kElection;
   LeaseState to = LeaseState::kElection;
   int tick = 0;
-  kubeclient::SteadyTime expires{};
+  SteadyTime expires{};
   const char* cause = "";  // "work:extend", "work:release", "extend"
 };
 
@@ -39,9 +39,9 @@ struct LeaseTransition {
 struct WriteLeaseOptions {
   std::string name = "lease";  // for logs, e.g. the router name
   // Lease length and the backoff cap.
-  kubeclient::Duration interval = std::chrono::seconds(15);
+  Duration interval = std::chrono::seconds(15);
   // Delay before a key whose work asked for `retry` runs again.
-  kubeclient::Duration retry = std::chrono::seconds(3);
+  Duration retry = std::chrono::seconds(3);
   BackoffPolicy backoff;
   // In Election, no work runs before the first work arrived + election_delay
   // x (0.1 + U[0, 1)) (one draw per process). The replica with the smallest
@@ -49,7 +49,7 @@ struct WriteLeaseOptions {
   // So does a live leader when this replica joins a converged fleet: the
   // 10% floor (100 ms by default) covers the leader's PUT and our watch's
   // lag for the first change we meet. 0 disables it.
-  kubeclient::Duration election_delay = std::chrono::seconds(1);
+  Duration election_delay = std::chrono::seconds(1);
   // While not Leader, run at most one work item at a time (a probe), so a
   // replica that is about to lose spends at most one conflicting PUT per
   // probe, however many worker threads call RunNext.
@@ -72,7 +72,7 @@ struct WriteLeaseOptions {
   // openshift-router). The simulator (test/sim) measured 4x fewer
   // conflicts with 500 ms and jitter than with 40 ms once watch skew
   // exceeds 40 ms.
-  kubeclient::Duration follower_min_delay = std::chrono::milliseconds(500);
+  Duration follower_min_delay = std::chrono::milliseconds(500);
   // Spread that delay uniformly over [min, 2 x min) (one draw per Try).
   bool follower_delay_jitter = true;
   // A Leader asked to Extend(key, kPeer) (another replica of our router
@@ -93,13 +93,13 @@ struct WriteLeaseOptions {
 };
 
 // kInvalid naming the bad field, or OK.
-kubeclient::Status ValidateWriteLeaseOptions(const WriteLeaseOptions& options);
+Status ValidateWriteLeaseOptions(const WriteLeaseOptions& options);
 
 // A point-in-time copy of the lease for metrics and tests.
 struct LeaseSnapshot {
   LeaseState state = LeaseState::kElection;
   int tick = 0;
-  kubeclient::SteadyTime expires{};
+  SteadyTime expires{};
   // Count of state changes by (from, to); only from != to.
   std::map<std::pair<LeaseState, LeaseState>, uint64_t> transitions;
   uint64_t follower_deferrals = 0;  // work deferred because we follow
@@ -113,13 +113,13 @@ struct LeaseSnapshot {
   // extend = won, release = lost).
   uint64_t takeovers[3] = {0, 0, 0};
   uint64_t progress_samples = 0;              // waits for the leader measured
-  kubeclient::Duration takeover_deadline{};   // the current deadline D
-  kubeclient::Duration progress_quantile{};   // the quantile of recent waits
+  Duration takeover_deadline{};   // the current deadline D
+  Duration progress_quantile{};   // the quantile of recent waits
   size_t pending_keys = 0;          // keys with queued work (running or not)
   size_t running_keys = 0;
 };
 
-// The work-renewed write lease (DESIGN.md section 3) as a per-key delayed
+// The work-renewed write lease (docs/design.md section 3) as a per-key delayed
 // queue: no worker ever sleeps on the lease. Each key has at most one queued
 // work item (the latest Try replaces older work; replacing never postpones
 // it). Worker threads belong to the caller and call RunNext(); a key never
@@ -132,7 +132,7 @@ class BackoffWriteLease final : public WriteLease {
  public:
   // CHECK-fails on invalid options (see ValidateWriteLeaseOptions). Threads
   // calling RunNext must be joined (after Shutdown) before destruction.
-  BackoffWriteLease(const kubeclient::Clock& clock, WriteLeaseOptions options);
+  BackoffWriteLease(const Clock& clock, WriteLeaseOptions options);
   ~BackoffWriteLease() override;
 
   // WriteLease. Try after Shutdown() drops the work.
@@ -151,7 +151,7 @@ class BackoffWriteLease final : public WriteLease {
   // the simulator.
   int RunDue();
   // Earliest due time of queued (not running) work, or nullopt.
-  std::optional<kubeclient::SteadyTime> NextDue() const;
+  std::optional<SteadyTime> NextDue() const;
   // Drops all queued work and makes RunNext return false. Work already
   // running finishes. Idempotent.
   void Shutdown();
@@ -159,48 +159,48 @@ class BackoffWriteLease final : public WriteLease {
   LeaseSnapshot Snapshot() const;
   // The backoff for `tick` using the lease's policy, cap and generator
   // (draws from the lease's generator).
-  kubeclient::Duration BackoffFor(int tick);
+  Duration BackoffFor(int tick);
 
  private:
   struct Slot {
     Work work;                    // latest queued work; empty when none
-    kubeclient::SteadyTime due{};  // when `work` may run
+    SteadyTime due{};  // when `work` may run
     uint64_t seq = 0;             // tie-break in due_ while queued
     bool queued = false;          // `work` is in due_
     bool running = false;         // a thread runs this key's older work
     bool lease_deferred = false;  // `due` came from following or the election gate
     bool cancel_retry = false;    // Extend/Remove while running: no retry
-    kubeclient::SteadyTime held_since{};  // when this key's slot (work) appeared
+    SteadyTime held_since{};  // when this key's slot (work) appeared
     double takeover_draw = 0;     // its jitter draw (per-change takeover)
     bool taking_over = false;     // the running work is a takeover
   };
-  using DueEntry = std::tuple<kubeclient::SteadyTime, uint64_t, std::string>;
+  using DueEntry = std::tuple<SteadyTime, uint64_t, std::string>;
   using Fired = std::vector<LeaseTransition>;
 
   // REQUIRES: mu_ held (all of the *Locked functions).
-  void ScheduleLocked(const std::string& key, Slot& slot, kubeclient::SteadyTime due,
+  void ScheduleLocked(const std::string& key, Slot& slot, SteadyTime due,
                       bool lease_deferred);
   void UnscheduleLocked(const std::string& key, Slot& slot);
-  kubeclient::Duration BackoffLocked(int tick);
-  kubeclient::Duration FollowerDelayLocked();
+  Duration BackoffLocked(int tick);
+  Duration FollowerDelayLocked();
   // kPerChange: when `slot`'s change is due for takeover; max() otherwise.
-  kubeclient::SteadyTime ChangeTakeoverDueLocked(const Slot& slot) const;
+  SteadyTime ChangeTakeoverDueLocked(const Slot& slot) const;
   // kProgress: the queued key to take over now (marked), or nullopt with
   // *wait_until lowered to the takeover time.
-  std::optional<std::string> PickTakeoverLocked(kubeclient::SteadyTime now,
+  std::optional<std::string> PickTakeoverLocked(SteadyTime now,
                                                 const std::unordered_set<std::string>* skip,
-                                                kubeclient::SteadyTime* wait_until);
+                                                SteadyTime* wait_until);
   // The key to run now, or nullopt with *wait_until set (max() = no work).
-  std::optional<std::string> PickLocked(kubeclient::SteadyTime now,
+  std::optional<std::string> PickLocked(SteadyTime now,
                                         const std::unordered_set<std::string>* skip,
-                                        kubeclient::SteadyTime* wait_until);
+                                        SteadyTime* wait_until);
   void TransitionLocked(LeaseState to, const char* cause, Fired* fired);
-  void ApplyLocked(WorkResult result, kubeclient::SteadyTime now, Fired* fired);
+  void ApplyLocked(WorkResult result, SteadyTime now, Fired* fired);
   // Runs `key` (picked); unlocks `lock` around the work.
   void RunPicked(const std::string& key, std::unique_lock<std::mutex>& lock, Fired* fired);
   void Notify(const Fired& fired);
 
-  const kubeclient::Clock& clock_;
+  const Clock& clock_;
   const WriteLeaseOptions options_;
 
   mutable std::mutex mu_;
@@ -208,10 +208,10 @@ class BackoffWriteLease final : public WriteLease {
   std::mt19937_64 rng_;                       // GUARDED_BY(mu_)
   LeaseState state_ = LeaseState::kElection;  // GUARDED_BY(mu_)
   int tick_ = 0;                              // GUARDED_BY(mu_)
-  kubeclient::SteadyTime expires_{};          // GUARDED_BY(mu_)
-  kubeclient::Duration election_offset_{};    // election_delay x (0.1 + U[0, 1)), drawn once
+  SteadyTime expires_{};          // GUARDED_BY(mu_)
+  Duration election_offset_{};    // election_delay x (0.1 + U[0, 1)), drawn once
   // First Try in Election + election_offset_; unset before it.
-  std::optional<kubeclient::SteadyTime> election_gate_;  // GUARDED_BY(mu_)
+  std::optional<SteadyTime> election_gate_;  // GUARDED_BY(mu_)
   bool shutdown_ = false;                     // GUARDED_BY(mu_)
   int in_flight_ = 0;                         // GUARDED_BY(mu_)
   uint64_t next_seq_ = 0;                     // GUARDED_BY(mu_)

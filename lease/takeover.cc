@@ -7,8 +7,6 @@
 
 namespace routestatus::lease {
 
-using kubeclient::Duration;
-using kubeclient::SteadyTime;
 
 const char* TakeoverModeName(TakeoverMode mode) {
   switch (mode) {
@@ -30,9 +28,7 @@ std::optional<TakeoverMode> ParseTakeoverMode(std::string_view name) {
   return std::nullopt;
 }
 
-kubeclient::Status ValidateTakeoverOptions(const TakeoverOptions& o) {
-  using kubeclient::Status;
-  using kubeclient::StatusCode;
+Status ValidateTakeoverOptions(const TakeoverOptions& o) {
   if (o.min_deadline <= Duration::zero()) {
     return Status(StatusCode::kInvalid, "takeover min deadline must be > 0");
   }

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "kubeclient/clock.h"
-#include "kubeclient/status.h"
+#include "base/clock.h"
+#include "base/status.h"
 
 namespace routestatus::lease {
 
@@ -27,7 +27,7 @@ struct TakeoverOptions {
   // D = clamp(factor x quantile of the last `window` waits, min_deadline,
   // the lease interval). A wait ("sample") is how long the leader took to
   // make progress while we held work, as our watch shows it.
-  kubeclient::Duration min_deadline = std::chrono::milliseconds(500);
+  Duration min_deadline = std::chrono::milliseconds(500);
   double factor = 2.0;
   double quantile = 0.95;
   int window = 64;
@@ -39,20 +39,20 @@ struct TakeoverOptions {
 };
 
 // kInvalid naming the bad field, or OK.
-kubeclient::Status ValidateTakeoverOptions(const TakeoverOptions& options);
+Status ValidateTakeoverOptions(const TakeoverOptions& options);
 
 // The adaptive deadline: the last `window` samples, D = clamp(factor x
 // nearest-rank quantile, min_deadline, cap); without samples D is
 // min_deadline (at most cap). Pure; value type; not thread-safe.
 class DeadlineEstimator {
  public:
-  DeadlineEstimator(const TakeoverOptions& options, kubeclient::Duration cap);
+  DeadlineEstimator(const TakeoverOptions& options, Duration cap);
 
   // Records one sample (negative samples count as zero).
-  void Add(kubeclient::Duration sample);
-  kubeclient::Duration Deadline() const { return deadline_; }
+  void Add(Duration sample);
+  Duration Deadline() const { return deadline_; }
   // The quantile of the samples in the window; zero without samples.
-  kubeclient::Duration Quantile() const { return quantile_; }
+  Duration Quantile() const { return quantile_; }
   // Samples recorded since construction.
   uint64_t total() const { return total_; }
 
@@ -60,13 +60,13 @@ class DeadlineEstimator {
   const double factor_;
   const double quantile_rank_;
   const size_t window_;
-  const kubeclient::Duration min_;
-  const kubeclient::Duration cap_;
-  std::vector<kubeclient::Duration> ring_;  // the last `window_` samples
+  const Duration min_;
+  const Duration cap_;
+  std::vector<Duration> ring_;  // the last `window_` samples
   size_t next_ = 0;                         // where the next sample goes once full
   uint64_t total_ = 0;
-  kubeclient::Duration quantile_{};
-  kubeclient::Duration deadline_{};
+  Duration quantile_{};
+  Duration deadline_{};
 };
 
 // When a follower that holds work takes it over: the failure detector of
@@ -96,21 +96,21 @@ class TakeoverTimer {
   // `cap`: the largest D (the lease interval); `lost_pause`: how long a
   // lost write pauses takeovers unless another replica's write arrives
   // first (the lease's retry interval).
-  TakeoverTimer(TakeoverOptions options, kubeclient::Duration cap,
-                kubeclient::Duration lost_pause, uint64_t seed);
+  TakeoverTimer(TakeoverOptions options, Duration cap,
+                Duration lost_pause, uint64_t seed);
 
   bool enabled() const { return options_.mode != TakeoverMode::kOff; }
   TakeoverMode mode() const { return options_.mode; }
 
   // We became a follower.
-  void Follow(kubeclient::SteadyTime now);
+  void Follow(SteadyTime now);
   // While following, work arrived when none was held.
-  void Hold(kubeclient::SteadyTime now);
+  void Hold(SteadyTime now);
   // While following, a write by another replica of our router name reached
   // our watch. `holding`: we held work just before it; `key_held_since`:
   // when we began holding the written key's work, if we held it.
-  void ForeignWrite(kubeclient::SteadyTime now, bool holding,
-                    std::optional<kubeclient::SteadyTime> key_held_since);
+  void ForeignWrite(SteadyTime now, bool holding,
+                    std::optional<SteadyTime> key_held_since);
   // While following, we run held work (a takeover, or after our lease
   // expired): a write that ends this wait may be the one we raced.
   void Probe();
@@ -119,13 +119,13 @@ class TakeoverTimer {
   // before `lost_pause` has passed or another replica's write has reached
   // our watch (which then shows at least that write), and in any case not
   // before D (+ jitter).
-  void LostWrite(kubeclient::SteadyTime now);
+  void LostWrite(SteadyTime now);
 
   // kProgress: when the held work is due for takeover; nullopt otherwise.
-  std::optional<kubeclient::SteadyTime> WaitDue() const;
+  std::optional<SteadyTime> WaitDue() const;
   // kPerChange: when a change held since `held_since` (with its own
   // `draw` from Draw()) is due; nullopt otherwise.
-  std::optional<kubeclient::SteadyTime> ChangeDue(kubeclient::SteadyTime held_since,
+  std::optional<SteadyTime> ChangeDue(SteadyTime held_since,
                                                   double draw) const;
   // A U[0, 1) draw from the timer's own generator (the lease's backoff
   // sequence stays as it was without takeover).
@@ -135,17 +135,17 @@ class TakeoverTimer {
 
  private:
   double Unit();
-  kubeclient::Duration Jittered(double draw) const;
-  void Restart(kubeclient::SteadyTime now);
+  Duration Jittered(double draw) const;
+  void Restart(SteadyTime now);
 
   const TakeoverOptions options_;
-  const kubeclient::Duration lost_pause_;
+  const Duration lost_pause_;
   DeadlineEstimator estimator_;
   std::mt19937_64 rng_;
-  kubeclient::SteadyTime wait_start_{};    // kProgress: start of the current wait
-  kubeclient::SteadyTime sample_start_{};  // kProgress: ... as a sample (not reset by LostWrite)
-  kubeclient::SteadyTime not_before_{};    // kPerChange: last Follow or LostWrite
-  kubeclient::SteadyTime paused_until_{};  // kProgress: after a lost write
+  SteadyTime wait_start_{};    // kProgress: start of the current wait
+  SteadyTime sample_start_{};  // kProgress: ... as a sample (not reset by LostWrite)
+  SteadyTime not_before_{};    // kPerChange: last Follow or LostWrite
+  SteadyTime paused_until_{};  // kProgress: after a lost write
   bool probed_ = false;                    // kProgress: we wrote since sample_start_
   double draw_ = 0;                        // kProgress: this wait's jitter draw
 };

@@ -3,11 +3,11 @@
 #include <functional>
 #include <string>
 
-#include "kubeclient/clock.h"
+#include "base/clock.h"
 
 namespace routestatus::lease {
 
-// What running one piece of work did to the lease (DESIGN.md section 3).
+// What running one piece of work did to the lease (docs/design.md section 3).
 enum class WorkResult {
   kNone,     // nothing written, no other writer seen (nothing to write, or
              // the write failed without a 409): the state stays as it is
@@ -21,7 +21,7 @@ struct WorkOutcome {
   bool retry = false;  // run this key's (latest) work again after the retry interval
   // With `retry`: run it again after this long instead (e.g. a per-key
   // backoff after a permanent error); zero = the lease's retry interval.
-  kubeclient::Duration retry_after = kubeclient::Duration::zero();
+  Duration retry_after = Duration::zero();
 };
 
 using Work = std::function<WorkOutcome()>;
@@ -37,7 +37,7 @@ const char* LeaseStateName(LeaseState state);
 
 // A work-renewed write lease: writing status *is* leadership. One per
 // process, shared by all keys; at most one queued piece of work per key (the
-// latest replaces older work). Thread-safe. See DESIGN.md section 3.
+// latest replaces older work). Thread-safe. See docs/design.md section 3.
 class WriteLease {
  public:
   virtual ~WriteLease() = default;

@@ -22,10 +22,10 @@
 
 #include <glog/logging.h>
 
+#include "base/clock.h"
 #include "cmd/demo/demo_report.h"
 #include "e2e/bench/fleet.h"
 #include "e2e/harness/route_factory.h"
-#include "kubeclient/clock.h"
 #include "kubeclient/kube_client.h"
 #include "kubeclient/rest/kube_config.h"
 #include "kubeclient/rest/rest_kube_client.h"
@@ -129,7 +129,7 @@ int Run(const Flags& flags, StopSignal& stop) {
     std::cerr << "routestatus-demo: " << error << "\n";
     return 1;
   }
-  kubeclient::RealClock clock;
+  RealClock clock;
   auto config = kubeclient::rest::LoadKubeconfigFile(server.kubeconfig());
   if (!config.ok()) {
     std::cerr << "routestatus-demo: " << config.status().ToString() << "\n";

@@ -102,13 +102,13 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   routestatus::apiserver::Server server(options);
-  routestatus::kubeclient::Status started = server.Start();
+  routestatus::Status started = server.Start();
   if (!started.ok()) {
     std::cerr << "local-apiserver: " << started.ToString() << "\n";
     return 1;
   }
   if (!kubeconfig_out.empty()) {
-    routestatus::kubeclient::Status written = server.WriteKubeconfig(kubeconfig_out);
+    routestatus::Status written = server.WriteKubeconfig(kubeconfig_out);
     if (!written.ok()) {
       std::cerr << "local-apiserver: " << written.ToString() << "\n";
       return 1;

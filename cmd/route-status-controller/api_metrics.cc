@@ -5,7 +5,6 @@
 namespace routestatus::cmd {
 
 using kubeclient::ResourceRef;
-using kubeclient::Status;
 
 // Measures one request from construction to Finish().
 class InstrumentedKubeClient::Timer {
@@ -22,7 +21,7 @@ class InstrumentedKubeClient::Timer {
         .Add({{"verb", verb_},
               {"resource", res_.resource},
               {"subresource", subresource_},
-              {"result", kubeclient::StatusCodeName(status.code())}})
+              {"result", StatusCodeName(status.code())}})
         .Increment();
     c_.latency_
         .Add({{"verb", verb_}, {"resource", res_.resource}},
@@ -45,15 +44,15 @@ class InstrumentedKubeClient::RecordingStream final : public kubeclient::WatchSt
   RecordingStream(std::unique_ptr<kubeclient::WatchStream> inner, ApiReachability& reachability)
       : inner_(std::move(inner)), reachability_(reachability) {}
 
-  kubeclient::StatusOr<kubeclient::WatchEvent> Next() override { return Noted(inner_->Next()); }
-  kubeclient::StatusOr<kubeclient::WatchEvent> NextRaw() override {
+  StatusOr<kubeclient::WatchEvent> Next() override { return Noted(inner_->Next()); }
+  StatusOr<kubeclient::WatchEvent> NextRaw() override {
     return Noted(inner_->NextRaw());
   }
   void Cancel() override { inner_->Cancel(); }
 
  private:
-  kubeclient::StatusOr<kubeclient::WatchEvent> Noted(
-      kubeclient::StatusOr<kubeclient::WatchEvent> event) {
+  StatusOr<kubeclient::WatchEvent> Noted(
+      StatusOr<kubeclient::WatchEvent> event) {
     reachability_.Record(event.status());
     return event;
   }
@@ -78,7 +77,7 @@ InstrumentedKubeClient::InstrumentedKubeClient(std::unique_ptr<kubeclient::KubeC
                          "(for watch: until the stream is open).")
                    .Register(registry)) {}
 
-kubeclient::StatusOr<nlohmann::json> InstrumentedKubeClient::Get(const ResourceRef& res,
+StatusOr<nlohmann::json> InstrumentedKubeClient::Get(const ResourceRef& res,
                                                                  const std::string& ns,
                                                                  const std::string& name) {
   Timer t(*this, "get", res);
@@ -87,7 +86,7 @@ kubeclient::StatusOr<nlohmann::json> InstrumentedKubeClient::Get(const ResourceR
   return r;
 }
 
-kubeclient::StatusOr<kubeclient::ListPage> InstrumentedKubeClient::List(
+StatusOr<kubeclient::ListPage> InstrumentedKubeClient::List(
     const ResourceRef& res, const std::string& ns, const kubeclient::ListOptions& options) {
   Timer t(*this, "list", res);
   auto r = inner_->List(res, ns, options);
@@ -95,7 +94,7 @@ kubeclient::StatusOr<kubeclient::ListPage> InstrumentedKubeClient::List(
   return r;
 }
 
-kubeclient::StatusOr<kubeclient::RawListPage> InstrumentedKubeClient::ListRaw(
+StatusOr<kubeclient::RawListPage> InstrumentedKubeClient::ListRaw(
     const ResourceRef& res, const std::string& ns, const kubeclient::ListOptions& options) {
   Timer t(*this, "list", res);
   auto r = inner_->ListRaw(res, ns, options);
@@ -103,7 +102,7 @@ kubeclient::StatusOr<kubeclient::RawListPage> InstrumentedKubeClient::ListRaw(
   return r;
 }
 
-kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> InstrumentedKubeClient::Watch(
+StatusOr<std::unique_ptr<kubeclient::WatchStream>> InstrumentedKubeClient::Watch(
     const ResourceRef& res, const std::string& ns, const kubeclient::WatchOptions& options) {
   Timer t(*this, "watch", res);
   auto r = inner_->Watch(res, ns, options);
@@ -113,7 +112,7 @@ kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> InstrumentedKubeC
       std::make_unique<RecordingStream>(std::move(r).value(), *reachability_));
 }
 
-kubeclient::StatusOr<nlohmann::json> InstrumentedKubeClient::Create(const ResourceRef& res,
+StatusOr<nlohmann::json> InstrumentedKubeClient::Create(const ResourceRef& res,
                                                                     const std::string& ns,
                                                                     const nlohmann::json& object) {
   Timer t(*this, "create", res);
@@ -122,7 +121,7 @@ kubeclient::StatusOr<nlohmann::json> InstrumentedKubeClient::Create(const Resour
   return r;
 }
 
-kubeclient::StatusOr<nlohmann::json> InstrumentedKubeClient::Update(const ResourceRef& res,
+StatusOr<nlohmann::json> InstrumentedKubeClient::Update(const ResourceRef& res,
                                                                     const nlohmann::json& object) {
   Timer t(*this, "update", res);
   auto r = inner_->Update(res, object);
@@ -130,7 +129,7 @@ kubeclient::StatusOr<nlohmann::json> InstrumentedKubeClient::Update(const Resour
   return r;
 }
 
-kubeclient::StatusOr<nlohmann::json> InstrumentedKubeClient::UpdateStatus(
+StatusOr<nlohmann::json> InstrumentedKubeClient::UpdateStatus(
     const ResourceRef& res, const nlohmann::json& object) {
   Timer t(*this, "update", res, "status");
   auto r = inner_->UpdateStatus(res, object);

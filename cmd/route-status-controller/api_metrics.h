@@ -19,7 +19,7 @@ namespace routestatus::cmd {
 //   routestatus_api_requests_total{verb,resource,subresource,result}
 //   routestatus_api_request_duration_seconds{verb,resource} (histogram)
 // Verbs follow kube-apiserver: get, list, watch, create, update, delete;
-// `result` is kubeclient::StatusCodeName ("ok", "conflict", ...). For a
+// `result` is StatusCodeName ("ok", "conflict", ...). For a
 // watch the latency is the time to open the stream. With `reachability`,
 // every outcome (and every watch event read) is also recorded there.
 // Thread-safe as the wrapped client is; `inner` is owned, `registry` and
@@ -30,30 +30,30 @@ class InstrumentedKubeClient final : public kubeclient::KubeClient {
                          prometheus::Registry& registry,
                          ApiReachability* reachability = nullptr);
 
-  kubeclient::StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef& res,
+  StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef& res,
                                            const std::string& ns,
                                            const std::string& name) override;
-  kubeclient::StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef& res,
+  StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef& res,
                                                   const std::string& ns,
                                                   const kubeclient::ListOptions& options) override;
   // Forwarded (not the base class's List()-based default) so the wrapped
   // client's tree-free list decoding is kept. Counted as verb "list".
-  kubeclient::StatusOr<kubeclient::RawListPage> ListRaw(
+  StatusOr<kubeclient::RawListPage> ListRaw(
       const kubeclient::ResourceRef& res, const std::string& ns,
       const kubeclient::ListOptions& options) override;
   // The stream is the wrapped client's own (its NextRaw() included),
   // wrapped to record its events when `reachability` is set.
-  kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
+  StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
       const kubeclient::ResourceRef& res, const std::string& ns,
       const kubeclient::WatchOptions& options) override;
-  kubeclient::StatusOr<nlohmann::json> Create(const kubeclient::ResourceRef& res,
+  StatusOr<nlohmann::json> Create(const kubeclient::ResourceRef& res,
                                               const std::string& ns,
                                               const nlohmann::json& object) override;
-  kubeclient::StatusOr<nlohmann::json> Update(const kubeclient::ResourceRef& res,
+  StatusOr<nlohmann::json> Update(const kubeclient::ResourceRef& res,
                                               const nlohmann::json& object) override;
-  kubeclient::StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef& res,
+  StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef& res,
                                                     const nlohmann::json& object) override;
-  kubeclient::Status Delete(const kubeclient::ResourceRef& res, const std::string& ns,
+  Status Delete(const kubeclient::ResourceRef& res, const std::string& ns,
                             const std::string& name) override;
   void Shutdown() override { inner_->Shutdown(); }
 

@@ -6,12 +6,10 @@
 
 namespace routestatus::cmd {
 
-using kubeclient::FailureClass;
-using kubeclient::StatusCode;
 
 namespace {
 
-std::string Seconds(kubeclient::Duration d) {
+std::string Seconds(routestatus::Duration d) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.1f s", std::chrono::duration<double>(d).count());
   return buf;
@@ -19,12 +17,12 @@ std::string Seconds(kubeclient::Duration d) {
 
 }  // namespace
 
-ApiReachability::ApiReachability(const kubeclient::Clock& clock, Options options)
+ApiReachability::ApiReachability(const Clock& clock, Options options)
     : clock_(clock), options_(std::move(options)) {}
 
-void ApiReachability::Record(const kubeclient::Status& outcome) {
+void ApiReachability::Record(const Status& outcome) {
   if (outcome.code() == StatusCode::kCancelled || outcome.code() == StatusCode::kClosed) return;
-  const FailureClass c = kubeclient::FailureClassOf(outcome);
+  const FailureClass c = FailureClassOf(outcome);
   if (c == FailureClass::kAnswered) {
     last_success_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                clock_.WallNow().time_since_epoch())
@@ -32,7 +30,7 @@ void ApiReachability::Record(const kubeclient::Status& outcome) {
                            std::memory_order_relaxed);
     if (!troubled_.load(std::memory_order_acquire)) return;
     bool was_outage;
-    kubeclient::Duration length;
+    routestatus::Duration length;
     uint64_t failed;
     {
       std::lock_guard<std::mutex> l(mu_);
@@ -57,7 +55,7 @@ void ApiReachability::Record(const kubeclient::Status& outcome) {
     ++failures_[static_cast<size_t>(c)];
     // Why: a 429 is an answer (the server is up), just not the one we wanted.
     if (c == FailureClass::kThrottled) return;
-    const kubeclient::SteadyTime now = clock_.Now();
+    const SteadyTime now = clock_.Now();
     if (!troubled_.load(std::memory_order_relaxed)) {
       streak_start_ = now;
       streak_failures_ = 0;
@@ -79,7 +77,7 @@ void ApiReachability::Record(const kubeclient::Status& outcome) {
 
 ApiReachabilitySnapshot ApiReachability::Snapshot() const {
   ApiReachabilitySnapshot s;
-  s.last_success = kubeclient::SystemTime(std::chrono::duration_cast<kubeclient::SystemTime::duration>(
+  s.last_success = SystemTime(std::chrono::duration_cast<SystemTime::duration>(
       std::chrono::nanoseconds(last_success_ns_.load(std::memory_order_relaxed))));
   std::lock_guard<std::mutex> l(mu_);
   s.reachable = !outage_;

@@ -8,18 +8,18 @@
 #include <mutex>
 #include <string>
 
-#include "kubeclient/clock.h"
-#include "kubeclient/status.h"
+#include "base/clock.h"
+#include "base/status.h"
 
 namespace routestatus::cmd {
 
 // A point-in-time copy of ApiReachability, for metrics and tests. Value type.
 struct ApiReachabilitySnapshot {
   bool reachable = true;             // false during a reported outage
-  kubeclient::SystemTime last_success{};  // wall time of the last answer (epoch = never)
+  SystemTime last_success{};  // wall time of the last answer (epoch = never)
   uint64_t outages = 0;              // outages reported (one WARNING each)
-  // Failed requests by kubeclient::FailureClass (index 0, kAnswered, unused).
-  std::array<uint64_t, kubeclient::kFailureClassCount> failures{};
+  // Failed requests by FailureClass (index 0, kAnswered, unused).
+  std::array<uint64_t, kFailureClassCount> failures{};
 };
 
 // Whether the Kubernetes API server answers this process, from the outcome
@@ -36,11 +36,11 @@ class ApiReachability {
     std::string server;  // the API server's URL, for the log lines
     // How long failures must go on before they are an outage: a single
     // reset connection that the next request gets past is not one.
-    kubeclient::Duration grace = std::chrono::seconds(1);
+    routestatus::Duration grace = std::chrono::seconds(1);
   };
 
   // `clock` must outlive this object.
-  ApiReachability(const kubeclient::Clock& clock, Options options);
+  ApiReachability(const Clock& clock, Options options);
 
   // Called after the INFO line, on the thread that recorded the answer
   // (must be quick): e.g. re-queue work whose retries failed meanwhile. Set
@@ -49,12 +49,12 @@ class ApiReachability {
 
   // The outcome of one request, or of one watch event read (OK). Cancelled
   // requests and normally closed watches say nothing and are ignored.
-  void Record(const kubeclient::Status& outcome);
+  void Record(const Status& outcome);
 
   ApiReachabilitySnapshot Snapshot() const;
 
  private:
-  const kubeclient::Clock& clock_;
+  const Clock& clock_;
   const Options options_;
   std::function<void()> on_recovered_;
   // Fast path for answers while nothing is wrong: no lock.
@@ -62,11 +62,11 @@ class ApiReachability {
   std::atomic<int64_t> last_success_ns_{0};  // wall time since the epoch
 
   mutable std::mutex mu_;
-  kubeclient::SteadyTime streak_start_{};  // GUARDED_BY(mu_): first failure since an answer
+  SteadyTime streak_start_{};  // GUARDED_BY(mu_): first failure since an answer
   uint64_t streak_failures_ = 0;           // GUARDED_BY(mu_)
   bool outage_ = false;                    // GUARDED_BY(mu_): the WARNING was logged
   uint64_t outages_ = 0;                   // GUARDED_BY(mu_)
-  std::array<uint64_t, kubeclient::kFailureClassCount> failures_{};  // GUARDED_BY(mu_)
+  std::array<uint64_t, kFailureClassCount> failures_{};  // GUARDED_BY(mu_)
 };
 
 }  // namespace routestatus::cmd

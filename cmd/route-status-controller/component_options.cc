@@ -17,7 +17,7 @@ std::chrono::seconds WholeSeconds(Duration d) {
 
 }  // namespace
 
-kubeclient::StatusOr<ComponentOptions> BuildComponentOptions(const Options& o, const EnvMap& env) {
+StatusOr<ComponentOptions> BuildComponentOptions(const Options& o, const EnvMap& env) {
   ComponentOptions c;
 
   c.config_sources.explicit_kubeconfig = o.kubeconfig;
@@ -56,12 +56,12 @@ kubeclient::StatusOr<ComponentOptions> BuildComponentOptions(const Options& o, c
 
   auto route_selector = kubeclient::LabelSelector::Parse(o.route_labels);
   if (!route_selector.ok()) {
-    return kubeclient::Status(kubeclient::StatusCode::kInvalid,
+    return Status(StatusCode::kInvalid,
                               "--route-labels: " + route_selector.status().message());
   }
   auto namespace_selector = kubeclient::LabelSelector::Parse(o.namespace_labels);
   if (!namespace_selector.ok()) {
-    return kubeclient::Status(kubeclient::StatusCode::kInvalid,
+    return Status(StatusCode::kInvalid,
                               "--namespace-labels: " + namespace_selector.status().message());
   }
   c.shard.route_selector = std::move(route_selector).value();

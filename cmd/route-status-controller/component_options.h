@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "base/status.h"
 #include "cmd/route-status-controller/config.h"
 #include "conflict/contention_tracker.h"
 #include "controller/admission.h"
@@ -10,7 +11,6 @@
 #include "kubeclient/cache/reflector.h"
 #include "kubeclient/rest/kube_config.h"
 #include "kubeclient/rest/rest_kube_client.h"
-#include "kubeclient/status.h"
 #include "lease/backoff_write_lease.h"
 #include "lease/lease_presets.h"
 
@@ -35,7 +35,7 @@ struct ComponentOptions {
 // `env` supplies KUBERNETES_SERVICE_HOST/PORT, KUBECONFIG and HOME for the
 // kubeconfig resolution. kInvalid if a selector does not parse. Pure;
 // thread-safe.
-kubeclient::StatusOr<ComponentOptions> BuildComponentOptions(const Options& options,
+StatusOr<ComponentOptions> BuildComponentOptions(const Options& options,
                                                              const EnvMap& env);
 
 // Applies --server / --token over a resolved configuration (no-op when unset).

@@ -40,10 +40,10 @@ class ControllerApp::QueueObserver final : public kubeclient::cache::WorkQueueOb
                   .Register(registry)
                   .Add({}, LatencyBuckets())) {}
 
-  void OnGet(kubeclient::Duration latency) override {
+  void OnGet(routestatus::Duration latency) override {
     wait_.Observe(std::chrono::duration<double>(latency).count());
   }
-  void OnDone(kubeclient::Duration took) override {
+  void OnDone(routestatus::Duration took) override {
     work_.Observe(std::chrono::duration<double>(took).count());
   }
 
@@ -75,10 +75,10 @@ ControllerApp::ControllerApp(const Options& options, const ComponentOptions& com
                  ? std::make_unique<lease::BackoffWriteLease>(
                        clock_, options.write_lease
                                    ? components.lease
-                                   : UnleasedWriteLease::PassThroughOptions(components.lease))
+                                   : lease::UnleasedWriteLease::PassThroughOptions(components.lease))
                  : nullptr),
-      observe_only_(options.update_status ? nullptr : std::make_unique<ObserveOnlyLease>()),
-      unleased_(lease_ && !options.write_lease ? std::make_unique<UnleasedWriteLease>(*lease_)
+      observe_only_(options.update_status ? nullptr : std::make_unique<lease::ObserveOnlyLease>()),
+      unleased_(lease_ && !options.write_lease ? std::make_unique<lease::UnleasedWriteLease>(*lease_)
                                                : nullptr),
       tracker_(clock_, components.tracker),
       gate_(tracker_),
@@ -195,7 +195,7 @@ void ControllerApp::Start() {
 void ControllerApp::FlushLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
-    kubeclient::SteadyTime due = tracker_.NextFlush();
+    SteadyTime due = tracker_.NextFlush();
     if (clock_.Now() >= due) {
       lock.unlock();
       tracker_.Flush();  // ends the warning window (warnings are logged when they happen)

@@ -12,24 +12,24 @@
 #include <prometheus/collectable.h>
 #include <prometheus/registry.h>
 
+#include "base/clock.h"
 #include "cmd/route-status-controller/component_options.h"
 #include "cmd/route-status-controller/config.h"
 #include "cmd/route-status-controller/http_endpoint.h"
 #include "cmd/route-status-controller/metrics_collector.h"
-#include "cmd/route-status-controller/observe_only_lease.h"
-#include "cmd/route-status-controller/unleased_write_lease.h"
-#include "controller/tracker_gate.h"
 #include "conflict/contention_tracker.h"
 #include "controller/controller.h"
 #include "controller/shard.h"
 #include "controller/status_stats.h"
 #include "controller/status_syncer.h"
+#include "controller/tracker_gate.h"
 #include "kubeclient/cache/informer.h"
 #include "kubeclient/cache/periodic_resync.h"
 #include "kubeclient/cache/rate_limiting_work_queue.h"
-#include "kubeclient/clock.h"
 #include "kubeclient/kube_client.h"
 #include "lease/backoff_write_lease.h"
+#include "lease/observe_only_lease.h"
+#include "lease/unleased_write_lease.h"
 
 namespace routestatus::cmd {
 
@@ -37,9 +37,9 @@ namespace routestatus::cmd {
 // -> work queue -> N reconcile workers (controller::Controller) -> write
 // lease (N lease workers run the status PUTs) with the contention tracker
 // (flushed by a timer thread at NextFlush()) and a periodic resync. With
-// options.update_status false the lease is ObserveOnlyLease: decisions are
+// options.update_status false the lease is lease::ObserveOnlyLease: decisions are
 // computed and counted, nothing is written. With options.write_lease false
-// the lease is UnleasedWriteLease and the tracker is not consulted
+// the lease is lease::UnleasedWriteLease and the tracker is not consulted
 // (controller::NoContentionGate): every replica writes what differs.
 //
 // Every internal thread is wrapped: an escaping exception, or a thread that
@@ -92,15 +92,15 @@ class ControllerApp {
 
   const Options options_;
   const ComponentOptions components_;
-  kubeclient::RealClock clock_;
+  RealClock clock_;
   std::unique_ptr<kubeclient::KubeClient> client_;
   std::unique_ptr<QueueObserver> queue_observer_;
   kubeclient::cache::RouteInformer routes_;
   kubeclient::cache::NamespaceInformer namespaces_;
   kubeclient::cache::RateLimitingWorkQueue queue_;
   std::unique_ptr<lease::BackoffWriteLease> lease_;  // null when observe-only
-  std::unique_ptr<ObserveOnlyLease> observe_only_;   // null when writing
-  std::unique_ptr<UnleasedWriteLease> unleased_;     // set with --write-lease=false
+  std::unique_ptr<lease::ObserveOnlyLease> observe_only_;   // null when writing
+  std::unique_ptr<lease::UnleasedWriteLease> unleased_;     // set with --write-lease=false
   conflict::ContentionTracker tracker_;
   controller::TrackerGate gate_;
   controller::NoContentionGate no_gate_;  // used instead of gate_ without a lease

@@ -21,8 +21,6 @@
 namespace routestatus::cmd {
 namespace {
 
-using kubeclient::Status;
-using kubeclient::StatusCode;
 
 void Reply(mg_connection* conn, int code, const char* reason, const char* content_type,
            const std::string& body) {
@@ -81,7 +79,7 @@ HttpEndpoint::HttpEndpoint(prometheus::Registry& registry, ReadinessCheck readin
 
 HttpEndpoint::~HttpEndpoint() { Stop(); }
 
-kubeclient::StatusOr<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(
+StatusOr<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(
     const Options& options, prometheus::Registry& registry, ReadinessCheck readiness) {
   std::string host;
   int port = 0;

@@ -10,7 +10,7 @@
 
 #include <prometheus/registry.h>
 
-#include "kubeclient/status.h"
+#include "base/status.h"
 
 struct mg_context;
 struct mg_connection;
@@ -39,7 +39,7 @@ class HttpEndpoint {
 
   // Binds and starts serving. Errors: kInvalid (bad address), kUnavailable
   // (cannot bind, e.g. port in use).
-  static kubeclient::StatusOr<std::unique_ptr<HttpEndpoint>> Start(
+  static StatusOr<std::unique_ptr<HttpEndpoint>> Start(
       const Options& options, prometheus::Registry& registry, ReadinessCheck readiness);
 
   ~HttpEndpoint();  // Stop()s

@@ -1,5 +1,5 @@
 // route-status-controller: writes this router name's status.ingress entry of
-// every route it serves (see DESIGN.md). Parses and validates the
+// every route it serves (see docs/design.md). Parses and validates the
 // configuration, connects to the API server, runs the controller
 // (ControllerApp), serves /metrics, /healthz and /readyz, and stops on
 // SIGTERM/SIGINT (exit 0). `clear` removes a router name's entries.
@@ -73,7 +73,7 @@ int ConfigError(const std::string& message) {
 // Where the API server is: kubeconfig / in-cluster / KUBECONFIG, then
 // --server / --token over it. With --server and nothing else to read,
 // --server alone is enough. Errors are configuration errors (exit 2).
-kubeclient::StatusOr<kubeclient::rest::RestConfig> ResolveRestConfig(const Options& options,
+StatusOr<kubeclient::rest::RestConfig> ResolveRestConfig(const Options& options,
                                                                      const ComponentOptions& c) {
   auto config = kubeclient::rest::ResolveConfig(c.config_sources);
   if (!config.ok()) {
@@ -89,7 +89,7 @@ kubeclient::StatusOr<kubeclient::rest::RestConfig> ResolveRestConfig(const Optio
 }
 
 int RunClear(const Options& options, kubeclient::KubeClient& client,
-             const kubeclient::Clock& clock, const controller::ClearOptions& clear_options) {
+             const Clock& clock, const controller::ClearOptions& clear_options) {
   std::cout << "clearing the status.ingress entries of router " << clear_options.router_name
             << " from every route" << std::endl;
   controller::ClearProgress last;
@@ -164,7 +164,7 @@ int Main(int argc, char** argv) {
   LOG(INFO) << "API server " << WithoutUserInfo(rest_config->server) << " from "
             << rest_config->origin;
 
-  kubeclient::RealClock clock;  // outlives the clients below
+  RealClock clock;  // outlives the clients below
   prometheus::Registry registry;
   RestClientMetrics rest_metrics(registry);
   kubeclient::rest::RestOptions rest = components->rest;
@@ -174,7 +174,7 @@ int Main(int argc, char** argv) {
                     options.router_name + ")";
   auto client = kubeclient::rest::NewRestKubeClient(*rest_config, clock, rest);
   if (!client.ok()) {
-    if (client.status().code() == kubeclient::StatusCode::kInvalid) {
+    if (client.status().code() == StatusCode::kInvalid) {
       return ConfigError(rest_config->origin + ": " + client.status().message());
     }
     LOG(ERROR) << "cannot build the API client: " << client.status().ToString();

@@ -53,9 +53,9 @@ class Families {
   std::vector<MetricFamily>* out_;
 };
 
-double Seconds(kubeclient::Duration d) { return std::chrono::duration<double>(d).count(); }
+double Seconds(routestatus::Duration d) { return std::chrono::duration<double>(d).count(); }
 
-void CollectStatus(const controller::StatusStats& s, const ObserveOnlyLease* observe_only,
+void CollectStatus(const controller::StatusStats& s, const lease::ObserveOnlyLease* observe_only,
                    Families& f) {
   f.Begin("routestatus_status_writes_total",
           "Status PUTs of our route.status.ingress entry, by result.", MetricType::Counter);
@@ -108,8 +108,8 @@ void CollectStatus(const controller::StatusStats& s, const ObserveOnlyLease* obs
 // `unleased` is set with --write-lease=false: `lease` is then only its
 // queue (always in Election), so the state shown is "disabled" and the
 // outcomes are the work's own.
-void CollectLease(const lease::BackoffWriteLease& lease, const UnleasedWriteLease* unleased,
-                  const kubeclient::Clock& clock, Families& f) {
+void CollectLease(const lease::BackoffWriteLease& lease, const lease::UnleasedWriteLease* unleased,
+                  const Clock& clock, Families& f) {
   lease::LeaseSnapshot s = lease.Snapshot();
   f.Begin("routestatus_lease_state",
           "Write lease state of this replica: 1 for the current state, 0 for the others "
@@ -271,7 +271,7 @@ void CollectInformers(
                "Wall time of the last successful full list, in seconds since the epoch (0 = "
                "never).",
                MetricType::Gauge, [](const S& s) {
-                 if (s.last_sync == kubeclient::SystemTime{}) return 0.0;
+                 if (s.last_sync == SystemTime{}) return 0.0;
                  return std::chrono::duration<double>(s.last_sync.time_since_epoch()).count();
                });
 }
@@ -285,7 +285,7 @@ void CollectApi(const ApiReachability& api, Families& f) {
   f.Gauge("routestatus_api_last_success_timestamp_seconds",
           "Wall time of the last request or watch event the API server answered, in seconds "
           "since the epoch (0 = never).",
-          s.last_success == kubeclient::SystemTime{}
+          s.last_success == SystemTime{}
               ? 0.0
               : std::chrono::duration<double>(s.last_success.time_since_epoch()).count());
   f.Counter("routestatus_api_outages_total",
@@ -295,9 +295,9 @@ void CollectApi(const ApiReachability& api, Families& f) {
           "API requests and watch reads that got no usable answer, by class (connection_refused, "
           "connection_reset, timeout, connection_error, server_error = 5xx, throttled = 429).",
           MetricType::Counter);
-  for (int c = 1; c < kubeclient::kFailureClassCount; ++c) {
+  for (int c = 1; c < kFailureClassCount; ++c) {
     f.Add(static_cast<double>(s.failures[static_cast<size_t>(c)]),
-          {{"class", kubeclient::FailureClassName(static_cast<kubeclient::FailureClass>(c))}});
+          {{"class", FailureClassName(static_cast<FailureClass>(c))}});
   }
 }
 

@@ -7,28 +7,28 @@
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
+#include "base/clock.h"
 #include "cmd/route-status-controller/api_reachability.h"
-#include "cmd/route-status-controller/observe_only_lease.h"
-#include "cmd/route-status-controller/unleased_write_lease.h"
 #include "conflict/contention_tracker.h"
 #include "controller/status_stats.h"
 #include "kubeclient/cache/informer.h"
 #include "kubeclient/cache/periodic_resync.h"
 #include "kubeclient/cache/rate_limiting_work_queue.h"
-#include "kubeclient/clock.h"
 #include "lease/backoff_write_lease.h"
+#include "lease/observe_only_lease.h"
+#include "lease/unleased_write_lease.h"
 
 namespace routestatus::cmd {
 
 // What the collector reads. Pointers may be null (that part is not
 // exported); everything pointed to must outlive the collector's use.
 struct MetricsSources {
-  const kubeclient::Clock* clock = nullptr;
+  const Clock* clock = nullptr;
   const controller::StatusStats* status = nullptr;
   const lease::BackoffWriteLease* lease = nullptr;
-  const ObserveOnlyLease* observe_only = nullptr;
+  const lease::ObserveOnlyLease* observe_only = nullptr;
   // Set with --write-lease=false (`lease` is then its queue).
-  const UnleasedWriteLease* unleased = nullptr;
+  const lease::UnleasedWriteLease* unleased = nullptr;
   const conflict::ContentionTracker* tracker = nullptr;
   const kubeclient::cache::RateLimitingWorkQueue* queue = nullptr;
   const kubeclient::cache::RouteInformer* routes = nullptr;

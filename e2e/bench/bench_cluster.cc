@@ -17,7 +17,7 @@ BenchCluster::BenchCluster(const std::string& name) : dir_(MakeTempDir("routesta
   options.watch_history = 100000;
   options.watcher_buffer = 200000;
   server_ = std::make_unique<apiserver::Server>(options);
-  kubeclient::Status started = server_->Start();
+  Status started = server_->Start();
   CHECK(started.ok()) << started.ToString();
   kubeconfig_ = dir_ + "/kubeconfig";
   CHECK(server_->WriteKubeconfig(kubeconfig_).ok());

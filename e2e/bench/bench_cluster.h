@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "apiserver/server.h"
+#include "base/clock.h"
 #include "e2e/bench/fleet.h"
-#include "kubeclient/clock.h"
 #include "kubeclient/kube_client.h"
 
 namespace routestatus::e2e::bench {
@@ -64,7 +64,7 @@ class BenchCluster {
  private:
   std::string dir_;
   std::string kubeconfig_;
-  kubeclient::RealClock clock_;
+  RealClock clock_;
   std::unique_ptr<apiserver::Server> server_;
   std::unique_ptr<kubeclient::KubeClient> client_;
   std::unique_ptr<ReplicaSet> replicas_;

@@ -28,9 +28,6 @@
 
 namespace routestatus::e2e {
 
-using kubeclient::Status;
-using kubeclient::StatusCode;
-using kubeclient::StatusOr;
 using nlohmann::json;
 
 namespace {

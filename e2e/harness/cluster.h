@@ -9,14 +9,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/clock.h"
+#include "base/status.h"
 #include "e2e/harness/prom_text.h"
 #include "e2e/harness/route_factory.h"
 #include "e2e/harness/subprocess.h"
-#include "kubeclient/clock.h"
 #include "kubeclient/kube_client.h"
 #include "kubeclient/rest/kube_config.h"
 #include "kubeclient/route.h"
-#include "kubeclient/status.h"
 
 namespace routestatus::e2e {
 
@@ -93,7 +93,7 @@ class LocalApiServer {
 
 // Reads route `ns`/`name`, applies `mutate` to its JSON and PUTs it (the
 // status subresource when `status`); retries on 409 (bounded). Thread-safe.
-kubeclient::StatusOr<nlohmann::json> UpdateRouteWith(
+StatusOr<nlohmann::json> UpdateRouteWith(
     kubeclient::KubeClient& client, const std::string& ns, const std::string& name,
     const std::function<void(nlohmann::json&)>& mutate, bool status = false);
 
@@ -121,7 +121,7 @@ class TestCluster {
   void KeepTempDir() { env_.keep_logs = true; }
   // Thread-safe (the client is).
   kubeclient::KubeClient& client() { return *client_; }
-  const kubeclient::Clock& clock() const { return clock_; }
+  const Clock& clock() const { return clock_; }
 
   // Creates a namespace named prefix + `base` (+ a random suffix on a real
   // cluster), labelled routestatus-e2e=true (so a controller deployed on the
@@ -131,22 +131,22 @@ class TestCluster {
   std::string CreateNamespace(const std::string& base,
                               const std::map<std::string, std::string>& labels = {});
   // Route CRUD through the client. Thread-safe.
-  kubeclient::StatusOr<nlohmann::json> CreateRoute(const RouteShape& shape);
+  StatusOr<nlohmann::json> CreateRoute(const RouteShape& shape);
   // Reads the route, applies `mutate` to its JSON and PUTs it; retries on 409.
-  kubeclient::StatusOr<nlohmann::json> UpdateRoute(const std::string& ns, const std::string& name,
+  StatusOr<nlohmann::json> UpdateRoute(const std::string& ns, const std::string& name,
                                                    const std::function<void(nlohmann::json&)>& mutate);
   // Same for the status subresource (as "another process" would).
-  kubeclient::StatusOr<nlohmann::json> UpdateRouteStatus(
+  StatusOr<nlohmann::json> UpdateRouteStatus(
       const std::string& ns, const std::string& name,
       const std::function<void(nlohmann::json&)>& mutate);
-  kubeclient::Status DeleteRoute(const std::string& ns, const std::string& name);
+  Status DeleteRoute(const std::string& ns, const std::string& name);
   // Every route of the namespaces this cluster object created. Thread-safe.
-  kubeclient::StatusOr<std::vector<kubeclient::Route>> ListRoutes();
+  StatusOr<std::vector<kubeclient::Route>> ListRoutes();
   const std::vector<std::string>& namespaces() const { return namespaces_; }
 
   // The server's /metrics (embedded: plain HTTP GET; real: a GET with the
   // kubeconfig's credentials, else `kubectl get --raw /metrics`).
-  kubeclient::StatusOr<std::vector<PromSample>> ScrapeServerMetrics();
+  StatusOr<std::vector<PromSample>> ScrapeServerMetrics();
   // Status PUTs by result so far; CHECK-fails if the metrics cannot be read.
   WriteCounts StatusWrites();
   // Every write verb (create, update, patch, delete) on routes/status so far.
@@ -154,16 +154,16 @@ class TestCluster {
 
   // Embedded only (kInvalid on a real cluster): fault injection
   // through the admin endpoints. `rule` is a FaultRule JSON object.
-  kubeclient::Status AddFault(const nlohmann::json& rule);
-  kubeclient::Status ClearFaults();
-  kubeclient::Status CloseWatches();
-  kubeclient::Status Compact();
-  kubeclient::Status DropConnections();
+  Status AddFault(const nlohmann::json& rule);
+  Status ClearFaults();
+  Status CloseWatches();
+  Status Compact();
+  Status DropConnections();
   // A kube-apiserver restart (POST /admin/restart): every connection closed,
   // new ones refused for `down`, then the same objects with a fresh watch
   // history (older resourceVersions get 410). Blocks until the server
   // answers again; returns when it first did (/readyz polled every 10 ms).
-  kubeclient::StatusOr<std::chrono::steady_clock::time_point> RestartServer(
+  StatusOr<std::chrono::steady_clock::time_point> RestartServer(
       std::chrono::milliseconds down);
 
   // The server's log (embedded), for failure reports.
@@ -171,11 +171,11 @@ class TestCluster {
 
  private:
   TestCluster() = default;
-  kubeclient::Status AdminPost(const std::string& path, const std::string& body,
+  Status AdminPost(const std::string& path, const std::string& body,
                                const std::string& method = "POST");
 
   E2eEnv env_;
-  kubeclient::RealClock clock_;
+  RealClock clock_;
   std::string temp_dir_;
   std::string kubeconfig_;
   kubeclient::rest::RestConfig rest_config_;

@@ -20,9 +20,6 @@
 
 namespace routestatus::e2e {
 
-using kubeclient::Status;
-using kubeclient::StatusCode;
-using kubeclient::StatusOr;
 
 namespace {
 

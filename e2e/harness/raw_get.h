@@ -2,8 +2,8 @@
 
 #include <string>
 
+#include "base/status.h"
 #include "kubeclient/rest/kube_config.h"
-#include "kubeclient/status.h"
 
 namespace routestatus::e2e {
 
@@ -14,7 +14,7 @@ namespace routestatus::e2e {
 // token file); plain http too. Returns the body of a 200 response; other
 // codes and transport failures are errors naming them. For the e2e suite on
 // real clusters (kubectl may not be installed where it runs). Thread-safe.
-kubeclient::StatusOr<std::string> RawGet(const kubeclient::rest::RestConfig& config,
+StatusOr<std::string> RawGet(const kubeclient::rest::RestConfig& config,
                                          const std::string& path);
 
 }  // namespace routestatus::e2e

@@ -10,9 +10,6 @@
 
 namespace routestatus::e2e {
 
-using kubeclient::Status;
-using kubeclient::StatusCode;
-using kubeclient::StatusOr;
 
 namespace {
 

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "e2e/harness/cluster.h"
 #include "e2e/harness/prom_text.h"
 #include "e2e/harness/subprocess.h"
-#include "kubeclient/status.h"
 
 namespace routestatus::e2e {
 
@@ -86,7 +86,7 @@ class Replica {
   const std::string& log_path() const { return log_path_; }
 
   // GET /metrics of this replica.
-  kubeclient::StatusOr<std::vector<PromSample>> Scrape();
+  StatusOr<std::vector<PromSample>> Scrape();
   // True once /readyz answers 200.
   bool Ready();
   // Its status writes by result (zeros when unreachable).

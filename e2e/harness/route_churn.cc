@@ -81,7 +81,7 @@ std::vector<RouteChange> RandomChanges(const std::string& ns, const std::string&
 
 namespace {
 
-kubeclient::Status ApplyOne(TestCluster& cluster, const RouteChange& c) {
+Status ApplyOne(TestCluster& cluster, const RouteChange& c) {
   switch (c.kind) {
     case ChangeKind::kCreate: {
       RouteShape s;
@@ -101,7 +101,7 @@ kubeclient::Status ApplyOne(TestCluster& cluster, const RouteChange& c) {
     case ChangeKind::kDelete:
       return cluster.DeleteRoute(c.ns, c.name);
   }
-  return kubeclient::Status(kubeclient::StatusCode::kInternal, "unknown change kind");
+  return Status(StatusCode::kInternal, "unknown change kind");
 }
 
 }  // namespace
@@ -117,20 +117,20 @@ std::vector<AppliedChange> ApplyChanges(TestCluster& cluster, const std::vector<
       std::this_thread::sleep_until(due);
     }
     const RouteChange& c = changes[i];
-    kubeclient::Status status;
+    Status status;
     // Why: retry transport failures and 429/5xx (fault-injection scenarios
     // drop connections); a retried create/delete that had already been
     // applied reads as AlreadyExists/NotFound, which counts as done.
     for (int attempt = 0; attempt < 50; ++attempt) {
       status = ApplyOne(cluster, c);
       if (attempt > 0 && ((c.kind == ChangeKind::kCreate &&
-                           status.code() == kubeclient::StatusCode::kAlreadyExists) ||
+                           status.code() == StatusCode::kAlreadyExists) ||
                           (c.kind == ChangeKind::kDelete &&
-                           status.code() == kubeclient::StatusCode::kNotFound))) {
-        status = kubeclient::Status::Ok();
+                           status.code() == StatusCode::kNotFound))) {
+        status = Status::Ok();
       }
       if (status.ok() || !status.IsRetryable() ||
-          status.code() == kubeclient::StatusCode::kConflict) {
+          status.code() == StatusCode::kConflict) {
         break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "e2e/harness/cluster.h"
 #include "kubeclient/route.h"
-#include "kubeclient/status.h"
 
 namespace routestatus::e2e {
 
@@ -49,7 +49,7 @@ std::vector<RouteChange> RandomChanges(const std::string& ns, const std::string&
 struct AppliedChange {
   RouteChange change;
   std::chrono::steady_clock::time_point at;  // when the API call returned
-  kubeclient::Status status;
+  Status status;
 };
 
 // Applies `changes` in order, paced at `per_second` (0 = as fast as

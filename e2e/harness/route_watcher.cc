@@ -41,7 +41,7 @@ void RouteWatcher::Start() {
       options.timeout = std::chrono::seconds(60);
       auto watch = cluster_.client().Watch(kubeclient::RoutesResource(), "", options);
       if (!watch.ok()) {
-        if (watch.status().code() == kubeclient::StatusCode::kGone) {
+        if (watch.status().code() == StatusCode::kGone) {
           std::string relisted = Relist(false);
           if (!relisted.empty()) version = relisted;
         }
@@ -79,7 +79,7 @@ void RouteWatcher::Start() {
             if (!event->ResourceVersion().empty()) version = event->ResourceVersion();
             break;
           case kubeclient::WatchEventType::kError:
-            if (event->ErrorStatus().code() == kubeclient::StatusCode::kGone) {
+            if (event->ErrorStatus().code() == StatusCode::kGone) {
               std::string relisted;
               while (relisted.empty()) {
                 {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <random>
 
-#include "kubeclient/clock.h"
+#include "base/clock.h"
 
 namespace routestatus::kubeclient::cache {
 

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
 #include "kubeclient/cache/reflector.h"
 #include "kubeclient/cache/store.h"
-#include "kubeclient/clock.h"
 #include "kubeclient/kube_client.h"
 #include "kubeclient/route.h"
 

@@ -5,7 +5,7 @@
 #include <mutex>
 #include <thread>
 
-#include "kubeclient/clock.h"
+#include "base/clock.h"
 
 namespace routestatus::kubeclient::cache {
 

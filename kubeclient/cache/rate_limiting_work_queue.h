@@ -11,8 +11,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "base/clock.h"
 #include "kubeclient/cache/work_queue.h"
-#include "kubeclient/clock.h"
 
 namespace routestatus::kubeclient::cache {
 

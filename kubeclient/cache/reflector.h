@@ -17,11 +17,11 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "base/clock.h"
+#include "base/status.h"
 #include "kubeclient/cache/backoff.h"
 #include "kubeclient/cache/indexed_store.h"
-#include "kubeclient/clock.h"
 #include "kubeclient/kube_client.h"
-#include "kubeclient/status.h"
 
 namespace routestatus::kubeclient::cache {
 

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <string>
 
-#include "kubeclient/clock.h"
+#include "base/clock.h"
 
 namespace routestatus::kubeclient::cache {
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <string_view>
 
-#include "kubeclient/cancellation.h"
-#include "kubeclient/clock.h"
+#include "base/cancellation.h"
+#include "base/clock.h"
+#include "base/status.h"
 #include "kubeclient/rest/kube_config.h"
-#include "kubeclient/status.h"
 
 namespace routestatus::kubeclient::rest {
 

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "kubeclient/status.h"
+#include "base/status.h"
 
 namespace routestatus::kubeclient::rest {
 

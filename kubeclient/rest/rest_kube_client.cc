@@ -19,7 +19,7 @@
 #include <glog/logging.h>
 #include <nlohmann/json.hpp>
 
-#include "kubeclient/cancellation.h"
+#include "base/cancellation.h"
 #include "kubeclient/rest/exec_credential.h"
 #include "kubeclient/rest/line_splitter.h"
 #include "kubeclient/rest/rest_paths.h"

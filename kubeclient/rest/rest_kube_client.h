@@ -6,10 +6,10 @@
 #include <string>
 #include <string_view>
 
-#include "kubeclient/clock.h"
+#include "base/clock.h"
+#include "base/status.h"
 #include "kubeclient/kube_client.h"
 #include "kubeclient/rest/kube_config.h"
-#include "kubeclient/status.h"
 
 namespace routestatus::kubeclient::rest {
 

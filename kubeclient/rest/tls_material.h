@@ -2,8 +2,8 @@
 
 #include <string>
 
+#include "base/status.h"
 #include "kubeclient/rest/kube_config.h"
-#include "kubeclient/status.h"
 
 namespace routestatus::kubeclient::rest {
 

@@ -2,8 +2,8 @@
 
 #include <mutex>
 
-#include "kubeclient/cancellation.h"
-#include "kubeclient/clock.h"
+#include "base/cancellation.h"
+#include "base/clock.h"
 
 namespace routestatus::kubeclient::rest {
 

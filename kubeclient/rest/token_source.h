@@ -4,7 +4,7 @@
 #include <mutex>
 #include <string>
 
-#include "kubeclient/status.h"
+#include "base/status.h"
 
 namespace routestatus::kubeclient::rest {
 

@@ -22,9 +22,6 @@
 namespace routestatus::cmd {
 namespace {
 
-using kubeclient::FailureClass;
-using kubeclient::Status;
-using kubeclient::StatusCode;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -102,7 +99,7 @@ TEST_F(ApiReachabilityTest, OneWarningPerOutageAndOneInfoWhenItAnswersAgain) {
   EXPECT_EQ(during.outages, 1u);
   EXPECT_EQ(Failures(during, FailureClass::kConnectionRefused), 23u);
   EXPECT_EQ(Failures(during, FailureClass::kServerError), 20u);
-  EXPECT_EQ(during.last_success, kubeclient::SystemTime{});
+  EXPECT_EQ(during.last_success, SystemTime{});
 
   clock_.Advance(milliseconds(500));
   reachability_.Record(Status::Ok());
@@ -207,30 +204,30 @@ class StatusWritesClient final : public kubeclient::KubeClient {
   std::atomic<bool> down{true};
   std::atomic<int> failed{0}, written{0};
 
-  kubeclient::StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef& r, const std::string& ns,
+  StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef& r, const std::string& ns,
                                            const std::string& n) override {
     return lists.Get(r, ns, n);
   }
-  kubeclient::StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef& r,
+  StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef& r,
                                                   const std::string& ns,
                                                   const kubeclient::ListOptions& o) override {
     return lists.List(r, ns, o);
   }
-  kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
+  StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
       const kubeclient::ResourceRef& r, const std::string& ns,
       const kubeclient::WatchOptions& o) override {
     return lists.Watch(r, ns, o);
   }
-  kubeclient::StatusOr<nlohmann::json> Create(const kubeclient::ResourceRef& r,
+  StatusOr<nlohmann::json> Create(const kubeclient::ResourceRef& r,
                                               const std::string& ns,
                                               const nlohmann::json& o) override {
     return lists.Create(r, ns, o);
   }
-  kubeclient::StatusOr<nlohmann::json> Update(const kubeclient::ResourceRef& r,
+  StatusOr<nlohmann::json> Update(const kubeclient::ResourceRef& r,
                                               const nlohmann::json& o) override {
     return lists.Update(r, o);
   }
-  kubeclient::StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef&,
+  StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef&,
                                                     const nlohmann::json& o) override {
     if (down.load()) {
       ++failed;
@@ -241,7 +238,7 @@ class StatusWritesClient final : public kubeclient::KubeClient {
     out["metadata"]["resourceVersion"] = "100";
     return out;
   }
-  kubeclient::Status Delete(const kubeclient::ResourceRef& r, const std::string& ns,
+  Status Delete(const kubeclient::ResourceRef& r, const std::string& ns,
                             const std::string& n) override {
     return lists.Delete(r, ns, n);
   }

@@ -124,7 +124,7 @@ TEST(ComponentOptionsTest, TakeoverModeFromTheFlag) {
   built = BuildComponentOptions(Parsed({"--lease-preset=openshift", "--lease-takeover=progress"}), {});
   ASSERT_TRUE(built.ok());
   EXPECT_EQ(built.value().lease.takeover.mode, lease::TakeoverMode::kProgress);
-  EXPECT_EQ(built.value().lease.follower_min_delay, kubeclient::Duration::zero());
+  EXPECT_EQ(built.value().lease.follower_min_delay, routestatus::Duration::zero());
 }
 
 TEST(ComponentOptionsTest, SeveralNamespacesWatchEverythingAndFilter) {
@@ -156,7 +156,7 @@ TEST(ComponentOptionsTest, BadSelectorIsInvalid) {
   o.route_labels = "a b";
   auto built = BuildComponentOptions(o, {});
   ASSERT_FALSE(built.ok());
-  EXPECT_EQ(built.status().code(), kubeclient::StatusCode::kInvalid);
+  EXPECT_EQ(built.status().code(), StatusCode::kInvalid);
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 // The wiring pieces of cmd/ without processes: the tracker gate adapter on a
-// fake clock, the --write-lease=false lease (UnleasedWriteLease), and
-// ControllerApp's thread supervision (a crashing internal thread is fatal
+// fake clock, and ControllerApp's thread supervision (a crashing internal thread is fatal
 // and named; an idle app stops at once) and its metrics per mode.
 #include <chrono>
 #include <condition_variable>
@@ -17,9 +16,8 @@
 
 #include "cmd/route-status-controller/component_options.h"
 #include "cmd/route-status-controller/controller_app.h"
-#include "cmd/route-status-controller/unleased_write_lease.h"
-#include "controller/tracker_gate.h"
 #include "conflict/contention_tracker.h"
+#include "controller/tracker_gate.h"
 #include "test/testing/fake_clock.h"
 
 namespace routestatus::cmd {
@@ -107,128 +105,57 @@ TEST_F(TrackerGateTest, DeleteForgetsAndCreatedEntriesAreReported) {
   EXPECT_EQ(tracker_.Snapshot().suspect_routes, 0u);
 }
 
-lease::WriteLeaseOptions SeededLeaseOptions() {
-  lease::WriteLeaseOptions o;
-  o.retry = std::chrono::seconds(3);
-  o.election_delay = kubeclient::Duration::zero();
-  o.seed = 7;
-  return o;
-}
-
-class UnleasedWriteLeaseTest : public ::testing::Test {
- protected:
-  UnleasedWriteLeaseTest()
-      : queue_(clock_, UnleasedWriteLease::PassThroughOptions(SeededLeaseOptions())),
-        unleased_(queue_) {}
-  // Work that counts its runs and returns `result` (kRelease = a 409).
-  lease::Work Counted(lease::WorkResult result, bool retry = false) {
-    return [this, result, retry] {
-      ++runs_;
-      return lease::WorkOutcome{result, retry};
-    };
-  }
-  routestatus::testing::FakeClock clock_;
-  lease::BackoffWriteLease queue_;
-  UnleasedWriteLease unleased_;
-  int runs_ = 0;
-};
-
-// With a lease, a lost write (Release) makes the replica follow: its next
-// change waits. Without one, every change runs at once, whatever happened.
-TEST_F(UnleasedWriteLeaseTest, LostWritesNeverDeferOtherWork) {
-  unleased_.Try("a", Counted(lease::WorkResult::kRelease));
-  EXPECT_EQ(queue_.RunDue(), 1);
-  unleased_.Try("b", Counted(lease::WorkResult::kExtend));  // we wrote
-  unleased_.Try("c", Counted(lease::WorkResult::kRelease));
-  EXPECT_EQ(queue_.RunDue(), 2);  // both at once: no follower deferral
-  EXPECT_EQ(runs_, 3);
-  EXPECT_EQ(unleased_.State(), lease::LeaseState::kElection);
-  EXPECT_EQ(queue_.State(), lease::LeaseState::kElection);  // never leads, never follows
-  EXPECT_EQ(unleased_.outcome(lease::WorkResult::kRelease), 2u);
-  EXPECT_EQ(unleased_.outcome(lease::WorkResult::kExtend), 1u);
-  lease::LeaseSnapshot s = queue_.Snapshot();
-  EXPECT_EQ(s.follower_deferrals, 0u);
-  EXPECT_TRUE(s.transitions.empty());
-
-  // The same sequence on the real lease defers "c" (the contrast that makes
-  // the benchmark's naive baseline a real one).
-  lease::WriteLeaseOptions real = SeededLeaseOptions();
-  real.follower_min_delay = std::chrono::milliseconds(500);
-  lease::BackoffWriteLease leased(clock_, real);
-  leased.Try("a", Counted(lease::WorkResult::kRelease));
-  EXPECT_EQ(leased.RunDue(), 1);
-  leased.Try("c", Counted(lease::WorkResult::kRelease));
-  EXPECT_EQ(leased.RunDue(), 0);
-  EXPECT_EQ(leased.State(), lease::LeaseState::kFollower);
-}
-
-TEST_F(UnleasedWriteLeaseTest, ConflictRetriesAfterTheRetryIntervalUnlessAlreadyCorrect) {
-  unleased_.Try("a", Counted(lease::WorkResult::kRelease, true));
-  unleased_.Try("b", Counted(lease::WorkResult::kRelease, true));
-  EXPECT_EQ(queue_.RunDue(), 2);
-  clock_.Advance(std::chrono::milliseconds(2999));
-  EXPECT_EQ(queue_.RunDue(), 0);
-  // The watch shows "a" already correct: its retry is dropped; "b" retries.
-  unleased_.Extend("a", lease::EntryWriter::kPeer);
-  clock_.Advance(std::chrono::milliseconds(1));
-  EXPECT_EQ(queue_.RunDue(), 1);
-  EXPECT_EQ(runs_, 3);
-  unleased_.Remove("b");
-  clock_.Advance(std::chrono::seconds(10));
-  EXPECT_EQ(queue_.RunDue(), 0);
-}
-
 // A KubeClient whose every call throws, standing in for a bug in a library.
 class ThrowingClient final : public kubeclient::KubeClient {
  public:
   [[noreturn]] static void Boom() { throw std::runtime_error("boom from the client"); }
-  kubeclient::StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef&, const std::string&,
+  StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef&, const std::string&,
                                            const std::string&) override { Boom(); }
-  kubeclient::StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef&,
+  StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef&,
                                                   const std::string&,
                                                   const kubeclient::ListOptions&) override {
     Boom();
   }
-  kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
+  StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
       const kubeclient::ResourceRef&, const std::string&, const kubeclient::WatchOptions&) override {
     Boom();
   }
-  kubeclient::StatusOr<nlohmann::json> Create(const kubeclient::ResourceRef&, const std::string&,
+  StatusOr<nlohmann::json> Create(const kubeclient::ResourceRef&, const std::string&,
                                               const nlohmann::json&) override { Boom(); }
-  kubeclient::StatusOr<nlohmann::json> Update(const kubeclient::ResourceRef&,
+  StatusOr<nlohmann::json> Update(const kubeclient::ResourceRef&,
                                               const nlohmann::json&) override { Boom(); }
-  kubeclient::StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef&,
+  StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef&,
                                                     const nlohmann::json&) override { Boom(); }
-  kubeclient::Status Delete(const kubeclient::ResourceRef&, const std::string&,
+  Status Delete(const kubeclient::ResourceRef&, const std::string&,
                             const std::string&) override { Boom(); }
 };
 
 // A KubeClient whose lists never succeed (the caches never sync).
 class UnavailableClient final : public kubeclient::KubeClient {
  public:
-  static kubeclient::Status Down() {
-    return kubeclient::Status(kubeclient::StatusCode::kUnavailable, "down");
+  static Status Down() {
+    return Status(StatusCode::kUnavailable, "down");
   }
-  kubeclient::StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef&, const std::string&,
+  StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef&, const std::string&,
                                            const std::string&) override { return Down(); }
-  kubeclient::StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef&,
+  StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef&,
                                                   const std::string&,
                                                   const kubeclient::ListOptions&) override {
     return Down();
   }
-  kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
+  StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
       const kubeclient::ResourceRef&, const std::string&, const kubeclient::WatchOptions&) override {
     return Down();
   }
-  kubeclient::StatusOr<nlohmann::json> Create(const kubeclient::ResourceRef&, const std::string&,
+  StatusOr<nlohmann::json> Create(const kubeclient::ResourceRef&, const std::string&,
                                               const nlohmann::json&) override { return Down(); }
-  kubeclient::StatusOr<nlohmann::json> Update(const kubeclient::ResourceRef&,
+  StatusOr<nlohmann::json> Update(const kubeclient::ResourceRef&,
                                               const nlohmann::json&) override { return Down(); }
-  kubeclient::StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef&,
+  StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef&,
                                                     const nlohmann::json&) override {
     return Down();
   }
-  kubeclient::Status Delete(const kubeclient::ResourceRef&, const std::string&,
+  Status Delete(const kubeclient::ResourceRef&, const std::string&,
                             const std::string&) override { return Down(); }
 };
 
@@ -237,14 +164,14 @@ class UnavailableClient final : public kubeclient::KubeClient {
 class ForbiddenNamespacesClient final : public kubeclient::KubeClient {
  public:
   explicit ForbiddenNamespacesClient(int routes) : routes_(routes) {}
-  static kubeclient::Status Forbidden() {
-    return kubeclient::Status(kubeclient::StatusCode::kForbidden,
+  static Status Forbidden() {
+    return Status(StatusCode::kForbidden,
                               "namespaces is forbidden: User \"system:serviceaccount:x:y\" "
                               "cannot list resource \"namespaces\"");
   }
-  kubeclient::StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef&, const std::string&,
+  StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef&, const std::string&,
                                            const std::string&) override { return Forbidden(); }
-  kubeclient::StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef& res,
+  StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef& res,
                                                   const std::string&,
                                                   const kubeclient::ListOptions&) override {
     if (res.resource == "namespaces") return Forbidden();
@@ -264,31 +191,31 @@ class ForbiddenNamespacesClient final : public kubeclient::KubeClient {
     }
     return page;
   }
-  kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
+  StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
       const kubeclient::ResourceRef& res, const std::string&,
       const kubeclient::WatchOptions&) override {
     if (res.resource == "namespaces") return Forbidden();
     return std::unique_ptr<kubeclient::WatchStream>(std::make_unique<IdleStream>());
   }
-  kubeclient::StatusOr<nlohmann::json> Create(const kubeclient::ResourceRef&, const std::string&,
+  StatusOr<nlohmann::json> Create(const kubeclient::ResourceRef&, const std::string&,
                                               const nlohmann::json&) override { return Forbidden(); }
-  kubeclient::StatusOr<nlohmann::json> Update(const kubeclient::ResourceRef&,
+  StatusOr<nlohmann::json> Update(const kubeclient::ResourceRef&,
                                               const nlohmann::json&) override { return Forbidden(); }
-  kubeclient::StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef&,
+  StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef&,
                                                     const nlohmann::json&) override {
     return Forbidden();
   }
-  kubeclient::Status Delete(const kubeclient::ResourceRef&, const std::string&,
+  Status Delete(const kubeclient::ResourceRef&, const std::string&,
                             const std::string&) override { return Forbidden(); }
 
  private:
   // A watch with no events until cancelled.
   class IdleStream final : public kubeclient::WatchStream {
    public:
-    kubeclient::StatusOr<kubeclient::WatchEvent> Next() override {
+    StatusOr<kubeclient::WatchEvent> Next() override {
       std::unique_lock<std::mutex> l(mu_);
       cv_.wait(l, [this] { return cancelled_; });
-      return kubeclient::Status(kubeclient::StatusCode::kCancelled, "cancelled");
+      return Status(StatusCode::kCancelled, "cancelled");
     }
     void Cancel() override {
       std::lock_guard<std::mutex> l(mu_);

@@ -21,9 +21,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "base/clock.h"
 #include "e2e/harness/prom_text.h"
 #include "e2e/harness/subprocess.h"
-#include "kubeclient/clock.h"
 #include "kubeclient/kube_client.h"
 #include "kubeclient/rest/rest_kube_client.h"
 #include "kubeclient/route.h"
@@ -180,7 +180,7 @@ class ControllerWiringTest : public ::testing::Test {
     return *replicas_.back();
   }
 
-  kubeclient::RealClock clock_;
+  RealClock clock_;
   std::string kubeconfig_;
   std::unique_ptr<Subprocess> server_;
   int server_port_ = -1;

@@ -184,7 +184,7 @@ TEST(HttpEndpointStartTest, BadAddressAndBusyPort) {
   bad.address = "not-an-address";
   auto r = HttpEndpoint::Start(bad, registry, nullptr);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), kubeclient::StatusCode::kInvalid);
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalid);
 
   HttpEndpoint::Options any;
   any.address = "127.0.0.1:0";
@@ -194,7 +194,7 @@ TEST(HttpEndpointStartTest, BadAddressAndBusyPort) {
   same.address = "127.0.0.1:" + std::to_string((*first)->port());
   auto second = HttpEndpoint::Start(same, registry, nullptr);
   ASSERT_FALSE(second.ok());
-  EXPECT_EQ(second.status().code(), kubeclient::StatusCode::kUnavailable);
+  EXPECT_EQ(second.status().code(), StatusCode::kUnavailable);
   // Without a readiness check the endpoint is never ready.
   EXPECT_EQ(Request((*first)->port(), "GET", "/readyz").code, 503);
 }

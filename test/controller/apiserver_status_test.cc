@@ -49,7 +49,7 @@ class ApiServerStatusTest : public ::testing::Test {
                 stats_),
         controller_(syncer_, routes_, &namespaces_, shard_, queue_, gate_, clock_) {}
 
-  static apiserver::ServerOptions MakeServerOptions(const kubeclient::Clock* clock) {
+  static apiserver::ServerOptions MakeServerOptions(const Clock* clock) {
     apiserver::ServerOptions o;
     o.clock = clock;
     o.threads = 8;
@@ -141,31 +141,31 @@ class ApiServerStatusTest : public ::testing::Test {
   // Forwards to the REST client created in SetUp.
   struct ClientProxy final : kubeclient::KubeClient {
     std::unique_ptr<kubeclient::KubeClient> client;
-    kubeclient::StatusOr<json> Get(const kubeclient::ResourceRef& r, const std::string& ns,
+    StatusOr<json> Get(const kubeclient::ResourceRef& r, const std::string& ns,
                                    const std::string& n) override { return client->Get(r, ns, n); }
-    kubeclient::StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef& r,
+    StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef& r,
                                                     const std::string& ns,
                                                     const kubeclient::ListOptions& o) override {
       return client->List(r, ns, o);
     }
-    kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
+    StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
         const kubeclient::ResourceRef& r, const std::string& ns,
         const kubeclient::WatchOptions& o) override { return client->Watch(r, ns, o); }
-    kubeclient::StatusOr<json> Create(const kubeclient::ResourceRef& r, const std::string& ns,
+    StatusOr<json> Create(const kubeclient::ResourceRef& r, const std::string& ns,
                                       const json& o) override { return client->Create(r, ns, o); }
-    kubeclient::StatusOr<json> Update(const kubeclient::ResourceRef& r, const json& o) override {
+    StatusOr<json> Update(const kubeclient::ResourceRef& r, const json& o) override {
       return client->Update(r, o);
     }
-    kubeclient::StatusOr<json> UpdateStatus(const kubeclient::ResourceRef& r,
+    StatusOr<json> UpdateStatus(const kubeclient::ResourceRef& r,
                                             const json& o) override {
       return client->UpdateStatus(r, o);
     }
-    kubeclient::Status Delete(const kubeclient::ResourceRef& r, const std::string& ns,
+    Status Delete(const kubeclient::ResourceRef& r, const std::string& ns,
                               const std::string& n) override { return client->Delete(r, ns, n); }
   };
 
   routestatus::testing::FakeClock clock_;
-  kubeclient::RealClock real_clock_;
+  RealClock real_clock_;
   apiserver::Server server_;
   ClientProxy client_holder_;
   FakeStore<kubeclient::Route> routes_;

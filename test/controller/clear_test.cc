@@ -8,8 +8,6 @@
 namespace routestatus::controller::testing {
 namespace {
 
-using kubeclient::Status;
-using kubeclient::StatusCode;
 using nlohmann::json;
 
 json Entry(const std::string& router) {

@@ -15,8 +15,8 @@ AdmissionOptions Opts() {
   return o;
 }
 
-kubeclient::SystemTime At(int64_t unix_seconds) {
-  return kubeclient::SystemTime(std::chrono::seconds(unix_seconds)) +
+SystemTime At(int64_t unix_seconds) {
+  return SystemTime(std::chrono::seconds(unix_seconds)) +
          std::chrono::milliseconds(700);  // fractions are dropped
 }
 

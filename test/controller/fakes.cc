@@ -4,8 +4,6 @@
 
 namespace routestatus::controller::testing {
 
-using kubeclient::Status;
-using kubeclient::StatusCode;
 using nlohmann::json;
 
 void FakeWorkQueue::Add(const std::string& key) {
@@ -92,7 +90,7 @@ kubeclient::Route FakeKubeClient::Typed(const std::string& ns, const std::string
   return kubeclient::RouteFromJson(Object(ns, name)).value();
 }
 
-kubeclient::StatusOr<json> FakeKubeClient::Get(const kubeclient::ResourceRef&,
+StatusOr<json> FakeKubeClient::Get(const kubeclient::ResourceRef&,
                                                const std::string& ns, const std::string& name) {
   ++gets;
   auto it = objects_.find(ns + "/" + name);
@@ -100,7 +98,7 @@ kubeclient::StatusOr<json> FakeKubeClient::Get(const kubeclient::ResourceRef&,
   return it->second;
 }
 
-kubeclient::StatusOr<kubeclient::ListPage> FakeKubeClient::List(
+StatusOr<kubeclient::ListPage> FakeKubeClient::List(
     const kubeclient::ResourceRef&, const std::string& ns, const kubeclient::ListOptions& options) {
   kubeclient::ListPage page;
   page.resource_version = std::to_string(rv_);
@@ -117,22 +115,22 @@ kubeclient::StatusOr<kubeclient::ListPage> FakeKubeClient::List(
   return page;
 }
 
-kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> FakeKubeClient::Watch(
+StatusOr<std::unique_ptr<kubeclient::WatchStream>> FakeKubeClient::Watch(
     const kubeclient::ResourceRef&, const std::string&, const kubeclient::WatchOptions&) {
   return Status(StatusCode::kInternal, "FakeKubeClient has no watch");
 }
 
-kubeclient::StatusOr<json> FakeKubeClient::Create(const kubeclient::ResourceRef&,
+StatusOr<json> FakeKubeClient::Create(const kubeclient::ResourceRef&,
                                                   const std::string&, const json& object) {
   return Put(object);
 }
 
-kubeclient::StatusOr<json> FakeKubeClient::Update(const kubeclient::ResourceRef&,
+StatusOr<json> FakeKubeClient::Update(const kubeclient::ResourceRef&,
                                                   const json& object) {
   return Put(object);
 }
 
-kubeclient::StatusOr<json> FakeKubeClient::UpdateStatus(const kubeclient::ResourceRef&,
+StatusOr<json> FakeKubeClient::UpdateStatus(const kubeclient::ResourceRef&,
                                                         const json& object) {
   puts.push_back(object);
   if (!next_status_errors.empty()) {

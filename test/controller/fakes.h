@@ -72,7 +72,7 @@ class FakeStore final : public kubeclient::cache::ObjectStore<T> {
 class FakeWorkQueue final : public kubeclient::cache::WorkQueueInterface {
  public:
   void Add(const std::string& key) override;
-  void AddAfter(const std::string& key, kubeclient::Duration) override { delayed.push_back(key); }
+  void AddAfter(const std::string& key, Duration) override { delayed.push_back(key); }
   void AddRateLimited(const std::string& key) override { Add(key); }
   void Forget(const std::string& key) override { forgotten.insert(key); }
   int NumRequeues(const std::string&) const override { return 0; }
@@ -105,7 +105,7 @@ class PassThroughLease final : public lease::WriteLease {
 
   std::map<std::string, lease::Work> pending;
   std::vector<lease::WorkResult> results;
-  std::vector<kubeclient::Duration> retry_delays;  // WorkOutcome::retry_after of each retry
+  std::vector<Duration> retry_delays;  // WorkOutcome::retry_after of each retry
   std::vector<std::string> extended;
   std::vector<lease::EntryWriter> writers;  // of each Extend
   std::vector<std::string> removed;
@@ -150,23 +150,23 @@ class FakeKubeClient final : public kubeclient::KubeClient {
   // Typed view of a stored route (for the fake cache).
   kubeclient::Route Typed(const std::string& ns, const std::string& name) const;
 
-  kubeclient::StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef& res,
+  StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef& res,
                                            const std::string& ns, const std::string& name) override;
-  kubeclient::StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef& res,
+  StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef& res,
                                                   const std::string& ns,
                                                   const kubeclient::ListOptions& options) override;
-  kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
+  StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
       const kubeclient::ResourceRef&, const std::string&, const kubeclient::WatchOptions&) override;
-  kubeclient::StatusOr<nlohmann::json> Create(const kubeclient::ResourceRef&, const std::string&,
+  StatusOr<nlohmann::json> Create(const kubeclient::ResourceRef&, const std::string&,
                                               const nlohmann::json& object) override;
-  kubeclient::StatusOr<nlohmann::json> Update(const kubeclient::ResourceRef&,
+  StatusOr<nlohmann::json> Update(const kubeclient::ResourceRef&,
                                               const nlohmann::json& object) override;
-  kubeclient::StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef& res,
+  StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef& res,
                                                     const nlohmann::json& object) override;
-  kubeclient::Status Delete(const kubeclient::ResourceRef&, const std::string& ns,
+  Status Delete(const kubeclient::ResourceRef&, const std::string& ns,
                             const std::string& name) override;
 
-  std::deque<kubeclient::Status> next_status_errors;  // returned by the next UpdateStatus calls
+  std::deque<Status> next_status_errors;  // returned by the next UpdateStatus calls
   std::vector<nlohmann::json> puts;                   // every UpdateStatus body received
   int successful_puts = 0;
   int gets = 0;

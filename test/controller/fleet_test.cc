@@ -71,7 +71,7 @@ struct Replica {
   }
   // `clock` must outlive the client.
   static std::unique_ptr<kubeclient::KubeClient> MakeClient(const std::string& url,
-                                                            const kubeclient::Clock& clock) {
+                                                            const Clock& clock) {
     kubeclient::rest::RestConfig config;
     config.server = url;
     kubeclient::rest::RestOptions options;
@@ -79,7 +79,7 @@ struct Replica {
     return kubeclient::rest::NewRestKubeClient(config, clock, options).value();
   }
 
-  kubeclient::RealClock clock;
+  RealClock clock;
   std::unique_ptr<kubeclient::KubeClient> client;
   kubeclient::cache::RouteInformer informer;
   kubeclient::cache::RateLimitingWorkQueue queue;
@@ -125,7 +125,7 @@ class FleetTest : public ::testing::Test {
   }
   uint64_t Puts(int code) { return server_->RequestCount("PUT", "routes", "status", code); }
 
-  kubeclient::RealClock clock_;
+  RealClock clock_;
   std::unique_ptr<apiserver::Server> server_;
   std::unique_ptr<kubeclient::KubeClient> client_;
   std::vector<std::unique_ptr<Replica>> replicas_;

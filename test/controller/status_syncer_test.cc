@@ -14,8 +14,6 @@
 namespace routestatus::controller::testing {
 namespace {
 
-using kubeclient::Status;
-using kubeclient::StatusCode;
 using lease::WorkResult;
 using nlohmann::json;
 
@@ -321,7 +319,7 @@ TEST(StatusSyncerTest, PermanentErrorBacksOffPerKeyAndLogsOnce) {
   for (int i = 0; i < 8; ++i) EXPECT_EQ(h.lease.RunRetries(), 1);
   using std::chrono::seconds;
   EXPECT_EQ(h.lease.retry_delays,
-            (std::vector<kubeclient::Duration>{seconds(3), seconds(6), seconds(12), seconds(24),
+            (std::vector<Duration>{seconds(3), seconds(6), seconds(12), seconds(24),
                                                seconds(48), seconds(96), seconds(192),
                                                seconds(300), seconds(300)}));
   EXPECT_EQ(h.stats.WriteErrorsByReason(), (std::map<std::string, int64_t>{{"forbidden", 9}}));
@@ -625,22 +623,22 @@ class EchoDuringPutClient final : public kubeclient::KubeClient {
   explicit EchoDuringPutClient(FakeKubeClient& api) : api_(api) {}
   std::function<void()> after_put;
 
-  kubeclient::StatusOr<json> Get(const kubeclient::ResourceRef& r, const std::string& ns,
+  StatusOr<json> Get(const kubeclient::ResourceRef& r, const std::string& ns,
                                  const std::string& n) override { return api_.Get(r, ns, n); }
-  kubeclient::StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef& r,
+  StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef& r,
                                                   const std::string& ns,
                                                   const kubeclient::ListOptions& o) override {
     return api_.List(r, ns, o);
   }
-  kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
+  StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
       const kubeclient::ResourceRef& r, const std::string& ns,
       const kubeclient::WatchOptions& o) override { return api_.Watch(r, ns, o); }
-  kubeclient::StatusOr<json> Create(const kubeclient::ResourceRef& r, const std::string& ns,
+  StatusOr<json> Create(const kubeclient::ResourceRef& r, const std::string& ns,
                                     const json& o) override { return api_.Create(r, ns, o); }
-  kubeclient::StatusOr<json> Update(const kubeclient::ResourceRef& r, const json& o) override {
+  StatusOr<json> Update(const kubeclient::ResourceRef& r, const json& o) override {
     return api_.Update(r, o);
   }
-  kubeclient::StatusOr<json> UpdateStatus(const kubeclient::ResourceRef& r,
+  StatusOr<json> UpdateStatus(const kubeclient::ResourceRef& r,
                                           const json& o) override {
     auto result = api_.UpdateStatus(r, o);
     if (after_put) {
@@ -671,7 +669,7 @@ TEST(StatusSyncerTest, PeerWriteAfterAnEchoSeenDuringOurPutMakesTheLeaderFollow)
   routestatus::testing::FakeClock& clock = h.clock;
   lease::WriteLeaseOptions lo;
   lo.seed = 1;
-  lo.election_delay = kubeclient::Duration::zero();  // the first write runs at once
+  lo.election_delay = Duration::zero();  // the first write runs at once
   lo.election_follows_extend = true;
   lo.leader_follows_foreign_extend = true;
   lease::BackoffWriteLease lease(clock, lo);
@@ -746,7 +744,7 @@ TEST(StatusSyncerTest, OwnRemovalEchoKeepsTheLeaderLeading) {
   Harness h(LabelShard("in"));
   lease::WriteLeaseOptions lo;
   lo.seed = 1;
-  lo.election_delay = kubeclient::Duration::zero();
+  lo.election_delay = Duration::zero();
   lo.leader_follows_foreign_extend = true;
   lease::BackoffWriteLease lease(h.clock, lo);
   StatusStats stats;

@@ -17,7 +17,7 @@ struct TickBounds {
   milliseconds max;  // inclusive
 };
 
-// DESIGN.md section 3: base 20 ms, x4 per tick, jitter +[0, 50%) per step,
+// docs/design.md section 3: base 20 ms, x4 per tick, jitter +[0, 50%) per step,
 // cap 15 s, tick > 5 gives the cap. Tick t lies in [20 * 4^t, 20 * 6^t).
 TEST(BackoffTest, BoundsPerTickOverManySeeds) {
   const TickBounds table[] = {
@@ -30,7 +30,7 @@ TEST(BackoffTest, BoundsPerTickOverManySeeds) {
   const BackoffPolicy policy;
   const auto cap = std::chrono::seconds(15);
   for (const auto& row : table) {
-    kubeclient::Duration lo = kubeclient::Duration::max(), hi = kubeclient::Duration::min();
+    Duration lo = Duration::max(), hi = Duration::min();
     for (uint64_t seed = 1; seed <= 3000; ++seed) {
       std::mt19937_64 rng(seed);
       auto d = Backoff(policy, row.tick, cap, rng);

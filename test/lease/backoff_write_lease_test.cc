@@ -47,7 +47,7 @@ class LeaseTest : public ::testing::Test {
     clock_.Advance(seconds(20));  // past any follower deferral
     ASSERT_EQ(lease.RunDue(), 1);
   }
-  kubeclient::SteadyTime Now() { return clock_.Now(); }
+  SteadyTime Now() { return clock_.Now(); }
 
   FakeClock clock_;
   std::vector<std::string> ran_;
@@ -372,7 +372,7 @@ TEST_F(LeaseTest, BecomingLeaderRunsDeferredWorkAtOnce) {
 TEST_F(LeaseTest, ElectionDelayHoldsFirstWork) {
   auto o = Options();
   o.election_delay = seconds(1);
-  std::set<kubeclient::SteadyTime> gates;
+  std::set<SteadyTime> gates;
   for (uint64_t seed = 1; seed <= 50; ++seed) {
     o.seed = seed;
     BackoffWriteLease lease(clock_, o);
@@ -404,7 +404,7 @@ TEST_F(LeaseTest, ElectionDelayCountsFromTheFirstWork) {
   auto o = Options();
   o.election_delay = seconds(1);
   o.seed = 3;
-  kubeclient::Duration offset;
+  Duration offset;
   {
     BackoffWriteLease lease(clock_, o);
     lease.Try("a", Record("a", kExtendOutcome));
@@ -581,7 +581,7 @@ TEST_F(LeaseTest, SnapshotCounts) {
 TEST(WriteLeaseOptionsTest, Validation) {
   WriteLeaseOptions o;
   EXPECT_TRUE(ValidateWriteLeaseOptions(o).ok());
-  o.retry = kubeclient::Duration::zero();
+  o.retry = Duration::zero();
   EXPECT_FALSE(ValidateWriteLeaseOptions(o).ok());
   o = WriteLeaseOptions();
   o.backoff.factor = 0.5;

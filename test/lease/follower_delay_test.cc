@@ -1,7 +1,7 @@
 // The follower-delay and second-leader options of BackoffWriteLease
 // (follower_min_delay, follower_delay_jitter, leader_follows_foreign_extend),
 // added after the simulator (test/sim) showed the PUT bound failing with the
-// DESIGN.md defaults.
+// docs/design.md section 3 defaults.
 #include <string>
 #include <vector>
 
@@ -102,14 +102,14 @@ TEST_F(FollowerDelayTest, JitterSpreadsOverMinToTwiceMin) {
   BackoffWriteLease lease(clock_, o);
   Drive(lease, kReleaseOutcome);
   clock_.Advance(seconds(60));
-  std::vector<kubeclient::Duration> delays;
+  std::vector<Duration> delays;
   for (int i = 0; i < 50; ++i) {
     const std::string key = "k" + std::to_string(i);
     lease.Try(key, Returning(kReleaseOutcome));
     delays.push_back(*lease.NextDue() - clock_.Now());
     lease.Remove(key);
   }
-  kubeclient::Duration lo = delays[0], hi = delays[0];
+  Duration lo = delays[0], hi = delays[0];
   for (auto d : delays) {
     EXPECT_GE(d, milliseconds(500));
     EXPECT_LT(d, milliseconds(1000));

@@ -18,7 +18,6 @@
 namespace routestatus::lease {
 namespace {
 
-using kubeclient::SteadyTime;
 using std::chrono::milliseconds;
 
 struct Result {

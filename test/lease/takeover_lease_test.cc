@@ -15,8 +15,6 @@
 namespace routestatus::lease {
 namespace {
 
-using kubeclient::Duration;
-using kubeclient::SteadyTime;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using testing::FakeClock;

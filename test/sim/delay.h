@@ -4,7 +4,7 @@
 #include <random>
 #include <string>
 
-#include "kubeclient/clock.h"
+#include "base/clock.h"
 #include "lease/backoff.h"
 
 namespace routestatus::sim {
@@ -13,23 +13,23 @@ namespace routestatus::sim {
 // `slow_probability`, an extra U[0, slow) (a slow request or a lagging
 // watch). Value type; a zero Delay is instant.
 struct Delay {
-  kubeclient::Duration base = kubeclient::Duration::zero();
-  kubeclient::Duration jitter = kubeclient::Duration::zero();
+  Duration base = Duration::zero();
+  Duration jitter = Duration::zero();
   double slow_probability = 0;
-  kubeclient::Duration slow = kubeclient::Duration::zero();
+  Duration slow = Duration::zero();
 
-  kubeclient::Duration Sample(std::mt19937_64& rng) const {
-    auto uniform = [&rng](kubeclient::Duration d) {
-      return kubeclient::Duration(
+  Duration Sample(std::mt19937_64& rng) const {
+    auto uniform = [&rng](Duration d) {
+      return Duration(
           static_cast<int64_t>(static_cast<double>(d.count()) * lease::UniformUnit(rng)));
     };
-    kubeclient::Duration d = base + uniform(jitter);
+    Duration d = base + uniform(jitter);
     if (slow_probability > 0 && lease::UniformUnit(rng) < slow_probability) d += uniform(slow);
     return d;
   }
   // "5ms+U[0,20ms) +U[0,2000ms)@10%".
   std::string ToString() const {
-    auto ms = [](kubeclient::Duration d) {
+    auto ms = [](Duration d) {
       return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) +
              "ms";
     };

@@ -26,9 +26,7 @@
 
 namespace routestatus::sim::internal {
 
-using kubeclient::Duration;
 using kubeclient::Route;
-using kubeclient::SteadyTime;
 
 inline constexpr char kRouterName[] = "default";
 inline constexpr char kShardLabel[] = "shard";
@@ -95,7 +93,7 @@ class Engine {
     // The takeover bound: the survivors' largest jittered deadline and
     // watch delay, plus one PUT (request and answer, slow ones included).
     // Lease expiry (interval + retry) with --takeover=off.
-    kubeclient::Duration bound{};
+    Duration bound{};
   };
 
   // Randomness: one generator for the whole run.
@@ -147,7 +145,7 @@ class Engine {
   void ScheduleFaults(Duration until);
   int LeaderSlot() const;
   // The failover bound for a change made now (see Probe::bound).
-  kubeclient::Duration FailoverBound() const;
+  Duration FailoverBound() const;
 
   void CheckConvergence();
   void CheckCaches();

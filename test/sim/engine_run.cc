@@ -75,7 +75,7 @@ SimResult Engine::Run() {
         if (failing_route_.empty()) return;
         Trace("fault: status PUTs of " + failing_route_ + " are rejected (422)");
         api_.fail_status_of[failing_route_] =
-            kubeclient::Status(kubeclient::StatusCode::kInvalid,
+            Status(StatusCode::kInvalid,
                                "Route.route.openshift.io \"" + failing_route_ +
                                    "\" is invalid: status.ingress[0].host: Invalid value");
         // A change that needs a write of it.

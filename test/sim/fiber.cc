@@ -41,7 +41,7 @@ struct Fiber::Context {
 Fiber::Fiber(std::string name, WakeGroup* group, std::function<void()> body)
     : name_(std::move(name)), group_(group), body_(std::move(body)),
       context_(std::make_unique<Context>()) {
-  wake_ = [] { return std::optional<kubeclient::SteadyTime>(kubeclient::SteadyTime{}); };
+  wake_ = [] { return std::optional<SteadyTime>(SteadyTime{}); };
   context_->stack = mmap(nullptr, kStackSize, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   CHECK(context_->stack != MAP_FAILED) << "fiber " << name_ << ": no memory for a stack";
@@ -90,7 +90,7 @@ void Fiber::Resume() {
   current_fiber = nullptr;
 }
 
-std::optional<kubeclient::SteadyTime> Fiber::WakeTime() const {
+std::optional<SteadyTime> Fiber::WakeTime() const {
   if (finished_) return std::nullopt;
   return wake_();
 }

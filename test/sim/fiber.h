@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "kubeclient/clock.h"
+#include "base/clock.h"
 
 namespace routestatus::sim {
 
@@ -38,7 +38,7 @@ class Fiber {
   // When a parked fiber is ready to run again: a time (at or before now =
   // ready now), or nullopt (not until something else changes). Evaluated in
   // the main context while the fiber is parked.
-  using WakeAt = std::function<std::optional<kubeclient::SteadyTime>()>;
+  using WakeAt = std::function<std::optional<SteadyTime>()>;
 
   // Starts parked and ready (wake time: the epoch).
   Fiber(std::string name, WakeGroup* group, std::function<void()> body);
@@ -51,7 +51,7 @@ class Fiber {
   void Resume();
   bool finished() const { return finished_; }
   // Main context, while parked: when the fiber wants to run again.
-  std::optional<kubeclient::SteadyTime> WakeTime() const;
+  std::optional<SteadyTime> WakeTime() const;
   const std::string& name() const { return name_; }
   WakeGroup* group() const { return group_; }
 

@@ -12,7 +12,7 @@
 
 #include <glog/logging.h>
 
-#include "kubeclient/clock.h"
+#include "base/clock.h"
 #include "test/sim/simulation.h"
 
 namespace {
@@ -160,7 +160,7 @@ int main(int argc, char** argv) {
   }
   if (single) FLAGS_minloglevel = base.trace ? 0 : 1;
 
-  routestatus::kubeclient::RealClock real;
+  routestatus::RealClock real;
   const auto began = real.Now();
   const std::string binary = argv[0];
   std::map<Scenario, Summary> summaries;

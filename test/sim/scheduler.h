@@ -6,7 +6,7 @@
 #include <optional>
 #include <utility>
 
-#include "kubeclient/clock.h"
+#include "base/clock.h"
 #include "test/sim/sim_clock.h"
 
 namespace routestatus::sim {
@@ -20,13 +20,13 @@ class Scheduler {
   explicit Scheduler(SimClock& clock) : clock_(clock) {}
 
   // Runs `fn` at `t` (or now, if `t` has passed).
-  void At(kubeclient::SteadyTime t, Fn fn) {
+  void At(SteadyTime t, Fn fn) {
     events_.emplace(std::make_pair(std::max(t, clock_.Now()), seq_++), std::move(fn));
   }
-  void After(kubeclient::Duration d, Fn fn) { At(clock_.Now() + d, std::move(fn)); }
+  void After(Duration d, Fn fn) { At(clock_.Now() + d, std::move(fn)); }
 
   // Time of the earliest event, if any.
-  std::optional<kubeclient::SteadyTime> Next() const {
+  std::optional<SteadyTime> Next() const {
     if (events_.empty()) return std::nullopt;
     return events_.begin()->first.first;
   }
@@ -46,7 +46,7 @@ class Scheduler {
 
  private:
   SimClock& clock_;
-  std::map<std::pair<kubeclient::SteadyTime, uint64_t>, Fn> events_;
+  std::map<std::pair<SteadyTime, uint64_t>, Fn> events_;
   uint64_t seq_ = 0;
 };
 

@@ -8,9 +8,6 @@
 
 namespace routestatus::sim {
 
-using kubeclient::Status;
-using kubeclient::StatusCode;
-using kubeclient::SteadyTime;
 using kubeclient::WatchEvent;
 using kubeclient::WatchEventType;
 using nlohmann::json;
@@ -203,7 +200,7 @@ bool SimApi::DeleteRoute(const std::string& key) {
   return true;
 }
 
-kubeclient::StatusOr<std::vector<ObjectPtr>> SimApi::Page(Kind kind,
+StatusOr<std::vector<ObjectPtr>> SimApi::Page(Kind kind,
                                                           const kubeclient::ListOptions& o,
                                                           std::string* version, std::string* next) {
   Status forbidden;
@@ -243,7 +240,7 @@ kubeclient::StatusOr<std::vector<ObjectPtr>> SimApi::Page(Kind kind,
   return items;
 }
 
-kubeclient::StatusOr<kubeclient::ListPage> SimApi::List(Kind kind, const kubeclient::ListOptions& o) {
+StatusOr<kubeclient::ListPage> SimApi::List(Kind kind, const kubeclient::ListOptions& o) {
   kubeclient::ListPage page;
   auto items = Page(kind, o, &page.resource_version, &page.continue_token);
   if (!items.ok()) return items.status();
@@ -251,7 +248,7 @@ kubeclient::StatusOr<kubeclient::ListPage> SimApi::List(Kind kind, const kubecli
   return page;
 }
 
-kubeclient::StatusOr<kubeclient::RawListPage> SimApi::ListRaw(Kind kind,
+StatusOr<kubeclient::RawListPage> SimApi::ListRaw(Kind kind,
                                                               const kubeclient::ListOptions& o) {
   kubeclient::RawListPage page;
   auto items = Page(kind, o, &page.resource_version, &page.continue_token);
@@ -263,7 +260,7 @@ kubeclient::StatusOr<kubeclient::RawListPage> SimApi::ListRaw(Kind kind,
   return page;
 }
 
-kubeclient::StatusOr<std::shared_ptr<SimWatch>> SimApi::Watch(Kind kind,
+StatusOr<std::shared_ptr<SimWatch>> SimApi::Watch(Kind kind,
                                                               const kubeclient::WatchOptions& o,
                                                               const Delay& lag) {
   Status forbidden;
@@ -303,7 +300,7 @@ kubeclient::StatusOr<std::shared_ptr<SimWatch>> SimApi::Watch(Kind kind,
 void SimApi::ScheduleBookmark(const std::shared_ptr<SimWatch>& watch) {
   const auto span = options_.bookmark_max - options_.bookmark_min;
   const auto period = options_.bookmark_min +
-                      kubeclient::Duration(static_cast<int64_t>(
+                      Duration(static_cast<int64_t>(
                           static_cast<double>(span.count()) * lease::UniformUnit(rng_)));
   std::weak_ptr<SimWatch> weak = watch;
   scheduler_.After(period, [this, weak, kind = watch->kind()] {
@@ -319,7 +316,7 @@ void SimApi::ScheduleBookmark(const std::shared_ptr<SimWatch>& watch) {
   });
 }
 
-kubeclient::StatusOr<json> SimApi::ApplyStatus(int writer, const json& body) {
+StatusOr<json> SimApi::ApplyStatus(int writer, const json& body) {
   PutCounts& counts = puts_[writer];
   ++counts.attempts;
   const auto& meta = body.at("metadata");
@@ -451,18 +448,18 @@ void SimWatch::End(SteadyTime at, Status status) {
   end_ = std::make_pair(at, std::move(status));
 }
 
-std::optional<kubeclient::StatusOr<WatchEvent>> SimWatch::Poll() {
+std::optional<StatusOr<WatchEvent>> SimWatch::Poll() {
   const SteadyTime now = clock_.Now();
-  if (cancelled_) return kubeclient::StatusOr<WatchEvent>(Status(StatusCode::kCancelled, "cancelled"));
+  if (cancelled_) return StatusOr<WatchEvent>(Status(StatusCode::kCancelled, "cancelled"));
   if (!queue_.empty() && queue_.front().first <= now &&
       (!end_ || queue_.front().first <= end_->first)) {
     WatchEvent e = std::move(queue_.front().second);
     queue_.pop_front();
-    return kubeclient::StatusOr<WatchEvent>(std::move(e));
+    return StatusOr<WatchEvent>(std::move(e));
   }
   if (end_ && end_->first <= now) {
     queue_.clear();
-    return kubeclient::StatusOr<WatchEvent>(end_->second);
+    return StatusOr<WatchEvent>(end_->second);
   }
   return std::nullopt;
 }
@@ -486,12 +483,12 @@ class SimWatchStream final : public kubeclient::WatchStream {
       : watch_(std::move(watch)), closed_(std::move(closed)) {}
   ~SimWatchStream() override { watch_->Cancel(); }
 
-  kubeclient::StatusOr<WatchEvent> Next() override { return Take(false); }
-  kubeclient::StatusOr<WatchEvent> NextRaw() override { return Take(true); }
+  StatusOr<WatchEvent> Next() override { return Take(false); }
+  StatusOr<WatchEvent> NextRaw() override { return Take(true); }
   void Cancel() override { watch_->Cancel(); }
 
  private:
-  kubeclient::StatusOr<WatchEvent> Take(bool raw) {
+  StatusOr<WatchEvent> Take(bool raw) {
     for (;;) {
       if (*closed_) return Status(StatusCode::kUnavailable, "connection closed");
       if (auto polled = watch_->Poll()) {
@@ -539,7 +536,7 @@ void SimClient::ParkUntil(const std::function<std::optional<SteadyTime>()>& read
   });
 }
 
-kubeclient::StatusOr<json> SimClient::Get(const kubeclient::ResourceRef&, const std::string&,
+StatusOr<json> SimClient::Get(const kubeclient::ResourceRef&, const std::string&,
                                           const std::string&) {
   return Unused();
 }
@@ -553,20 +550,20 @@ bool SimClient::WaitListPage() {
   return !*closed_;
 }
 
-kubeclient::StatusOr<kubeclient::ListPage> SimClient::List(const kubeclient::ResourceRef& res,
+StatusOr<kubeclient::ListPage> SimClient::List(const kubeclient::ResourceRef& res,
                                                            const std::string&,
                                                            const kubeclient::ListOptions& options) {
   if (!WaitListPage()) return Status(StatusCode::kUnavailable, "connection closed");
   return api_.List(KindOf(res), options);
 }
 
-kubeclient::StatusOr<kubeclient::RawListPage> SimClient::ListRaw(
+StatusOr<kubeclient::RawListPage> SimClient::ListRaw(
     const kubeclient::ResourceRef& res, const std::string&, const kubeclient::ListOptions& options) {
   if (!WaitListPage()) return Status(StatusCode::kUnavailable, "connection closed");
   return api_.ListRaw(KindOf(res), options);
 }
 
-kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> SimClient::Watch(
+StatusOr<std::unique_ptr<kubeclient::WatchStream>> SimClient::Watch(
     const kubeclient::ResourceRef& res, const std::string&, const kubeclient::WatchOptions& options) {
   if (*closed_) return Status(StatusCode::kUnavailable, "connection closed");
   auto watch = api_.Watch(KindOf(res), options, delays_.watch);
@@ -575,19 +572,19 @@ kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> SimClient::Watch(
       std::make_unique<SimWatchStream>(std::move(watch).value(), closed_));
 }
 
-kubeclient::StatusOr<json> SimClient::Create(const kubeclient::ResourceRef&, const std::string&,
+StatusOr<json> SimClient::Create(const kubeclient::ResourceRef&, const std::string&,
                                              const json&) {
   return Unused();
 }
 
-kubeclient::StatusOr<json> SimClient::Update(const kubeclient::ResourceRef&, const json&) {
+StatusOr<json> SimClient::Update(const kubeclient::ResourceRef&, const json&) {
   return Unused();
 }
 
-kubeclient::StatusOr<json> SimClient::UpdateStatus(const kubeclient::ResourceRef&,
+StatusOr<json> SimClient::UpdateStatus(const kubeclient::ResourceRef&,
                                                    const json& object) {
   if (*closed_) return Status(StatusCode::kUnavailable, "connection closed");
-  using Reply = std::optional<kubeclient::StatusOr<json>>;
+  using Reply = std::optional<StatusOr<json>>;
   auto reply = std::make_shared<Reply>();
   ++in_flight_;
   // Why no `this` in the callbacks: the server applies a PUT that was sent
@@ -598,7 +595,7 @@ kubeclient::StatusOr<json> SimClient::UpdateStatus(const kubeclient::ResourceRef
   const Delay response = delays_.put_response;
   scheduler_.After(delays_.put_request.Sample(rng_),
                    [&api, &scheduler, &rng, response, writer = writer_, object, reply] {
-                     kubeclient::StatusOr<json> result = api.ApplyStatus(writer, object);
+                     StatusOr<json> result = api.ApplyStatus(writer, object);
                      scheduler.After(response.Sample(rng), [reply, result] { *reply = result; });
                    });
   while (!*closed_ && !reply->has_value()) {
@@ -612,7 +609,7 @@ kubeclient::StatusOr<json> SimClient::UpdateStatus(const kubeclient::ResourceRef
   return std::move(**reply);
 }
 
-kubeclient::Status SimClient::Delete(const kubeclient::ResourceRef&, const std::string&,
+Status SimClient::Delete(const kubeclient::ResourceRef&, const std::string&,
                                      const std::string&) {
   return Unused();
 }

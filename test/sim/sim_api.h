@@ -41,8 +41,8 @@ struct SimApiOptions {
   // are opaque). false: plain increasing numbers.
   bool opaque_versions = true;
   // Bookmarks are sent on every watch that asks for them, every U[min, max].
-  kubeclient::Duration bookmark_min = std::chrono::seconds(5);
-  kubeclient::Duration bookmark_max = std::chrono::seconds(60);
+  Duration bookmark_min = std::chrono::seconds(5);
+  Duration bookmark_max = std::chrono::seconds(60);
   // Fault injection: each event is lost for each watch with this
   // probability (a broken server; the checks must catch it).
   double drop_event_probability = 0;
@@ -94,19 +94,19 @@ class SimApi {
   // One page of a list: the first page snapshots the whole collection;
   // later pages (continue tokens) read that snapshot, or 410 once
   // compaction passed it.
-  kubeclient::StatusOr<kubeclient::ListPage> List(Kind kind, const kubeclient::ListOptions& o);
+  StatusOr<kubeclient::ListPage> List(Kind kind, const kubeclient::ListOptions& o);
   // The same page with each item as its stored text (what ListRaw gives).
-  kubeclient::StatusOr<kubeclient::RawListPage> ListRaw(Kind kind, const kubeclient::ListOptions& o);
+  StatusOr<kubeclient::RawListPage> ListRaw(Kind kind, const kubeclient::ListOptions& o);
   // Opens a watch from o.resource_version ("" = now). 410 at once when the
   // version was compacted; otherwise the missed history, then live events,
   // each delivered after `lag` (in order), bookmarks, and the end at
   // o.timeout.
-  kubeclient::StatusOr<std::shared_ptr<SimWatch>> Watch(Kind kind, const kubeclient::WatchOptions& o,
+  StatusOr<std::shared_ptr<SimWatch>> Watch(Kind kind, const kubeclient::WatchOptions& o,
                                                         const Delay& lag);
   // PUT .../routes/NAME/status on behalf of `writer`: 409 on a stale
   // resourceVersion or uid, 404 when gone, the injected error for a route
   // in `fail_status_of`; success replaces only .status.
-  kubeclient::StatusOr<nlohmann::json> ApplyStatus(int writer, const nlohmann::json& body);
+  StatusOr<nlohmann::json> ApplyStatus(int writer, const nlohmann::json& body);
 
   // Faults. Compact: versions before now can no longer be watched from or
   // continued (410); each open watch is also ended with a 410 ERROR event
@@ -116,9 +116,9 @@ class SimApi {
   void Compact(double end_watches);
   void DropWatches(Kind kind, double p);
   // Lists and watches of `kind` fail with 403 until `until` (RBAC missing).
-  void ForbidUntil(Kind kind, kubeclient::SteadyTime until) { forbid_until_[static_cast<int>(kind)] = until; }
+  void ForbidUntil(Kind kind, SteadyTime until) { forbid_until_[static_cast<int>(kind)] = until; }
   // Status PUTs of these routes fail with this (e.g. 422 invalid).
-  std::map<std::string, kubeclient::Status> fail_status_of;
+  std::map<std::string, Status> fail_status_of;
 
   // The current state, for the simulation's checks.
   std::vector<std::shared_ptr<const kubeclient::Route>> Routes() const;
@@ -147,7 +147,7 @@ class SimApi {
     std::vector<ObjectPtr> items;
   };
   // The items of one page; sets *version and *next (the continue token).
-  kubeclient::StatusOr<std::vector<ObjectPtr>> Page(Kind kind, const kubeclient::ListOptions& o,
+  StatusOr<std::vector<ObjectPtr>> Page(Kind kind, const kubeclient::ListOptions& o,
                                                     std::string* version, std::string* next);
 
   std::string Version(int64_t seq) const;
@@ -160,7 +160,7 @@ class SimApi {
   bool Modify(Kind kind, const std::string& key,
               const std::function<void(nlohmann::json&)>& change);
   void ScheduleBookmark(const std::shared_ptr<SimWatch>& watch);
-  bool Forbidden(Kind kind, kubeclient::Status* status) const;
+  bool Forbidden(Kind kind, Status* status) const;
 
   Scheduler& scheduler_;
   std::mt19937_64& rng_;
@@ -174,7 +174,7 @@ class SimApi {
   std::map<int64_t, Snapshot> snapshots_;
   std::unordered_map<std::string, int64_t> seq_of_;
   std::vector<std::weak_ptr<SimWatch>> watches_;
-  kubeclient::SteadyTime forbid_until_[2] = {};
+  SteadyTime forbid_until_[2] = {};
   std::map<int, PutCounts> puts_;
   std::map<std::string, int64_t> puts_by_key_;
   WriteObserver write_observer_;
@@ -197,13 +197,13 @@ class SimWatch {
   // Queues a 410 Gone ERROR event (expired history); the stream then ends.
   void PushGone();
   // The stream ends at `at` with `status` (events arriving later are lost).
-  void End(kubeclient::SteadyTime at, kubeclient::Status status);
+  void End(SteadyTime at, Status status);
   void Cancel() { cancelled_ = true; }
 
   // The client side: the next event or the end, if it has arrived by now.
-  std::optional<kubeclient::StatusOr<kubeclient::WatchEvent>> Poll();
+  std::optional<StatusOr<kubeclient::WatchEvent>> Poll();
   // When Poll() next has something (nullopt: not until more is pushed).
-  std::optional<kubeclient::SteadyTime> ReadyAt() const;
+  std::optional<SteadyTime> ReadyAt() const;
   bool allow_bookmarks = false;
 
  private:
@@ -211,9 +211,9 @@ class SimWatch {
   const SimClock& clock_;
   const Delay lag_;
   std::mt19937_64& rng_;
-  std::deque<std::pair<kubeclient::SteadyTime, kubeclient::WatchEvent>> queue_;
-  kubeclient::SteadyTime last_{};
-  std::optional<std::pair<kubeclient::SteadyTime, kubeclient::Status>> end_;
+  std::deque<std::pair<SteadyTime, kubeclient::WatchEvent>> queue_;
+  SteadyTime last_{};
+  std::optional<std::pair<SteadyTime, Status>> end_;
   bool cancelled_ = false;
 };
 
@@ -239,31 +239,31 @@ class SimClient final : public kubeclient::KubeClient {
   void Close();
   bool InFlight() const { return in_flight_ > 0; }
 
-  kubeclient::StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef&, const std::string&,
+  StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef&, const std::string&,
                                            const std::string&) override;
-  kubeclient::StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef& res,
+  StatusOr<kubeclient::ListPage> List(const kubeclient::ResourceRef& res,
                                                   const std::string& ns,
                                                   const kubeclient::ListOptions& options) override;
-  kubeclient::StatusOr<kubeclient::RawListPage> ListRaw(
+  StatusOr<kubeclient::RawListPage> ListRaw(
       const kubeclient::ResourceRef& res, const std::string& ns,
       const kubeclient::ListOptions& options) override;
-  kubeclient::StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
+  StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(
       const kubeclient::ResourceRef& res, const std::string& ns,
       const kubeclient::WatchOptions& options) override;
-  kubeclient::StatusOr<nlohmann::json> Create(const kubeclient::ResourceRef&, const std::string&,
+  StatusOr<nlohmann::json> Create(const kubeclient::ResourceRef&, const std::string&,
                                               const nlohmann::json&) override;
-  kubeclient::StatusOr<nlohmann::json> Update(const kubeclient::ResourceRef&,
+  StatusOr<nlohmann::json> Update(const kubeclient::ResourceRef&,
                                               const nlohmann::json&) override;
-  kubeclient::StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef& res,
+  StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef& res,
                                                     const nlohmann::json& object) override;
-  kubeclient::Status Delete(const kubeclient::ResourceRef&, const std::string&,
+  Status Delete(const kubeclient::ResourceRef&, const std::string&,
                             const std::string&) override;
 
  private:
   // Waits a list page's delay; false when closed meanwhile.
   bool WaitListPage();
   // Parks the calling fiber until `ready` or Close().
-  void ParkUntil(const std::function<std::optional<kubeclient::SteadyTime>()>& ready);
+  void ParkUntil(const std::function<std::optional<SteadyTime>()>& ready);
 
   Scheduler& scheduler_;
   SimApi& api_;

@@ -4,7 +4,7 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "kubeclient/clock.h"
+#include "base/clock.h"
 
 namespace routestatus::sim {
 
@@ -14,25 +14,25 @@ namespace routestatus::sim {
 // kicked (a spurious wake-up, which every caller tolerates); on the main
 // thread it CHECK-fails (nothing may block there). Not thread-safe: one
 // thread runs at a time.
-class SimClock final : public kubeclient::Clock {
+class SimClock final : public Clock {
  public:
   SimClock();
 
-  kubeclient::SteadyTime Now() const override { return now_; }
+  SteadyTime Now() const override { return now_; }
   // Wall time = a fixed epoch (2026-12-06T14:00:00Z) + elapsed simulated time.
-  kubeclient::SystemTime WallNow() const override;
+  SystemTime WallNow() const override;
   void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
-                 kubeclient::SteadyTime deadline) const override;
+                 SteadyTime deadline) const override;
 
   // Moves time to `t` (never backwards).
-  void Set(kubeclient::SteadyTime t);
-  kubeclient::SteadyTime start() const { return start_; }
+  void Set(SteadyTime t);
+  SteadyTime start() const { return start_; }
   // Simulated time since the start, for reports.
-  kubeclient::Duration Elapsed() const { return now_ - start_; }
+  Duration Elapsed() const { return now_ - start_; }
 
  private:
-  kubeclient::SteadyTime start_;
-  kubeclient::SteadyTime now_;
+  SteadyTime start_;
+  SteadyTime now_;
 };
 
 }  // namespace routestatus::sim

@@ -12,7 +12,7 @@ void SimQueue::Add(const std::string& key) {
   queue_.push_back(key);
 }
 
-void SimQueue::AddAfter(const std::string& key, kubeclient::Duration delay) {
+void SimQueue::AddAfter(const std::string& key, Duration delay) {
   ++delayed_;
   scheduler_.After(delay, [this, alive = alive_, key] {
     if (!*alive) return;
@@ -25,8 +25,8 @@ bool SimQueue::Get(std::string* key) {
   while (queue_.empty() && !shut_down_) {
     Fiber* fiber = Fiber::Current();
     CHECK(fiber != nullptr) << "SimQueue::Get waits on a fiber";
-    fiber->Park([this]() -> std::optional<kubeclient::SteadyTime> {
-      if (!queue_.empty() || shut_down_) return kubeclient::SteadyTime{};
+    fiber->Park([this]() -> std::optional<SteadyTime> {
+      if (!queue_.empty() || shut_down_) return SteadyTime{};
       return std::nullopt;
     });
   }

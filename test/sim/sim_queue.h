@@ -22,7 +22,7 @@ class SimQueue final : public kubeclient::cache::WorkQueueInterface {
   ~SimQueue() override { *alive_ = false; }
 
   void Add(const std::string& key) override;
-  void AddAfter(const std::string& key, kubeclient::Duration delay) override;
+  void AddAfter(const std::string& key, Duration delay) override;
   void AddRateLimited(const std::string& key) override { Add(key); }
   void Forget(const std::string&) override {}
   int NumRequeues(const std::string&) const override { return 0; }

@@ -6,7 +6,6 @@
 
 namespace routestatus::sim {
 
-using kubeclient::Duration;
 using std::chrono::milliseconds;
 
 const char* ScenarioName(Scenario scenario) {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kubeclient/clock.h"
+#include "base/clock.h"
 #include "lease/takeover.h"
 
 namespace routestatus::sim {
@@ -40,23 +40,23 @@ struct SimOptions {
   uint64_t seed = 1;
   int replicas = 0;  // 0: 2..5 (per configuration 1..3 in fights)
   int routes = 0;    // 0: 5..40
-  kubeclient::Duration lease_interval = std::chrono::seconds(15);
-  kubeclient::Duration lease_retry = std::chrono::seconds(3);
+  Duration lease_interval = std::chrono::seconds(15);
+  Duration lease_retry = std::chrono::seconds(3);
   // Lease settings: what cmd/ uses (election delay 1 s, Election follows
   // Extend, follower delay 500 ms with jitter, leaders step down on another
-  // replica's write); the DESIGN.md defaults are --follower-min-delay-ms=0
+  // replica's write); the docs/design.md section 3 defaults are --follower-min-delay-ms=0
   // --follower-delay-jitter=0 --leader-follows-foreign-extend=0.
-  kubeclient::Duration election_delay = std::chrono::seconds(1);
+  Duration election_delay = std::chrono::seconds(1);
   bool single_probe = true;
   bool election_follows_extend = true;
-  kubeclient::Duration follower_min_delay = std::chrono::milliseconds(500);
+  Duration follower_min_delay = std::chrono::milliseconds(500);
   bool follower_delay_jitter = true;
   bool leader_follows_foreign_extend = true;
   // Failure detection by the leader's progress (the product's default);
   // kOff: lease expiry only.
   lease::TakeoverMode takeover = lease::TakeoverMode::kProgress;
   int contention_limit = 5;
-  kubeclient::Duration contention_interval = std::chrono::minutes(3);
+  Duration contention_interval = std::chrono::minutes(3);
   // Delays (0: drawn per run). Watch events reach each replica after
   // U[1, max_watch_delay_ms] ms (15% of replicas lag up to 2 s more on 10%
   // of events); a status PUT's request and its answer each take
@@ -99,7 +99,7 @@ struct SimResult {
   int64_t startup_puts = 0;
   int crashes = 0;
   int failovers = 0;  // measured leader crashes
-  kubeclient::Duration max_failover_gap = kubeclient::Duration::zero();
+  Duration max_failover_gap = Duration::zero();
   int64_t fight_writes = 0;             // after the second configuration joined
   int64_t fight_max_window_writes = 0;  // most writes in one contention window
   int64_t fight_last_window_writes = 0;
@@ -113,7 +113,7 @@ struct SimResult {
   // Work-queue keys handed to workers before their replica's caches synced.
   int64_t reconciles_before_sync = 0;
   int64_t failing_route_puts = 0;  // PUTs to the route whose PUTs are rejected (outage)
-  kubeclient::Duration simulated = kubeclient::Duration::zero();
+  Duration simulated = Duration::zero();
   std::vector<std::string> failures;  // empty when every assertion held
 
   bool ok() const { return failures.empty(); }

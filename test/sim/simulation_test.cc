@@ -8,7 +8,6 @@
 namespace routestatus::sim {
 namespace {
 
-using kubeclient::Duration;
 
 // `skip`: a seed known to fail for a reason named where it is passed.
 void RunSeeds(Scenario scenario, uint64_t first, uint64_t count, uint64_t skip = 0) {
@@ -90,7 +89,7 @@ TEST(SimulationTest, TakeoverShortensTheFailoverGap) {
   EXPECT_GT(without, std::chrono::seconds(5));
 }
 
-// Why the simulator's lease settings differ from DESIGN.md section 3: with
+// Why the simulator's lease settings differ from docs/design.md section 3: with
 // a 40 ms follower deferral and no floor after a lost write, followers whose
 // lease ran out between sparse changes race the leader once watch skew
 // exceeds 40 ms. This seed breaks the PUT bound that way (and holds it with
@@ -100,7 +99,7 @@ TEST(SimulationTest, DesignFollowerDelayBreaksThePutBound) {
   o.scenario = Scenario::kSteady;
   o.seed = 8;  // 12 on the correctness branch; the takeover changes which runs race
   EXPECT_TRUE(RunSimulation(o).ok());
-  o.follower_min_delay = kubeclient::Duration::zero();
+  o.follower_min_delay = Duration::zero();
   o.follower_delay_jitter = false;
   o.leader_follows_foreign_extend = false;
   SimResult r = RunSimulation(o);

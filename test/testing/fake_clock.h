@@ -3,7 +3,7 @@
 #include <chrono>
 #include <mutex>
 
-#include "kubeclient/clock.h"
+#include "base/clock.h"
 
 namespace routestatus::testing {
 
@@ -11,22 +11,22 @@ namespace routestatus::testing {
 // Threads blocked in WaitUntil notice an advance within about a millisecond
 // of real time (they re-check the fake time in short real-time waits), so
 // nothing waiting on this clock can miss a wake-up.
-class FakeClock final : public kubeclient::Clock {
+class FakeClock final : public Clock {
  public:
   FakeClock();
 
-  kubeclient::SteadyTime Now() const override;
-  kubeclient::SystemTime WallNow() const override;
+  SteadyTime Now() const override;
+  SystemTime WallNow() const override;
   void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
-                 kubeclient::SteadyTime deadline) const override;
+                 SteadyTime deadline) const override;
 
   // Moves both the steady and the wall time forward by `d` (d >= 0).
-  void Advance(kubeclient::Duration d);
+  void Advance(Duration d);
 
  private:
   mutable std::mutex mu_;
-  kubeclient::SteadyTime steady_;  // GUARDED_BY(mu_)
-  kubeclient::SystemTime wall_;    // GUARDED_BY(mu_)
+  SteadyTime steady_;  // GUARDED_BY(mu_)
+  SystemTime wall_;    // GUARDED_BY(mu_)
 };
 
 }  // namespace routestatus::testing

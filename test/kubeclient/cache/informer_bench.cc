@@ -18,8 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/clock.h"
 #include "kubeclient/cache/informer.h"
-#include "kubeclient/clock.h"
 
 namespace routestatus::kubeclient::cache {
 namespace {

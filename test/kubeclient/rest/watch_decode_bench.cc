@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
     }
     rr::RawHttpServer::Chunk(fd, "");
   });
-  rk::RealClock clock;
+  routestatus::RealClock clock;
   rr::RestConfig cfg;
   cfg.server = server.url();
   auto client = rr::NewRestKubeClient(cfg, clock);
@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
   for (;;) {
     auto ev = (*w)->Next();
     if (!ev.ok()) {
-      if (ev.status().code() != rk::StatusCode::kClosed) {
+      if (ev.status().code() != routestatus::StatusCode::kClosed) {
         std::fprintf(stderr, "watch: %s\n", ev.status().ToString().c_str());
       }
       break;

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <thread>
 
-namespace routestatus::kubeclient {
+namespace routestatus {
 
 class Clock;
 
@@ -62,4 +62,4 @@ class Cancellation {
   std::map<uint64_t, std::function<void()>> callbacks_;  // GUARDED_BY(mu_)
 };
 
-}  // namespace routestatus::kubeclient
+}  // namespace routestatus

@@ -7,7 +7,7 @@
 #include "lease/backoff_write_lease.h"
 #include "lease/write_lease.h"
 
-namespace routestatus::cmd {
+namespace routestatus::lease {
 
 // The lease used with --write-lease=false: a plain level-driven controller.
 // Every replica writes whenever its own cache differs from the desired
@@ -21,50 +21,50 @@ namespace routestatus::cmd {
 // (where work is due at once) forever. The real outcomes are counted here
 // for the metrics. Exists to measure the naive baseline and for small
 // single-replica installs. Thread-safe; `queue` must outlive it.
-class UnleasedWriteLease final : public lease::WriteLease {
+class UnleasedWriteLease final : public WriteLease {
  public:
   // `base` with every gate of BackoffWriteLease turned off (retry and
   // name kept).
-  static lease::WriteLeaseOptions PassThroughOptions(lease::WriteLeaseOptions base) {
-    base.election_delay = kubeclient::Duration::zero();
+  static WriteLeaseOptions PassThroughOptions(WriteLeaseOptions base) {
+    base.election_delay = Duration::zero();
     base.single_probe = false;
     base.election_follows_extend = false;
     base.leader_follows_foreign_extend = false;
-    base.follower_min_delay = kubeclient::Duration::zero();
+    base.follower_min_delay = Duration::zero();
     base.follower_delay_jitter = false;
-    base.takeover.mode = lease::TakeoverMode::kOff;
+    base.takeover.mode = TakeoverMode::kOff;
     base.on_transition = nullptr;
     return base;
   }
 
-  explicit UnleasedWriteLease(lease::BackoffWriteLease& queue) : queue_(queue) {}
+  explicit UnleasedWriteLease(BackoffWriteLease& queue) : queue_(queue) {}
 
-  void Try(const std::string& key, lease::Work work) override {
+  void Try(const std::string& key, Work work) override {
     queue_.Try(key, [this, work = std::move(work)] {
-      lease::WorkOutcome outcome = work();
+      WorkOutcome outcome = work();
       ++outcomes_[static_cast<int>(outcome.result)];
       // Why: kNone keeps the inner lease in Election, where work runs at once.
-      return lease::WorkOutcome{lease::WorkResult::kNone, outcome.retry, outcome.retry_after};
+      return WorkOutcome{WorkResult::kNone, outcome.retry, outcome.retry_after};
     });
   }
   // The entry is already correct: queued work for `key` is dropped.
-  void Extend(const std::string& key, lease::EntryWriter writer) override {
+  void Extend(const std::string& key, EntryWriter writer) override {
     queue_.Extend(key, writer);
   }
   void Remove(const std::string& key) override { queue_.Remove(key); }
   // Always kElection (never leads, never follows); the metrics report it as
   // the distinct state "disabled".
-  lease::LeaseState State() const override { return lease::LeaseState::kElection; }
+  LeaseState State() const override { return LeaseState::kElection; }
 
   // Work items run, by what the work itself returned (kNone, kExtend = it
   // wrote, kRelease = it lost a write or failed).
-  uint64_t outcome(lease::WorkResult result) const {
+  uint64_t outcome(WorkResult result) const {
     return outcomes_[static_cast<int>(result)].load();
   }
 
  private:
-  lease::BackoffWriteLease& queue_;
+  BackoffWriteLease& queue_;
   std::atomic<uint64_t> outcomes_[3] = {0, 0, 0};
 };
 
-}  // namespace routestatus::cmd
+}  // namespace routestatus::lease

@@ -1,11 +1,11 @@
-#include "kubeclient/cancellation.h"
+#include "base/cancellation.h"
 
 #include <utility>
 #include <vector>
 
-#include "kubeclient/clock.h"
+#include "base/clock.h"
 
-namespace routestatus::kubeclient {
+namespace routestatus {
 
 void Cancellation::Cancel() {
   std::map<uint64_t, std::function<void()>> callbacks;
@@ -85,4 +85,4 @@ bool Clock::SleepUntil(SteadyTime deadline, const Cancellation* cancel) const {
   return !cancel->cancelled_;
 }
 
-}  // namespace routestatus::kubeclient
+}  // namespace routestatus

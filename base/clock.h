@@ -4,7 +4,7 @@
 #include <condition_variable>
 #include <mutex>
 
-namespace routestatus::kubeclient {
+namespace routestatus {
 
 class Cancellation;
 
@@ -51,4 +51,4 @@ class RealClock final : public Clock {
   }
 };
 
-}  // namespace routestatus::kubeclient
+}  // namespace routestatus

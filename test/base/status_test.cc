@@ -1,4 +1,4 @@
-#include "kubeclient/status.h"
+#include "base/status.h"
 
 #include <string>
 

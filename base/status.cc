@@ -1,10 +1,10 @@
-#include "kubeclient/status.h"
+#include "base/status.h"
 
 #include <algorithm>
 #include <cctype>
 #include <string_view>
 
-namespace routestatus::kubeclient {
+namespace routestatus {
 
 const char* StatusCodeName(StatusCode code) {
   switch (code) {
@@ -106,4 +106,4 @@ bool IsNoAnswer(FailureClass c) {
          c == FailureClass::kTimeout || c == FailureClass::kConnectionError;
 }
 
-}  // namespace routestatus::kubeclient
+}  // namespace routestatus

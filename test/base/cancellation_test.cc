@@ -1,5 +1,5 @@
 // Clock::SleepUntil with a Cancellation, on the fake and the real clock.
-#include "kubeclient/cancellation.h"
+#include "base/cancellation.h"
 
 #include <atomic>
 #include <chrono>
@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kubeclient/clock.h"
+#include "base/clock.h"
 #include "test/testing/fake_clock.h"
 
 namespace routestatus::kubeclient {

@@ -8,7 +8,7 @@
 
 #include <glog/logging.h>
 
-namespace routestatus::kubeclient {
+namespace routestatus {
 
 // What a caller should do about a failed operation. Codes follow the
 // Kubernetes API's Status reasons where one exists.
@@ -115,4 +115,4 @@ class StatusOr {
   std::variant<Status, T> v_;
 };
 
-}  // namespace routestatus::kubeclient
+}  // namespace routestatus
