@@ -36,7 +36,7 @@ const char* StatusCodeName(StatusCode code);
 // kTooManyRequests/kUnavailable an optional server-suggested retry delay, and
 // the HTTP status when the API server answered (0 when no answer arrived:
 // connection refused or reset, timeout). Value type; thread-compatible.
-class Status {
+class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(StatusCode code, std::string message,
@@ -93,7 +93,7 @@ bool IsNoAnswer(FailureClass c);
 // Either a value or a non-OK Status. Accessing value() of an error is a bug
 // (CHECK-fails).
 template <typename T>
-class StatusOr {
+class [[nodiscard]] StatusOr {
  public:
   StatusOr(Status status) : v_(std::move(status)) {  // NOLINT: implicit by design
     CHECK(!std::get<Status>(v_).ok()) << "StatusOr built from an OK Status";

@@ -2,37 +2,17 @@
 
 #include <glog/logging.h>
 
+#include "base/token_bucket.h"
 #include "kubeclient/route.h"
 
 namespace routestatus::controller {
 
 
-QpsLimiter::QpsLimiter(const Clock& clock, double qps)
-    : clock_(clock),
-      interval_(qps > 0 ? std::chrono::duration_cast<Duration>(
-                              std::chrono::duration<double>(1.0 / qps))
-                        : Duration::zero()),
-      next_(clock.Now()) {}
-
-SteadyTime QpsLimiter::Reserve() {
-  SteadyTime now = clock_.Now();
-  if (next_ < now) next_ = now;
-  SteadyTime slot = next_;
-  next_ += interval_;
-  return slot;
-}
-
-void QpsLimiter::Wait() {
-  SteadyTime slot = Reserve();
-  if (interval_ == Duration::zero()) return;
-  clock_.SleepUntil(slot);
-}
-
 namespace {
 
 // Removes our entry from one route (given as listed). Returns OK when the
 // route is clear (written, already clear, or gone).
-Status ClearOne(kubeclient::KubeClient& client, QpsLimiter& limiter, const ClearOptions& options,
+Status ClearOne(kubeclient::KubeClient& client, TokenBucket& limiter, const ClearOptions& options,
                 nlohmann::json object, ClearProgress* progress) {
   for (int attempt = 0;; ++attempt) {
     auto route = kubeclient::RouteFromJson(object);
@@ -40,7 +20,7 @@ Status ClearOne(kubeclient::KubeClient& client, QpsLimiter& limiter, const Clear
     if (!route->FindIngress(options.router_name)) return Status::Ok();
     auto body = kubeclient::WithIngressEntry(*route, options.router_name, std::nullopt);
     if (!body.ok()) return body.status();
-    limiter.Wait();
+    limiter.Acquire();
     auto result = client.UpdateStatus(kubeclient::RoutesResource(), *body);
     if (result.ok()) {
       ++progress->cleared;
@@ -68,7 +48,8 @@ StatusOr<ClearProgress> ClearRouterEntries(
   if (options.router_name.empty()) {
     return Status(StatusCode::kInvalid, "clear: a router name is required");
   }
-  QpsLimiter limiter(clock, options.qps);
+  // Burst 1: evenly spaced PUTs, idle time not banked.
+  TokenBucket limiter(clock, options.qps, /*burst=*/1);
   ClearProgress p;
   Status last_error;
   kubeclient::ListOptions list;

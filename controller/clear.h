@@ -10,22 +10,6 @@
 
 namespace routestatus::controller {
 
-// Spaces out operations to at most `qps` per second on `clock`. qps <= 0
-// means unlimited. Thread-compatible.
-class QpsLimiter {
- public:
-  QpsLimiter(const Clock& clock, double qps);
-  // Reserves the next slot and returns when it starts (<= Now() when free).
-  SteadyTime Reserve();
-  // Reserve(), then blocks on the clock until the slot starts.
-  void Wait();
-
- private:
-  const Clock& clock_;
-  Duration interval_;
-  SteadyTime next_;
-};
-
 // Options of ClearRouterEntries.
 struct ClearOptions {
   std::string router_name;      // whose entries to remove (required)

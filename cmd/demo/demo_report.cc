@@ -82,11 +82,29 @@ void PrintReport(const DemoFacts& facts, std::ostream& out) {
   const bench::ServerWrites& s = facts.server_writes;
   out << Format("  %-28s %8.0f %10.0f %7.0f   apiserver_request_total\n", "counted by the server",
                 s.status_ok, s.status_conflict, s.status_other);
-  out << Format("  %-28s %8d %10d %7s   computed: %d replicas x %d changes\n",
-                "naive (every replica writes)", in_shard, (n - 1) * in_shard, "", n, in_shard);
-  out << Format("  => %.0f PUTs for %d changes (%.2f per change) instead of %d\n\n",
-                s.status_attempts(), in_shard,
-                in_shard > 0 ? s.status_attempts() / in_shard : 0.0, n * in_shard);
+  out << "\n";
+  out << Format("  %-38s %22s %32s\n", "status PUTs counted by the server",
+                Format("start-up (%d entries)", in_shard).c_str(),
+                Format("%d host changes", facts.changes).c_str());
+  auto row = [&](const char* what, double startup, double changes, int entries_changed) {
+    std::string per_change =
+        changes < 0 ? std::string("not converged")
+                    : Format("%.0f for %d entries (%.2f each)", changes, entries_changed,
+                             entries_changed > 0 ? changes / entries_changed : 0.0);
+    out << Format("  %-38s %22.0f %32s\n", what, startup, per_change.c_str());
+  };
+  row("this controller (write lease)", facts.startup_puts, facts.change_puts,
+      facts.entries_changed);
+  const NaiveFacts& naive = facts.naive;
+  if (naive.measured) {
+    row(("naive, measured (" + naive.flags + ")").c_str(), naive.startup_puts, naive.change_puts,
+        naive.entries_changed);
+  } else {
+    out << Format("  %-38s %22s %32s\n", "naive (not measured: --no-naive)", "-", "-");
+  }
+  out << "  (naive: the same routes and changes on their own API server, " << n
+      << " replicas that\n   each write whenever their cache differs; a changed host frees the "
+         "old one,\n   which can admit a route that waited for it: more entries than changes)\n\n";
 
   out << "Look around\n";
   out << "  kubectl --kubeconfig " << facts.kubeconfig << " get routes -A\n";

@@ -21,6 +21,16 @@ struct ReplicaFacts {
   std::string metrics_url;
 };
 
+// The naive baseline the demo measured first: the same world on its own
+// API server, every replica started with `flags`. Value type.
+struct NaiveFacts {
+  bool measured = false;    // it ran and converged, twice
+  std::string flags;        // e.g. "--write-lease=false"
+  double startup_puts = 0;  // status PUTs until converged
+  double change_puts = -1;  // status PUTs for the host changes (-1: none)
+  int entries_changed = 0;  // our entries those changes changed
+};
+
 // Everything the demo report shows. Value type.
 struct DemoFacts {
   bool converged = false;
@@ -36,10 +46,15 @@ struct DemoFacts {
   std::vector<std::string> internal_namespaces;
   e2e::bench::ServerWrites server_writes;  // apiserver_request_total
   std::vector<ReplicaFacts> replicas;
+  double startup_puts = 0;  // status PUTs until converged (server's count)
+  int changes = 0;          // host changes made after convergence
+  double change_puts = -1;  // status PUTs for them (-1: not converged)
+  int entries_changed = 0;  // our entries they changed (a freed host admits a waiting route)
+  NaiveFacts naive;         // not measured: the report says so
 };
 
 // Prints the demo report (admission by reason, writes per replica vs the
-// server's count vs the naive N x changes, lease states, how to look
+// server's count vs the measured naive baseline, lease states, how to look
 // around). Pure apart from writing to `out`.
 void PrintReport(const DemoFacts& facts, std::ostream& out);
 

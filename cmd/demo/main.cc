@@ -6,12 +6,15 @@
 // Exit codes: 0 converged, 1 failed or timed out, 2 bad flags.
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -42,6 +45,8 @@ struct Flags {
   int replicas = 3;
   uint64_t seed = 42;
   int timeout_s = 90;
+  bool naive = true;  // measure the --write-lease=false baseline first
+  int changes = 30;   // host changes after convergence
 };
 
 // Stop requests from SIGINT/SIGTERM, taken synchronously on a helper thread.
@@ -110,85 +115,55 @@ bool ParseFlags(int argc, char** argv, Flags* flags) {
       flags->seed = std::strtoull(v, nullptr, 10);
     } else if (const char* v = value("--timeout")) {
       flags->timeout_s = std::atoi(v);
+    } else if (const char* v = value("--changes")) {
+      flags->changes = std::atoi(v);
+    } else if (a == "--no-naive") {
+      flags->naive = false;
     } else {
       std::cerr << "usage: routestatus-demo [--once] [--routes=200] [--replicas=3] [--seed=42]"
-                   " [--timeout=90 (seconds)]\n";
+                   " [--timeout=90 (seconds)] [--changes=30] [--no-naive]\n";
       return false;
     }
   }
-  return flags->routes > 0 && flags->replicas > 0 && flags->timeout_s > 0;
+  return flags->routes > 0 && flags->replicas > 0 && flags->timeout_s > 0 && flags->changes >= 0;
 }
 
-int Run(const Flags& flags, StopSignal& stop) {
-  const std::string dir = bench::MakeTempDir("routestatus-demo");
-  std::cout << "routestatus demo: working folder " << dir << "\n" << std::flush;
-
-  bench::ApiServerProcess server(dir);
-  std::string error;
-  if (!server.WaitStarted(std::chrono::seconds(20), &error)) {
-    std::cerr << "routestatus-demo: " << error << "\n";
-    return 1;
-  }
-  RealClock clock;
-  auto config = kubeclient::rest::LoadKubeconfigFile(server.kubeconfig());
-  if (!config.ok()) {
-    std::cerr << "routestatus-demo: " << config.status().ToString() << "\n";
-    return 1;
-  }
-  auto client_or = kubeclient::rest::NewRestKubeClient(*config, clock);
-  if (!client_or.ok()) {
-    std::cerr << "routestatus-demo: " << client_or.status().ToString() << "\n";
-    return 1;
-  }
-  kubeclient::KubeClient& client = **client_or;
-
-  // The world: namespaces, then routes in creation order (older routes win
-  // host claims).
-  e2e::DemoWorld world = e2e::MakeDemoWorld(flags.routes, flags.seed);
-  std::vector<std::string> internal_namespaces;
-  for (const auto& ns : world.namespaces) {
-    auto created = client.Create(kubeclient::NamespacesResource(), "", ns);
-    if (!created.ok()) {
-      std::cerr << "routestatus-demo: create namespace: " << created.status().ToString() << "\n";
-      return 1;
-    }
-    const auto& labels = ns["metadata"].value("labels", nlohmann::json::object());
-    if (labels.value("router", "") == "internal") {
-      internal_namespaces.push_back(ns["metadata"]["name"].get<std::string>());
-    }
-  }
-  for (const auto& route : world.routes) {
-    auto created = client.Create(kubeclient::RoutesResource(),
-                                 route["metadata"]["namespace"].get<std::string>(), route);
-    if (!created.ok()) {
-      std::cerr << "routestatus-demo: create route: " << created.status().ToString() << "\n";
-      return 1;
-    }
-  }
-  std::cout << "created " << world.namespaces.size() << " namespaces and " << world.routes.size()
-            << " routes; starting " << flags.replicas << " controller replicas\n"
-            << std::flush;
-
-  bench::ControllerFlags controller_flags;
+// One fleet: local-apiserver with the demo's world, and replicas of
+// route-status-controller started with `controller_flags`, run until
+// converged. Not thread-safe: one owner; stops everything when destroyed.
+struct Fleet {
+  std::unique_ptr<bench::ApiServerProcess> server;
   std::vector<std::unique_ptr<bench::Replica>> replicas;
-  const auto started = Clock::now();
-  for (int i = 0; i < flags.replicas; ++i) {
-    replicas.push_back(
-        std::make_unique<bench::Replica>(i + 1, server.kubeconfig(), controller_flags, dir));
-  }
+  std::vector<std::string> internal_namespaces;
+  size_t namespaces = 0;
+  RealClock clock;  // the client's (it must outlive the client)
+  std::unique_ptr<kubeclient::KubeClient> client;
+  std::vector<nlohmann::json> routes;  // the last listing
+  bool converged = false;
+  double converged_after = 0;  // replicas started -> every entry in place (s)
+  double startup_puts = 0;     // status PUTs until converged
 
-  // Converged: every in-shard route has our entry, no out-of-shard route has
-  // one, every replica is ready, and the server saw no status write for 2 s.
+  void Stop() {
+    for (auto& r : replicas) r->Stop();
+    if (server) server->Stop();
+  }
+  ~Fleet() { Stop(); }
+};
+
+// Polls until `fleet` has converged (see StartAndConverge; every route in
+// `want_hosts`, "ns/name" -> host, also shows that host in our entry) or
+// the timeout passed since `started`. 0, 1 (a replica exited) or 130 (stop).
+int WaitConverged(const Flags& flags, const bench::ControllerFlags& controller_flags,
+                  Clock::time_point started, StopSignal& stop, Fleet* fleet,
+                  const std::map<std::string, std::string>& want_hosts) {
+  kubeclient::KubeClient& client = *fleet->client;
   const auto deadline = started + std::chrono::seconds(flags.timeout_s);
   double last_writes = -1;
   auto last_change = Clock::now();
-  std::vector<nlohmann::json> routes;
-  bool converged = false;
-  double converged_after = 0;
-  while (!converged) {
+  while (!fleet->converged) {
     if (stop.WaitFor(std::chrono::milliseconds(250))) return 130;
     if (Clock::now() > deadline) break;
-    for (auto& r : replicas) {
+    for (auto& r : fleet->replicas) {
       if (!r->Running() && r->RestartIfPortTaken()) continue;
       if (!r->Running()) {
         std::cerr << "routestatus-demo: replica " << r->index() << " exited; see "
@@ -198,61 +173,225 @@ int Run(const Flags& flags, StopSignal& stop) {
     }
     auto page = client.List(kubeclient::RoutesResource(), "", {});
     if (!page.ok()) continue;
-    routes = page->items;
+    fleet->routes = page->items;
     bool entries_ok = true;
-    for (const auto& route : routes) {
-      bool ours = !bench::IsInternalShard(route, internal_namespaces);
-      if (bench::FindEntry(route, controller_flags.router_name).present != ours) entries_ok = false;
+    for (const auto& route : fleet->routes) {
+      bool ours = !bench::IsInternalShard(route, fleet->internal_namespaces);
+      bench::EntryView entry = bench::FindEntry(route, controller_flags.router_name);
+      if (entry.present != ours) entries_ok = false;
+      auto want = want_hosts.find(route["metadata"].value("namespace", "") + "/" +
+                                  route["metadata"].value("name", ""));
+      if (want != want_hosts.end() && entry.host != want->second) entries_ok = false;
     }
-    double writes = server.Writes().status_attempts();
+    double writes = fleet->server->Writes().status_attempts();
     if (writes != last_writes) {
       last_writes = writes;
       last_change = Clock::now();
     }
     bool all_ready = true;
-    for (auto& r : replicas) all_ready = all_ready && r->Ready();
-    if (entries_ok && all_ready && converged_after == 0) {
-      converged_after = std::chrono::duration<double>(Clock::now() - started).count();
+    for (auto& r : fleet->replicas) all_ready = all_ready && r->Ready();
+    if (entries_ok && all_ready && fleet->converged_after == 0) {
+      fleet->converged_after = std::chrono::duration<double>(Clock::now() - started).count();
     }
-    if (!entries_ok) converged_after = 0;
-    converged = entries_ok && all_ready && Clock::now() - last_change >= std::chrono::seconds(2);
+    if (!entries_ok) fleet->converged_after = 0;
+    fleet->converged =
+        entries_ok && all_ready && Clock::now() - last_change >= std::chrono::seconds(2);
+  }
+  return 0;
+}
+
+// Starts `fleet` in `dir` and waits until it has converged: every in-shard
+// route has our entry, no out-of-shard route has one, every replica is
+// ready, and the server saw no status write for 2 s. Returns 0 (converged
+// or timed out: see fleet->converged), 1 when something failed to start
+// (the reason on stderr), 130 when a stop was requested.
+int StartAndConverge(const Flags& flags, const std::string& dir,
+                     const bench::ControllerFlags& controller_flags, StopSignal& stop,
+                     Fleet* fleet) {
+  fleet->server = std::make_unique<bench::ApiServerProcess>(dir);
+  std::string error;
+  if (!fleet->server->WaitStarted(std::chrono::seconds(20), &error)) {
+    std::cerr << "routestatus-demo: " << error << "\n";
+    return 1;
+  }
+  auto config = kubeclient::rest::LoadKubeconfigFile(fleet->server->kubeconfig());
+  if (!config.ok()) {
+    std::cerr << "routestatus-demo: " << config.status().ToString() << "\n";
+    return 1;
+  }
+  auto client_or = kubeclient::rest::NewRestKubeClient(*config, fleet->clock);
+  if (!client_or.ok()) {
+    std::cerr << "routestatus-demo: " << client_or.status().ToString() << "\n";
+    return 1;
+  }
+  fleet->client = std::move(*client_or);
+  kubeclient::KubeClient& client = *fleet->client;
+
+  // The world: namespaces, then routes in creation order (older routes win
+  // host claims).
+  e2e::DemoWorld world = e2e::MakeDemoWorld(flags.routes, flags.seed);
+  for (const auto& ns : world.namespaces) {
+    auto created = client.Create(kubeclient::NamespacesResource(), "", ns);
+    if (!created.ok()) {
+      std::cerr << "routestatus-demo: create namespace: " << created.status().ToString() << "\n";
+      return 1;
+    }
+    const auto& labels = ns["metadata"].value("labels", nlohmann::json::object());
+    if (labels.value("router", "") == "internal") {
+      fleet->internal_namespaces.push_back(ns["metadata"]["name"].get<std::string>());
+    }
+  }
+  fleet->namespaces = world.namespaces.size();
+  for (const auto& route : world.routes) {
+    auto created = client.Create(kubeclient::RoutesResource(),
+                                 route["metadata"]["namespace"].get<std::string>(), route);
+    if (!created.ok()) {
+      std::cerr << "routestatus-demo: create route: " << created.status().ToString() << "\n";
+      return 1;
+    }
   }
 
+  const auto started = Clock::now();
+  for (int i = 0; i < flags.replicas; ++i) {
+    fleet->replicas.push_back(std::make_unique<bench::Replica>(
+        i + 1, fleet->server->kubeconfig(), controller_flags, dir));
+  }
+  int rc = WaitConverged(flags, controller_flags, started, stop, fleet, {});
+  fleet->startup_puts = fleet->server->Writes().status_attempts();
+  return rc;
+}
+
+// Changes the host of up to `count` in-shard routes that carry our entry
+// (each to a new, unique host), waits until our entries show the new hosts,
+// and returns the status PUTs the server counted meanwhile (-1 when it did
+// not converge or a stop was requested) and, in *entries_changed, how many
+// of our entries changed (a freed host can admit a route that waited for it).
+double ChangeHosts(const Flags& flags, const bench::ControllerFlags& controller_flags,
+                   int count, StopSignal& stop, Fleet* fleet, int* entries_changed) {
+  const double before = fleet->server->Writes().status_attempts();
+  auto entries = [&] {
+    std::map<std::string, std::string> out;  // "ns/name" -> host|admitted|reason
+    for (const auto& route : fleet->routes) {
+      bench::EntryView e = bench::FindEntry(route, controller_flags.router_name);
+      out[route["metadata"].value("namespace", "") + "/" + route["metadata"].value("name", "")] =
+          e.present ? e.host + "|" + e.admitted + "|" + e.reason : "";
+    }
+    return out;
+  };
+  const std::map<std::string, std::string> entries_before = entries();
+  std::map<std::string, std::string> want;  // "ns/name" -> new host
+  for (nlohmann::json route : fleet->routes) {
+    if (static_cast<int>(want.size()) >= count) break;
+    if (bench::IsInternalShard(route, fleet->internal_namespaces)) continue;
+    bench::EntryView entry = bench::FindEntry(route, controller_flags.router_name);
+    if (!entry.present || entry.admitted != "True") continue;
+    const std::string host = "v2-" + entry.host;
+    route["spec"]["host"] = host;
+    if (!fleet->client->Update(kubeclient::RoutesResource(), route).ok()) continue;
+    want[route["metadata"]["namespace"].get<std::string>() + "/" +
+         route["metadata"]["name"].get<std::string>()] = host;
+  }
+  fleet->converged = false;
+  fleet->converged_after = 0;
+  if (WaitConverged(flags, controller_flags, Clock::now(), stop, fleet, want) != 0 ||
+      !fleet->converged) {
+    return -1;
+  }
+  *entries_changed = 0;
+  for (const auto& [key, entry] : entries()) {
+    auto it = entries_before.find(key);
+    if (it == entries_before.end() || it->second != entry) ++*entries_changed;
+  }
+  return fleet->server->Writes().status_attempts() - before;
+}
+
+int Run(const Flags& flags, StopSignal& stop) {
+  const std::string dir = bench::MakeTempDir("routestatus-demo");
+  std::cout << "routestatus demo: working folder " << dir << "\n" << std::flush;
+  const e2e::DemoWorld world = e2e::MakeDemoWorld(flags.routes, flags.seed);
+
+  // First the naive baseline, measured: the same world on its own API
+  // server, every replica started with --write-lease=false (a plain
+  // controller: each writes whenever its own cache differs).
+  NaiveFacts naive;
+  if (flags.naive) {
+    const std::string naive_dir = dir + "/naive";
+    if (mkdir(naive_dir.c_str(), 0700) != 0) {
+      std::cerr << "routestatus-demo: mkdir " << naive_dir << ": " << std::strerror(errno) << "\n";
+      return 1;
+    }
+    std::cout << "naive baseline: " << world.routes.size() << " routes, " << flags.replicas
+              << " replicas with --write-lease=false on their own API server\n"
+              << std::flush;
+    bench::ControllerFlags naive_flags;
+    naive_flags.extra.push_back("--write-lease=false");
+    Fleet fleet;
+    int rc = StartAndConverge(flags, naive_dir, naive_flags, stop, &fleet);
+    if (rc != 0) return rc;
+    naive.flags = "--write-lease=false";
+    naive.startup_puts = fleet.startup_puts;
+    if (fleet.converged) {
+      naive.change_puts =
+          ChangeHosts(flags, naive_flags, flags.changes, stop, &fleet, &naive.entries_changed);
+    }
+    naive.measured = fleet.converged && naive.change_puts >= 0;
+    fleet.Stop();
+    if (!fleet.converged) {
+      std::cerr << "routestatus-demo: the naive baseline did not converge within "
+                << flags.timeout_s << " s; logs in " << naive_dir << "\n";
+    }
+  }
+
+  std::cout << "created " << world.namespaces.size() << " namespaces and " << world.routes.size()
+            << " routes; starting " << flags.replicas << " controller replicas\n"
+            << std::flush;
+  bench::ControllerFlags controller_flags;
+  Fleet fleet;
+  int rc = StartAndConverge(flags, dir, controller_flags, stop, &fleet);
+  if (rc != 0) return rc;
+
   DemoFacts facts;
-  facts.converged = converged;
-  facts.converge_seconds = converged_after;
+  facts.startup_puts = fleet.startup_puts;
+  if (fleet.converged) {
+    std::cout << "converged; changing the host of " << flags.changes << " routes\n" << std::flush;
+    facts.changes = flags.changes;
+    facts.change_puts =
+        ChangeHosts(flags, controller_flags, flags.changes, stop, &fleet, &facts.entries_changed);
+  }
+  facts.converged = fleet.converged;
+  facts.converge_seconds = fleet.converged_after;
   facts.router_name = controller_flags.router_name;
   facts.controller_flags = bench::DescribeFlags(controller_flags);
-  facts.server_url = server.url();
-  facts.server_pid = server.pid();
-  facts.kubeconfig = server.kubeconfig();
+  facts.server_url = fleet.server->url();
+  facts.server_pid = fleet.server->pid();
+  facts.kubeconfig = fleet.server->kubeconfig();
   facts.dir = dir;
-  facts.namespaces = static_cast<int>(world.namespaces.size());
-  facts.routes = routes;
-  facts.internal_namespaces = internal_namespaces;
-  facts.server_writes = server.Writes();
-  for (auto& r : replicas) {
+  facts.namespaces = static_cast<int>(fleet.namespaces);
+  facts.routes = fleet.routes;
+  facts.internal_namespaces = fleet.internal_namespaces;
+  facts.server_writes = fleet.server->Writes();
+  facts.naive = naive;
+  for (auto& r : fleet.replicas) {
     facts.replicas.push_back(
         ReplicaFacts{r->index(), r->pid(), r->LeaseState(), r->Writes(), r->MetricsUrl()});
   }
   PrintReport(facts, std::cout);
-  if (!converged) {
+  if (!fleet.converged) {
     std::cerr << "routestatus-demo: not converged within " << flags.timeout_s
               << " s; replica logs are in " << dir << "\n";
   }
 
-  if (!flags.once && converged) {
-    std::cout << "\nRunning until Ctrl-C (then stops the API server and the " << replicas.size()
-              << " replicas).\n"
+  if (!flags.once && fleet.converged) {
+    std::cout << "\nRunning until Ctrl-C (then stops the API server and the "
+              << fleet.replicas.size() << " replicas).\n"
               << std::flush;
     stop.WaitForever();
     std::cout << "\nstopping...\n";
   }
-  for (auto& r : replicas) r->Stop();
-  server.Stop();
-  std::cout << "stopped " << replicas.size() << " replicas and local-apiserver; logs kept in "
-            << dir << "\n";
-  return converged ? 0 : 1;
+  fleet.Stop();
+  std::cout << "stopped " << fleet.replicas.size()
+            << " replicas and local-apiserver; logs kept in " << dir << "\n";
+  return fleet.converged && (!flags.naive || naive.measured) ? 0 : 1;
 }
 
 }  // namespace

@@ -11,10 +11,7 @@ RateLimitingWorkQueue::RateLimitingWorkQueue(const Clock& clock)
     : RateLimitingWorkQueue(clock, Options()) {}
 
 RateLimitingWorkQueue::RateLimitingWorkQueue(const Clock& clock, const Options& options)
-    : clock_(clock), options_(options) {
-  tokens_ = std::max(1, options_.burst);
-  tokens_at_ = clock_.Now();
-}
+    : clock_(clock), options_(options), bucket_(clock, options.qps, options.burst) {}
 
 RateLimitingWorkQueue::~RateLimitingWorkQueue() { ShutDownNow(); }
 
@@ -77,25 +74,11 @@ Duration RateLimitingWorkQueue::KeyDelayLocked(const std::string& key) const {
   return Duration(static_cast<int64_t>(d));
 }
 
-Duration RateLimitingWorkQueue::BucketDelayLocked(SteadyTime now, bool reserve) const {
-  if (options_.qps <= 0) return Duration::zero();
-  double burst = std::max(1, options_.burst);
-  double elapsed = std::chrono::duration<double>(now - tokens_at_).count();
-  double tokens = std::min(burst, tokens_ + std::max(0.0, elapsed) * options_.qps);
-  tokens -= 1.0;
-  if (reserve) {
-    tokens_ = tokens;
-    tokens_at_ = std::max(now, tokens_at_);
-  }
-  if (tokens >= 0) return Duration::zero();
-  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(-tokens / options_.qps));
-}
-
 void RateLimitingWorkQueue::AddRateLimited(const std::string& key) {
   std::lock_guard<std::mutex> l(mu_);
   if (shutting_down_) return;
   SteadyTime now = clock_.Now();
-  Duration delay = std::max(KeyDelayLocked(key), BucketDelayLocked(now, /*reserve=*/true));
+  Duration delay = std::max(KeyDelayLocked(key), bucket_.Reserve());
   ++requeues_[key];
   ++stats_.retries_total;
   if (options_.observer) options_.observer->OnRetry();
@@ -104,7 +87,7 @@ void RateLimitingWorkQueue::AddRateLimited(const std::string& key) {
 
 Duration RateLimitingWorkQueue::PeekRateLimitDelay(const std::string& key) const {
   std::lock_guard<std::mutex> l(mu_);
-  return std::max(KeyDelayLocked(key), BucketDelayLocked(clock_.Now(), /*reserve=*/false));
+  return std::max(KeyDelayLocked(key), bucket_.Peek());
 }
 
 void RateLimitingWorkQueue::Forget(const std::string& key) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/token_bucket.h"
 #include "kubeclient/cache/work_queue.h"
 
 namespace routestatus::kubeclient::cache {
@@ -98,7 +99,6 @@ class RateLimitingWorkQueue final : public WorkQueueInterface {
   void AddLocked(const std::string& key, SteadyTime now);
   void AddAfterLocked(const std::string& key, Duration delay, SteadyTime now);
   void PromoteDueLocked(SteadyTime now) const;
-  Duration BucketDelayLocked(SteadyTime now, bool reserve) const;
   Duration KeyDelayLocked(const std::string& key) const;
   bool DirtyProcessingLocked() const;
 
@@ -115,8 +115,7 @@ class RateLimitingWorkQueue final : public WorkQueueInterface {
   mutable std::unordered_map<std::string, SteadyTime> delayed_at_;  // earliest due time per key
   uint64_t seq_ = 0;
   std::unordered_map<std::string, int> requeues_;
-  mutable double tokens_ = 0;
-  mutable SteadyTime tokens_at_{};
+  TokenBucket bucket_;  // the overall retry rate (thread-safe itself)
   bool shutting_down_ = false;
   bool stopped_now_ = false;
   mutable WorkQueueStats stats_;

@@ -20,11 +20,11 @@
 #include <nlohmann/json.hpp>
 
 #include "base/cancellation.h"
+#include "base/token_bucket.h"
 #include "kubeclient/rest/exec_credential.h"
 #include "kubeclient/rest/line_splitter.h"
 #include "kubeclient/rest/rest_paths.h"
 #include "kubeclient/rest/tls_material.h"
-#include "kubeclient/rest/token_bucket.h"
 #include "kubeclient/rest/token_source.h"
 
 namespace routestatus::kubeclient::rest {

@@ -106,19 +106,5 @@ TEST(ClearTest, RequiresRouterName) {
   EXPECT_EQ(ClearRouterEntries(api, clock, {}, nullptr).status().code(), StatusCode::kInvalid);
 }
 
-TEST(QpsLimiterTest, SpacesSlots) {
-  routestatus::testing::FakeClock clock;
-  QpsLimiter limiter(clock, 10);
-  auto t0 = clock.Now();
-  EXPECT_EQ(limiter.Reserve(), t0);
-  EXPECT_EQ(limiter.Reserve(), t0 + std::chrono::milliseconds(100));
-  EXPECT_EQ(limiter.Reserve(), t0 + std::chrono::milliseconds(200));
-  clock.Advance(std::chrono::seconds(5));
-  EXPECT_EQ(limiter.Reserve(), clock.Now()) << "idle time is not banked";
-  QpsLimiter unlimited(clock, 0);
-  EXPECT_EQ(unlimited.Reserve(), clock.Now());
-  EXPECT_EQ(unlimited.Reserve(), clock.Now());
-}
-
 }  // namespace
 }  // namespace routestatus::controller::testing

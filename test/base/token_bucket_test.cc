@@ -1,4 +1,4 @@
-#include "kubeclient/rest/token_bucket.h"
+#include "base/token_bucket.h"
 
 #include <atomic>
 #include <thread>
@@ -7,7 +7,7 @@
 
 #include "test/testing/fake_clock.h"
 
-namespace routestatus::kubeclient::rest {
+namespace routestatus {
 namespace {
 
 using std::chrono::milliseconds;
@@ -37,6 +37,34 @@ TEST(TokenBucketTest, ZeroQpsIsUnlimited) {
   testing::FakeClock clock;
   TokenBucket b(clock, 0, 1);
   for (int i = 0; i < 1000; ++i) ASSERT_EQ(b.Reserve(), Duration::zero());
+}
+
+TEST(TokenBucketTest, PeekTakesNothing) {
+  testing::FakeClock clock;
+  TokenBucket b(clock, 10, 1);
+  EXPECT_EQ(b.Peek(), Duration::zero());
+  EXPECT_EQ(b.Peek(), Duration::zero());
+  EXPECT_EQ(b.Reserve(), Duration::zero());
+  EXPECT_EQ(std::chrono::duration_cast<milliseconds>(b.Peek()), milliseconds(100));
+  EXPECT_EQ(std::chrono::duration_cast<milliseconds>(b.Peek()), milliseconds(100));
+  clock.Advance(milliseconds(100));
+  EXPECT_EQ(b.Peek(), Duration::zero());
+}
+
+// Burst 1 spaces requests evenly (what `clear` uses for its PUT rate).
+TEST(TokenBucketTest, BurstOneSpacesSlots) {
+  testing::FakeClock clock;
+  TokenBucket limiter(clock, 10, 1);
+  const SteadyTime t0 = clock.Now();
+  EXPECT_EQ(clock.Now() + limiter.Reserve(), t0);
+  EXPECT_EQ(clock.Now() + limiter.Reserve(), t0 + milliseconds(100));
+  EXPECT_EQ(clock.Now() + limiter.Reserve(), t0 + milliseconds(200));
+  clock.Advance(std::chrono::seconds(10));
+  EXPECT_EQ(clock.Now() + limiter.Reserve(), clock.Now()) << "idle time is not banked";
+  EXPECT_GT(limiter.Reserve(), Duration::zero()) << "idle time is not banked";
+  TokenBucket unlimited(clock, 0, 1);
+  EXPECT_EQ(unlimited.Reserve(), Duration::zero());
+  EXPECT_EQ(unlimited.Reserve(), Duration::zero());
 }
 
 TEST(TokenBucketTest, AcquireWaitsForTheClock) {
@@ -70,4 +98,4 @@ TEST(TokenBucketTest, AcquireEndsWhenCancelled) {
 }
 
 }  // namespace
-}  // namespace routestatus::kubeclient::rest
+}  // namespace routestatus
