@@ -47,8 +47,16 @@ void PrintReport(const DemoFacts& facts, std::ostream& out) {
   out << "\n";
   out << Format("routestatus demo: %d replicas of router \"%s\" on the embedded API server\n", n,
                 facts.router_name.c_str());
-  out << Format("  %s %.1f s after the replicas started\n",
-                facts.converged ? "converged" : "NOT converged", facts.converge_seconds);
+  // Why: the host changes run only once the start-up converged.
+  const bool startup_converged = facts.changes > 0 || facts.converged;
+  out << Format("  %s %.1f s after the replicas started",
+                startup_converged ? "converged" : "NOT converged", facts.converge_seconds);
+  if (facts.changes > 0) {
+    out << Format("; %d host changes %s %.1f s after they were made",
+                  facts.changes, facts.converged ? "converged" : "NOT converged",
+                  facts.changes_converge_seconds);
+  }
+  out << "\n";
   out << "  route-status-controller " << facts.controller_flags << "\n\n";
   out << Format("Routes: %zu in %d namespaces; %d in shard \"%s\", %d in shard \"internal\" "
                 "(excluded by --route-labels/--namespace-labels)\n\n",

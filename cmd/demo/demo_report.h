@@ -35,6 +35,7 @@ struct NaiveFacts {
 struct DemoFacts {
   bool converged = false;
   double converge_seconds = 0;  // replicas started -> every entry in place
+  double changes_converge_seconds = 0;  // host changes made -> our entries show them
   std::string router_name;
   std::string controller_flags;  // DescribeFlags() of the replicas
   std::string server_url;

@@ -352,14 +352,15 @@ int Run(const Flags& flags, StopSignal& stop) {
 
   DemoFacts facts;
   facts.startup_puts = fleet.startup_puts;
+  facts.converge_seconds = fleet.converged_after;
   if (fleet.converged) {
     std::cout << "converged; changing the host of " << flags.changes << " routes\n" << std::flush;
     facts.changes = flags.changes;
     facts.change_puts =
         ChangeHosts(flags, controller_flags, flags.changes, stop, &fleet, &facts.entries_changed);
+    facts.changes_converge_seconds = fleet.converged_after;
   }
   facts.converged = fleet.converged;
-  facts.converge_seconds = fleet.converged_after;
   facts.router_name = controller_flags.router_name;
   facts.controller_flags = bench::DescribeFlags(controller_flags);
   facts.server_url = fleet.server->url();
