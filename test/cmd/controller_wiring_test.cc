@@ -375,8 +375,17 @@ TEST_F(ControllerWiringTest, FightingReplicasStopAndWarn) {
   EXPECT_THAT(a.process->ReadLog(), HasSubstr("another writer using router name"));
   EXPECT_THAT(a.process->ReadLog(), HasSubstr("ours={host=h"));
   // ...and the fight is bounded: each replica wrote each route at most once
-  // or twice, and nothing more is written once it settled.
-  double settled = ServerStatusPuts();
+  // or twice, and nothing more is written once it settled. Why wait for it
+  // to settle (no status PUT for 1 s): the warning is logged at once, while
+  // the fight may still be running (slower under the sanitizers).
+  double settled = -1;
+  for (auto deadline = std::chrono::steady_clock::now() + 15s;
+       std::chrono::steady_clock::now() < deadline;) {
+    const double puts = ServerStatusPuts();
+    if (puts == settled) break;
+    settled = puts;
+    std::this_thread::sleep_for(1s);
+  }
   EXPECT_LE(settled, 4.0 * kWorldRoutes);
   std::this_thread::sleep_for(2500ms);
   EXPECT_EQ(ServerStatusPuts(), settled);
