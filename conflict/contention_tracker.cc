@@ -27,7 +27,7 @@ std::string FormatDuration(Duration d) {
 
 ContentionTracker::ContentionTracker(const Clock& clock,
                                      ContentionTrackerOptions options)
-    : clock_(clock), options_(std::move(options)) {
+    : clock_(clock), options_(std::move(options)), started_(clock.WallNow()) {
   CHECK(options_.interval > Duration::zero())
       << "contention interval must be > 0";
   CHECK(options_.limit >= 0) << "contention limit must be >= 0";
@@ -77,6 +77,18 @@ void ContentionTracker::Changed(const std::string& uid, const std::string& route
     warning = std::exchange(pending_warning_, std::string());
   }
   Log(warning);
+}
+
+void ContentionTracker::Listed(const std::string& uid, const std::string& route_key,
+                               const RouteIngress& entry, const RouteIngress* desired,
+                               Difference difference, SystemTime written_at) {
+  if (desired == nullptr || difference != Difference::kConfiguration) return;
+  if (written_at < started_ - options_.listed_skew) return;
+  VLOG(2) << "contention: " << route_key
+          << " was listed with an entry a router configured differently wrote "
+          << std::chrono::duration_cast<std::chrono::milliseconds>(written_at - started_).count()
+          << " ms after we started";
+  Appeared(uid, route_key, entry, desired, difference);
 }
 
 void ContentionTracker::Appeared(const std::string& uid, const std::string& route_key,

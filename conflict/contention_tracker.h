@@ -29,6 +29,12 @@ struct ContentionTrackerOptions {
   // flush, so no timer is needed. The caller may also call Flush() itself.
   bool auto_flush = true;
   size_t max_examples = 3;  // example routes named in the warning
+  // An entry found at start-up (initial list) that differs from ours in
+  // what only the configuration decides counts as contention when it was
+  // written after the tracker was made, less this allowance: whole-second
+  // lastTransitionTimes and a writer's clock a little behind ours (see
+  // Listed).
+  Duration listed_skew = std::chrono::seconds(1);
 };
 
 // A point-in-time copy of the tracker for metrics and tests.
@@ -106,6 +112,20 @@ class ContentionTracker {
   void Appeared(const std::string& uid, const std::string& route_key,
                 const kubeclient::RouteIngress& new_entry, const kubeclient::RouteIngress* desired,
                 Difference difference = Difference::kConfiguration);
+  // At start-up (the caches just synced), route `uid` already carries
+  // `entry` for our router name, last changed at `written_at` (its newest
+  // condition's lastTransitionTime, by the writer's wall clock). The
+  // initial list is read as if we had watched since we started: an entry
+  // written after the tracker was made (less listed_skew) that differs
+  // from `desired` in what only the configuration decides (kConfiguration)
+  // counts as Appeared. So a replica that lists after a router configured
+  // differently has written every route notices the fight instead of
+  // overwriting them all once. An entry written before we started is what
+  // a previous configuration of ours may have left: not contention, we
+  // overwrite it.
+  void Listed(const std::string& uid, const std::string& route_key,
+              const kubeclient::RouteIngress& entry, const kubeclient::RouteIngress* desired,
+              Difference difference, SystemTime written_at);
   // Another writer removed our router name's entry of `uid` (`old_entry`).
   // Without `desired` we would remove it too: not contention (it ends a
   // suspicion). Otherwise a view difference.
@@ -145,6 +165,7 @@ class ContentionTracker {
   // The text of the last warning logged, or "".
   std::string LastWarning() const;
   ContentionSnapshot Snapshot() const;
+  const ContentionTrackerOptions& options() const { return options_; }
 
   // "{host=a.example.com canonicalHostname=router.example.com Admitted=True}"
   // as used in the warning; "{no entry}" for nullopt. Thread-safe (pure).
@@ -206,6 +227,7 @@ class ContentionTracker {
 
   const Clock& clock_;
   const ContentionTrackerOptions options_;
+  const SystemTime started_;  // wall clock at construction (see Listed)
 
   mutable std::mutex mu_;
   std::unordered_map<std::string, Element> ids_;  // GUARDED_BY(mu_)

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/clock.h"
 #include "kubeclient/route.h"
@@ -27,6 +29,17 @@ class ContentionGate {
                             const std::optional<kubeclient::RouteIngress>& old_entry,
                             const std::optional<kubeclient::RouteIngress>& new_entry,
                             const std::optional<kubeclient::RouteIngress>& desired) = 0;
+  // A route that already carried our router name's entry when the caches
+  // synced (the initial list), with the entry we compute for it now.
+  struct ListedEntry {
+    std::shared_ptr<const kubeclient::Route> route;
+    kubeclient::RouteIngress entry;
+    std::optional<kubeclient::RouteIngress> desired;  // as for EntryChanged
+  };
+  // Once, when the caches have synced and before any reconcile, every such
+  // route. Lets the gate notice a differently configured router that wrote
+  // every route before we listed.
+  virtual void EntriesListed(const std::vector<ListedEntry>& listed) { (void)listed; }
   // The route with this UID was deleted.
   virtual void Forget(const std::string& uid) = 0;
   // True when we must not change our existing entry of `uid` now. Not asked

@@ -187,8 +187,24 @@ bool Controller::ProcessNextItem() {
   return true;
 }
 
+void Controller::ReportListedEntries() {
+  const std::string& name = syncer_.admission_options().router_name;
+  std::vector<ContentionGate::ListedEntry> listed;
+  for (auto& route : routes_.List()) {
+    if (auto entry = route->FindIngress(name)) {
+      auto desired = syncer_.Desired(*route, nullptr);
+      listed.push_back({std::move(route), std::move(*entry), std::move(desired)});
+    }
+  }
+  gate_.EntriesListed(listed);
+}
+
 void Controller::RunWorker() {
   if (!WaitForCacheSync()) return;
+  // Why before any reconcile (call_once blocks the other workers until it
+  // is done): a worker that ran first could overwrite a fresh entry of a
+  // differently configured router before the gate knew of it.
+  std::call_once(listed_reported_, [this] { ReportListedEntries(); });
   while (ProcessNextItem()) {
   }
 }

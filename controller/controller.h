@@ -56,8 +56,13 @@ class Controller {
   // Takes one key from the queue and reconciles it. False once the queue is
   // shut down. REQUIRES: CachesSynced() (RunWorker waits for it).
   bool ProcessNextItem();
-  // WaitForCacheSync(), then ProcessNextItem until the queue shuts down.
+  // WaitForCacheSync(), then (once per controller, before any worker
+  // reconciles) ReportListedEntries(), then ProcessNextItem until the queue
+  // shuts down.
   void RunWorker();
+  // Hands the gate every cached route that carries our router name's entry
+  // (ContentionGate::EntryListed). REQUIRES: CachesSynced().
+  void ReportListedEntries();
   // Makes WaitForCacheSync return false (shutdown); shut the queue down too.
   void Stop();
 
@@ -83,6 +88,7 @@ class Controller {
   // Keys whose entry of ours a watch update changed since their last
   // reconcile (see StatusSyncer::Sync).
   std::unordered_set<std::string> entry_changed_;  // GUARDED_BY(mu_)
+  std::once_flag listed_reported_;  // ReportListedEntries ran
   std::unique_ptr<RouteHandler> route_handler_;
   std::unique_ptr<NamespaceHandler> namespace_handler_;
 };

@@ -3,6 +3,48 @@
 #include "controller/desired_status.h"
 
 namespace routestatus::controller {
+namespace {
+
+conflict::ContentionTracker::Difference DifferenceOf(
+    const kubeclient::RouteIngress& entry, const std::optional<kubeclient::RouteIngress>& desired) {
+  // Why no desired counts as a view difference: "outside our shard" may come
+  // from namespace labels our cache has not caught up with yet.
+  return !desired || DiffersOnlyInView(*desired, entry)
+             ? conflict::ContentionTracker::Difference::kView
+             : conflict::ContentionTracker::Difference::kConfiguration;
+}
+
+}  // namespace
+
+void TrackerGate::EntriesListed(const std::vector<ListedEntry>& listed) {
+  std::vector<const ListedEntry*> clear, ambiguous;
+  for (const ListedEntry& l : listed) {
+    const kubeclient::Route& route = *l.route;
+    if (!l.desired || kubeclient::IngressEqual(l.entry, *l.desired)) continue;
+    // Why: an entry written for an older spec (the host or wildcard policy
+    // changed since, and its write is still pending) differs from ours
+    // without any router being configured differently. Only an entry that
+    // fits the route's current spec can tell of another configuration.
+    const std::string policy =
+        route.spec.wildcard_policy.empty() ? "None" : route.spec.wildcard_policy;
+    if (!route.spec.host.empty() && l.entry.host != route.spec.host) continue;
+    if (!l.entry.wildcard_policy.empty() && l.entry.wildcard_policy != policy) continue;
+    const bool host_alone = route.spec.host.empty() && l.entry.host != l.desired->host &&
+                            l.entry.router_canonical_hostname ==
+                                l.desired->router_canonical_hostname;
+    (host_alone ? ambiguous : clear).push_back(&l);
+  }
+  if (ambiguous.size() > static_cast<size_t>(tracker_.options().limit)) {
+    clear.insert(clear.end(), ambiguous.begin(), ambiguous.end());
+  }
+  for (const ListedEntry* l : clear) {
+    const auto written = NewestConditionTime(l->entry);
+    if (!written) continue;
+    tracker_.Listed(l->route->metadata.uid, l->route->Key(), l->entry, &*l->desired,
+                    DifferenceOf(l->entry, l->desired),
+                    SystemTime(std::chrono::seconds(*written)));
+  }
+}
 
 void TrackerGate::EntryChanged(const kubeclient::Route& route,
                                const std::optional<kubeclient::RouteIngress>& old_entry,
@@ -13,11 +55,7 @@ void TrackerGate::EntryChanged(const kubeclient::Route& route,
     if (old_entry) tracker_.Removed(route.metadata.uid, route.Key(), *old_entry, want);
     return;
   }
-  // Why no desired counts as a view difference: "outside our shard" may come
-  // from namespace labels our cache has not caught up with yet.
-  const auto difference = !desired || DiffersOnlyInView(*desired, *new_entry)
-                              ? conflict::ContentionTracker::Difference::kView
-                              : conflict::ContentionTracker::Difference::kConfiguration;
+  const auto difference = DifferenceOf(*new_entry, desired);
   if (old_entry) {
     tracker_.Changed(route.metadata.uid, route.Key(), *old_entry, *new_entry, want, difference);
   } else {

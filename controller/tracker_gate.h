@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "conflict/contention_tracker.h"
 #include "controller/contention_gate.h"
@@ -24,6 +25,17 @@ class TrackerGate final : public ContentionGate {
                     const std::optional<kubeclient::RouteIngress>& old_entry,
                     const std::optional<kubeclient::RouteIngress>& new_entry,
                     const std::optional<kubeclient::RouteIngress>& desired) override;
+  // Each listed entry that differs from ours is reported to the tracker as
+  // Listed, with its newest lastTransitionTime as the time it was written
+  // (none: not reported), unless it does not fit the route's current spec:
+  // an explicit host or the wildcard policy differs (written for an older
+  // spec). An entry of a route without spec.host whose host alone differs
+  // is ambiguous: another hostname template, or a spec.host cleared since
+  // it was written. Those are reported only when more than the tracker's
+  // limit of them were listed: one or a few are explained by spec changes,
+  // and overwriting them stays within a fight's bound anyway; many at once
+  // are a router configured differently.
+  void EntriesListed(const std::vector<ListedEntry>& listed) override;
   void Forget(const std::string& uid) override { tracker_.Forget(uid); }
   bool IsChangeContended(const std::string& uid) override {
     return tracker_.IsChangeContended(uid);

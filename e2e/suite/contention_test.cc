@@ -45,8 +45,9 @@ double SecondOfDay(std::chrono::system_clock::time_point t) {
 
 // 3 replicas of one router name with different hostname templates, 20
 // routes without spec.host. Timeline (window I = quiet + 10 s, first flush at
-// 2I): the fight is bounded (each replica writes each route at most once;
-// `make soak` checks the tighter <= 30 of issue 13) and settles; the first
+// 2I): the fight is bounded (<= 30 writes, issue 13, even for the replica
+// whose list comes after another has written every route; `make soak`
+// repeats this test 10 times) and settles; the first
 // contention warning is logged during the fight; 0 writes
 // during the quiet period; another process clears route 9's status -> exactly
 // one write re-creates it; the contention metric is set during the window
@@ -69,6 +70,16 @@ TEST_F(ContentionTest, FightingRoutersAreBoundedThenQuiet) {
                                  "${name}-${namespace}.apps-" + std::to_string(i) + ".example.com"},
                                 {"contention-interval", std::to_string(interval_s) + "s"}}));
   }
+  // The start-up race of issue 13, every run: the first replica to list
+  // routes gets its list 1.5 s late, after another replica has written every
+  // route. It must notice the fight from what it lists instead of
+  // overwriting every route once.
+  if (cluster().embedded()) {
+    ASSERT_TRUE(cluster()
+                    .AddFault({{"verb", "LIST"}, {"resource", "routes"}, {"count", 1},
+                               {"code", 0}, {"latencyMs", 1500}})
+                    .ok());
+  }
   auto start = std::chrono::steady_clock::now();
   const auto start_wall = std::chrono::system_clock::now();
   set.StartAll();
@@ -85,12 +96,9 @@ TEST_F(ContentionTest, FightingRoutersAreBoundedThenQuiet) {
   Figure("fight_writes_success", fight.success);
   Figure("fight_writes_conflict", fight.conflict);
   Figure("fight_settled_after_seconds", settled_after);
-  // Issue 13 asks for <= 30 over 10 runs; `make soak` repeats this test
-  // and checks that (it is not met yet: a replica that lists after another
-  // has written every route overwrites them all once, up to 60 writes in
-  // 10 runs). What every run guarantees: each replica writes each route at
-  // most once before the tracker stops it.
-  EXPECT_LE(fight.success, 3 * 20) << "writes in the first window of a fight";
+  // Issue 13: <= 30. Before the initial list was read as contention
+  // evidence, the late-listing replica overwrote every route once (40).
+  EXPECT_LE(fight.success, 30) << "writes in the first window of a fight";
   EXPECT_LT(settled_after, 2 * interval_s - env().quiet_seconds - 4)
       << "the fight did not settle early in the window; the rest of the timeline cannot run";
 

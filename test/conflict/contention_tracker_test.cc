@@ -121,6 +121,36 @@ TEST_F(TrackerTest, EntryCreatedByAnotherConfigurationIsContended) {
   EXPECT_EQ(t.Snapshot().contentions, 1);
 }
 
+// Issue 13, start-up race: the initial list is read as if we had watched
+// since we started. An entry a router configured differently wrote after
+// we started is contended at once, so we do not overwrite every route once
+// before noticing the fight. One written before we started (a previous
+// configuration of ours), one differing only in host claims, one equal to
+// ours, and one where we would have no entry are not.
+TEST_F(TrackerTest, ListedEntryWrittenSinceWeStartedByAnotherConfigurationIsContended) {
+  ContentionTracker t(clock_, Options());
+  const RouteIngress ours = Entry("a.example.com"), theirs = Entry("a.other.com");
+  const auto started = clock_.WallNow();
+  clock_.Advance(minutes(10));  // a slow initial list
+  const auto d = ContentionTracker::Difference::kConfiguration;
+  t.Listed("u", "ns/a", theirs, &ours, d, started + minutes(5));
+  EXPECT_TRUE(t.IsChangeContended("u"));
+  EXPECT_EQ(t.Snapshot().contentions, 1);
+  // Whole-second times and a writer's clock a little behind ours.
+  t.Listed("w", "ns/w", theirs, &ours, d, started - seconds(1));
+  EXPECT_TRUE(t.IsChangeContended("w"));
+
+  t.Listed("v", "ns/b", theirs, &ours, d, started - seconds(2));
+  EXPECT_FALSE(t.IsChangeContended("v"));
+  t.Listed("x", "ns/c", theirs, &ours, ContentionTracker::Difference::kView, started);
+  EXPECT_FALSE(t.IsChangeContended("x"));
+  t.Listed("y", "ns/d", ours, &ours, d, started);
+  EXPECT_FALSE(t.IsChangeContended("y"));
+  t.Listed("z", "ns/e", theirs, nullptr, d, started);
+  EXPECT_FALSE(t.IsChangeContended("z"));
+  EXPECT_EQ(t.Snapshot().contentions, 2);
+}
+
 TEST_F(TrackerTest, EntryCreatedByOurPeerIsNotContention) {
   ContentionTracker t(clock_, Options());
   const RouteIngress ours = Entry("a.example.com");

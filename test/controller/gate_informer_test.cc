@@ -113,6 +113,81 @@ TEST_F(GateInformerTest, RelistReportsEveryChangedEntry) {
   EXPECT_EQ(tracker_.Snapshot().contended_routes, 3u);
 }
 
+// Issue 13, start-up race: a replica that lists after a router configured
+// differently has written every route must not overwrite them all once
+// before noticing the fight. The first worker hands the gate every listed
+// entry before any reconcile: one another configuration wrote since we
+// started is contended; one written long before (a previous configuration
+// of ours) and one equal to ours are not.
+TEST_F(GateInformerTest, EntriesAnotherConfigurationWroteSinceWeStartedAreContended) {
+  const int64_t now_unix =
+      std::chrono::duration_cast<std::chrono::seconds>(clock_.WallNow().time_since_epoch())
+          .count();
+  // Why the canonical hostname: only the configuration decides it (an
+  // entry whose host differs from spec.host was written for an older spec).
+  json fresh = RouteWith("a", "a.example.com", "a.example.com", 5);
+  fresh["status"]["ingress"][0]["routerCanonicalHostname"] = "router.theirs.example.com";
+  fresh["status"]["ingress"][0]["conditions"][0]["lastTransitionTime"] =
+      kubeclient::FormatRfc3339(now_unix - 1);
+  source_.SetObject("ns/a", fresh);
+  json old = RouteWith("b", "b.example.com", "b.example.com", 6);
+  old["status"]["ingress"][0]["routerCanonicalHostname"] = "router.theirs.example.com";
+  old["status"]["ingress"][0]["conditions"][0]["lastTransitionTime"] =
+      kubeclient::FormatRfc3339(now_unix - 600);
+  source_.SetObject("ns/b", old);
+  source_.SetObject("ns/c", RouteWith("c", "c.example.com", "c.example.com", 7));
+  source_.SetListResourceVersion(10);
+  informer_.reflector().Step();  // the initial list: no change events
+  ASSERT_TRUE(controller_.CachesSynced());
+  EXPECT_FALSE(gate_.IsChangeContended("uid-ns-a"));
+  // The fake queue's Get returns false once empty: the worker reconciles
+  // the listed keys, then returns.
+  controller_.RunWorker();
+  EXPECT_TRUE(gate_.IsChangeContended("uid-ns-a"));
+  EXPECT_FALSE(gate_.IsChangeContended("uid-ns-b"));
+  EXPECT_FALSE(gate_.IsChangeContended("uid-ns-c"));
+  EXPECT_EQ(tracker_.Snapshot().contentions, 1);
+  EXPECT_EQ(syncer_.Sync("ns/a"), SyncResult::kContended);
+  EXPECT_EQ(syncer_.Sync("ns/b"), SyncResult::kQueued);
+}
+
+// Issue 13: a listed entry of a route without spec.host whose host alone
+// differs from ours is another hostname template, or a spec.host cleared
+// after the entry was written. Up to the tracker's limit of them are not
+// counted (a few spec changes; overwriting them stays within a fight's
+// bound); more are (a router configured differently wrote them all).
+TEST_F(GateInformerTest, ListedEntriesWhoseHostAloneDiffersCountOnlyBeyondTheLimit) {
+  const int64_t now_unix =
+      std::chrono::duration_cast<std::chrono::seconds>(clock_.WallNow().time_since_epoch())
+          .count();
+  auto listed = [&](const std::string& prefix, int n) {
+    std::vector<ContentionGate::ListedEntry> v;
+    for (int i = 0; i < n; ++i) {
+      auto route = std::make_shared<kubeclient::Route>();
+      route->metadata.namespace_name = "ns";
+      route->metadata.name = prefix + std::to_string(i);
+      route->metadata.uid = "uid-" + route->metadata.name;
+      kubeclient::RouteIngress ours;
+      ours.router_name = "default";
+      ours.host = route->metadata.name + "-ns.apps.example.com";
+      ours.router_canonical_hostname = "router.example.com";
+      ours.wildcard_policy = "None";
+      ours.conditions = {{"Admitted", "True", "", "", kubeclient::FormatRfc3339(now_unix)}};
+      kubeclient::RouteIngress theirs = ours;
+      theirs.host = route->metadata.name + "-ns.apps.theirs.example.com";
+      v.push_back({std::move(route), std::move(theirs), std::move(ours)});
+    }
+    return v;
+  };
+  gate_.EntriesListed(listed("few-", 5));
+  EXPECT_EQ(tracker_.Snapshot().contentions, 0);
+  EXPECT_FALSE(gate_.IsChangeContended("uid-few-0"));
+
+  gate_.EntriesListed(listed("many-", 6));
+  EXPECT_EQ(tracker_.Snapshot().contentions, 6);
+  EXPECT_TRUE(gate_.IsChangeContended("uid-many-0"));
+}
+
 // A route whose entry the other routes' claims decide.
 json ClaimRoute(const std::string& ns, const std::string& name, const std::string& host,
                 const std::string& created, int64_t rv) {
