@@ -13,15 +13,21 @@ DEBUG_INFO ?= -g
 # CI has none and compiles everything once).
 CCACHE := $(shell command -v ccache 2>/dev/null)
 LAUNCHER := $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE))
+# The optimised tree (what `make run` and `make bench` run) registers the
+# tests that need real speed: the e2e suite and demo smoke test (timing and
+# write bounds on real processes), the simulator with all its seeds, and
+# the workflow lints. The unit and integration tests run in the sanitizer
+# tree (below); `make test` runs both, so every test runs once.
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O2 $(DEBUG_INFO) -DNDEBUG' $(LAUNCHER)
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O2 $(DEBUG_INFO) -DNDEBUG' \
+  -DROUTESTATUS_TEST_LABELS='e2e;sim;lint' $(LAUNCHER)
 
 # The image's build packages (one list for the Dockerfile, `make deps` and
 # `make image-check`), plus what the tests use.
 DEB_PACKAGES := $(shell sed 's/\#.*//' deploy/image/build-packages.txt) \
   procps curl python3-yaml shellcheck python3-kubernetes
 
-.PHONY: all deps build test build-sanitize test-sanitize run bench sim soak clean image-check
+.PHONY: all deps build build-tests test test-optimized build-sanitize test-sanitize run bench sim soak clean image-check
 
 all: build
 
@@ -57,7 +63,18 @@ $(BUILD)/Makefile: CMakeLists.txt
 build: deps $(BUILD)/Makefile
 	cmake --build $(BUILD) -j$(JOBS)
 
-test: build
+# Every test, each once: the optimised tree's (test-optimized) and the
+# sanitizer tree's (test-sanitize). tools/run-tests compiles the sanitizer
+# tree at idle CPU priority while the e2e tests run (they mostly wait).
+test: deps $(BUILD)/Makefile
+	BUILD=$(BUILD) ASAN_BUILD=$(ASAN_BUILD) MAKE=$(MAKE) bash tools/run-tests
+
+# The optimised tree's test programs (target `routestatus-tests`: what its
+# registered tests run, not the unit tests, benchmarks or tools) and its tests.
+build-tests: deps $(BUILD)/Makefile
+	cmake --build $(BUILD) -j$(JOBS) --target routestatus-tests
+
+test-optimized: build-tests
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 600
 
 # Unit and integration tests (ctest labels unit, integration) under
