@@ -58,7 +58,7 @@ TEST(SimulationTest, OutageSeeds) { RunSeeds(Scenario::kOutage, 1, 50); }
 // per-seed N allowance does not cover; not asserted per seed.
 TEST(SimulationTest, SlowLeaderIsNotOverrun) {
   int64_t puts = 0, changes = 0;
-  for (uint64_t seed = 1; seed <= 40; ++seed) {
+  for (uint64_t seed = 1; seed <= 40; seed += kSeedDivisor) {
     SimOptions o;
     o.scenario = Scenario::kSlowLeader;
     o.seed = seed;
@@ -72,8 +72,12 @@ TEST(SimulationTest, SlowLeaderIsNotOverrun) {
     puts += r.puts;
     changes += r.startup_changes + r.changes;
   }
-  EXPECT_LE(static_cast<double>(puts), 1.2 * static_cast<double>(changes))
-      << puts << " PUTs for " << changes << " changes";
+  // The ratio is a figure over all 40 seeds; the sanitizer tree's tenth of
+  // them checks the per-seed assertions only.
+  if (kSeedDivisor == 1) {
+    EXPECT_LE(static_cast<double>(puts), 1.2 * static_cast<double>(changes))
+        << puts << " PUTs for " << changes << " changes";
+  }
 }
 
 // With the takeover a dead leader's next change is written within the
@@ -130,8 +134,8 @@ TEST(SimulationTest, FightIsBoundedPerWindow) {
 // A replica that misses watch events (a broken informer) is caught: its
 // cache disagrees with the server, or routes end with the wrong entry.
 TEST(SimulationTest, LostWatchEventsAreCaught) {
-  int caught = 0;
-  for (uint64_t seed = 1; seed <= 20; ++seed) {
+  int caught = 0, runs = 0;
+  for (uint64_t seed = 1; seed <= 20; seed += kSeedDivisor, ++runs) {
     SimOptions o;
     o.scenario = Scenario::kSteady;
     o.seed = seed;
@@ -139,7 +143,7 @@ TEST(SimulationTest, LostWatchEventsAreCaught) {
     SimResult r = RunSimulation(o);
     if (!r.ok()) ++caught;
   }
-  EXPECT_GE(caught, 18);
+  EXPECT_GE(caught, runs - runs / 10);  // 18 of 20 (2 of the sanitizers' 2)
 }
 
 // The same options give the same run.
