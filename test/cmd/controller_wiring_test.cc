@@ -363,6 +363,12 @@ TEST_F(ControllerWiringTest, FightingReplicasStopAndWarn) {
   ASSERT_TRUE(Eventually([&] { return WorldConverged(); }, 20s)) << a.process->ReadLog();
   double before = ServerStatusPuts();
   EXPECT_EQ(before, kWorldRoutes);
+  // Why wait: b must find a's entries written before it started (what a
+  // previous configuration left: b overwrites them and a notices). Entries
+  // written since b started, or in the second before (whole-second times),
+  // would tell b at once that it joins a fight (docs/design.md section 4),
+  // and b, not a, would stop.
+  std::this_thread::sleep_for(2s);
   Replica& b = StartReplica("fight-b", {"--router-canonical-hostname=b.example.com",
                                         "--lease-election-delay=0", "--contention-interval=2s",
                                         "--contention-limit=1"});
