@@ -204,7 +204,7 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
     LOG(ERROR) << "route " << key << ": cannot build status: " << body.status().ToString();
     return {WorkResult::kNone, false};
   }
-  BeginOwnWrite(key);
+  BeginOwnWrite(key, route->metadata.resource_version);
   auto result = client_.UpdateStatus(kubeclient::RoutesResource(), *body);
   EndOwnWrite(key, result.ok() ? kubeclient::ResourceVersionOf(*result) : "");
   if (result.ok()) {
@@ -309,9 +309,9 @@ bool StatusSyncer::InBackoff(const std::string& key, const std::optional<RouteIn
   return it != failures_.end() && it->second.entry == Fingerprint(entry);
 }
 
-void StatusSyncer::BeginOwnWrite(const std::string& key) {
+void StatusSyncer::BeginOwnWrite(const std::string& key, const std::string& read_version) {
   std::lock_guard<std::mutex> lock(own_writes_mu_);
-  own_writes_[key] = OwnWrite{true, "", ""};
+  own_writes_[key] = OwnWrite{true, read_version, "", ""};
 }
 
 void StatusSyncer::EndOwnWrite(const std::string& key, const std::string& resource_version) {
@@ -319,15 +319,15 @@ void StatusSyncer::EndOwnWrite(const std::string& key, const std::string& resour
   auto it = own_writes_.find(key);
   if (it == own_writes_.end()) return;  // the route went meanwhile
   OwnWrite& w = it->second;
-  // Why erase when the echo was already taken as ours: nothing else would
-  // ever consume the record.
-  if (resource_version.empty() || (!w.echo_seen.empty() && w.echo_seen == resource_version)) {
+  // Why erase once a change past the version our PUT named was seen: the
+  // cache is at or past our write, so its echo will not come again and
+  // nothing else would ever consume the record.
+  if (resource_version.empty() || !w.echo_seen.empty()) {
     own_writes_.erase(it);
     return;
   }
   w.in_flight = false;
   w.resource_version = resource_version;
-  w.echo_seen.clear();
 }
 
 bool StatusSyncer::TakeOwnWrite(const std::string& key, const std::string& resource_version) {
@@ -335,8 +335,10 @@ bool StatusSyncer::TakeOwnWrite(const std::string& key, const std::string& resou
   auto it = own_writes_.find(key);
   if (it == own_writes_.end()) return false;
   if (it->second.in_flight) {
-    it->second.echo_seen = resource_version;
-    return true;
+    OwnWrite& w = it->second;
+    if (resource_version == w.read_version) return true;
+    if (w.echo_seen.empty()) w.echo_seen = resource_version;
+    return resource_version == w.echo_seen;
   }
   const bool ours = it->second.resource_version == resource_version;
   own_writes_.erase(it);

@@ -704,6 +704,65 @@ TEST(StatusSyncerTest, PeerWriteAfterAnEchoSeenDuringOurPutMakesTheLeaderFollow)
       << "two leaders would race on every change";
 }
 
+// Found by the simulator (claims seed 114): our write's echo and then a
+// peer's newer write of the route are both reconciled before our PUT's
+// answer returns. The peer's write is not ours (nothing lands between the
+// version our PUT named and our write, so only the first newer change can
+// be its echo), and the record ends with the answer: the echo was seen.
+// Before the fix the later change replaced the echo in the record, so the
+// peer's write counted as our echo (the leader never heard of it) and the
+// record outlived the answer until the route's next change: the last four
+// expectations here failed.
+TEST(StatusSyncerTest, PeerWriteSeenAfterOurEchoDuringOurPutIsThePeers) {
+  Harness h;
+  lease::WriteLeaseOptions lo;
+  lo.seed = 1;
+  lo.election_delay = Duration::zero();  // the first write runs at once
+  lo.election_follows_extend = true;
+  lo.leader_follows_foreign_extend = true;
+  lease::BackoffWriteLease lease(h.clock, lo);
+  EchoDuringPutClient client(h.api);
+  StatusStats stats;
+  StatusSyncer syncer(Harness::DefaultOptions(), h.shard, h.routes, client, lease, h.gate,
+                      h.clock, stats);
+  auto move_to = [&](const std::string& host) {
+    h.clock.Advance(std::chrono::seconds(5));
+    json moved = h.api.Object("ns", "web");
+    moved["spec"]["host"] = host;
+    h.api.Put(moved);
+    h.Deliver("ns", "web");
+  };
+  // We lead: our first write and its echo.
+  h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
+  ASSERT_EQ(syncer.Sync("ns/web"), SyncResult::kQueued);
+  ASSERT_EQ(lease.RunDue(), 1);
+  h.Deliver("ns", "web");
+  ASSERT_EQ(syncer.Sync("ns/web", /*watched_entry_change=*/true), SyncResult::kFollower);
+  ASSERT_EQ(lease.State(), lease::LeaseState::kLeader);
+  // The route moves; while our write of it waits for its answer, its echo
+  // and then a peer's write of the next move are reconciled.
+  move_to("moved.example.com");
+  client.after_put = [&] {
+    h.Deliver("ns", "web");  // our write's echo
+    EXPECT_EQ(syncer.Sync("ns/web", /*watched_entry_change=*/true), SyncResult::kFollower);
+    move_to("again.example.com");
+    auto peer_entry = syncer.Desired(*h.routes.Get("ns/web"), nullptr);
+    ASSERT_TRUE(peer_entry.has_value());
+    h.api.Put(
+        kubeclient::WithIngressEntry(*h.routes.Get("ns/web"), "default", peer_entry).value());
+    h.Deliver("ns", "web");
+    EXPECT_EQ(syncer.Sync("ns/web", /*watched_entry_change=*/true), SyncResult::kFollower);
+  };
+  ASSERT_EQ(syncer.Sync("ns/web"), SyncResult::kQueued);
+  ASSERT_EQ(lease.RunDue(), 1);
+  EXPECT_EQ(stats.skipped_own_write.load(), 2) << "both echoes were ours";
+  EXPECT_EQ(stats.skipped_follower.load(), 1) << "the peer's write";
+  EXPECT_EQ(syncer.own_write_records(), 0u) << "the echo was seen";
+  // Why not the state: our write's success, reported after the peer's
+  // write, makes the lease lead again (its rule, not the record's).
+  EXPECT_EQ(lease.Snapshot().foreign_extends, 1u) << "the leader heard of the peer's write";
+}
+
 // Issue 13 item 7: the record of our writes lives from a write until its
 // echo (before: each route we removed our entry from kept a record
 // forever). A removal's echo is an entry change too (the leader's progress

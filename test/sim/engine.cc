@@ -96,7 +96,11 @@ SimApiOptions ApiOptions(const SimOptions& o) {
 }  // namespace
 
 Engine::Engine(const SimOptions& options)
-    : o_(options), rng_(options.seed), scheduler_(clock_), api_(scheduler_, rng_, ApiOptions(options)) {
+    : o_(options),
+      rng_(options.seed),
+      extra_rng_(options.seed ^ 0x9e3779b97f4a7c15ULL),
+      scheduler_(clock_),
+      api_(scheduler_, rng_, ApiOptions(options)) {
   result_.options = options;
 }
 
@@ -154,6 +158,9 @@ void Engine::AddSlot(int config) {
     informer->watch_timeout_min = seconds(Uniform(20, 60));
     informer->watch_timeout_max = informer->watch_timeout_min + seconds(Uniform(0, 60));
   }
+  // Why a small cap: the production cap (200000) is never reached by a
+  // few dozen routes; 1..4 makes every delete path meet it (CheckRecords).
+  s.route_informer.max_tombstones = 1 + extra_rng_() % 4;
   s.route_informer.name = s.lease.name + "/routes";
   s.namespace_informer.name = s.lease.name + "/namespaces";
   s.reconcile_workers = static_cast<int>(Uniform(1, 2));
@@ -215,7 +222,8 @@ void Engine::CrashReplica(int i) {
   Trace("crash replica " + std::to_string(i));
 }
 
-void Engine::OnWrite(int writer, const Route& written) {
+void Engine::OnWrite(int writer, const StoredObject& before, const StoredObject& stored) {
+  const Route& written = *stored.route;
   Slot& slot = slots_[writer];
   slot.last_write = clock_.Now();
   ++slot.writes;
@@ -238,6 +246,7 @@ void Engine::OnWrite(int writer, const Route& written) {
   Trace("write by replica " + std::to_string(writer) + ": " + written.Key() + " -> " +
         (entry ? entry->host + " " + entry->conditions.at(0).status : "(removed)") + " rv " +
         written.metadata.resource_version);
+  CheckTransitionTime(writer, before, stored);
   if (!written.FindIngress("other").has_value()) {
     Fail("route " + written.Key() + ": another router's entry was lost by a write of replica " +
          std::to_string(writer));
@@ -350,7 +359,11 @@ void Engine::OwnerRandomChange() {
     Owner("relabel " + key + " (same shard)",
           [&] { api_.SetRouteLabel(key, "team", "t" + std::to_string(Uniform(0, 9))); });
   } else {
-    Owner("delete " + key, [&] { api_.DeleteRoute(key); });
+    // Why some undecodable: the informer's decode-failure delete path must
+    // remove the route and respect the tombstone cap like the others.
+    const bool undecodable = lease::UniformUnit(extra_rng_) < 0.25;
+    Owner("delete " + key + (undecodable ? " (final state undecodable)" : ""),
+          [&] { api_.DeleteRoute(key, undecodable); });
   }
 }
 
@@ -545,6 +558,10 @@ void Engine::RunUntil(SteadyTime end, bool until_quiet) {
     }
     RunReadyFibers();
     if (!result_.failures.empty() && result_.failures.back().rfind("livelock", 0) == 0) return;
+    if (clock_.Now() - last_records_check_ >= milliseconds(100)) {
+      last_records_check_ = clock_.Now();
+      CheckRecords(false);
+    }
     if (until_quiet && clock_.Now() - last_quiet_check_ >= milliseconds(500)) {
       last_quiet_check_ = clock_.Now();
       if (AllQuiet()) return;

@@ -81,7 +81,10 @@ void SimApi::Commit(Kind kind, const std::string& key, json object, WatchEventTy
   auto stored = std::make_shared<StoredObject>();
   stored->key = key;
   stored->text = object.dump();
-  if (kind == Kind::kRoute) {
+  stored->committed = scheduler_.clock().Now();
+  // Why not a deleted route: only its event's text is served, and that may
+  // be undecodable on purpose (DeleteRoute).
+  if (kind == Kind::kRoute && type != WatchEventType::kDeleted) {
     auto typed = kubeclient::RouteFromText(stored->text);
     CHECK(typed.ok()) << "the sim built an undecodable route: " << typed.status().ToString();
     stored->route = std::make_shared<const kubeclient::Route>(std::move(*typed));
@@ -192,11 +195,13 @@ bool SimApi::SetRouteLabel(const std::string& key, const std::string& label,
   return Modify(Kind::kRoute, key, [&](json& o) { SetLabel(o, label, value); });
 }
 
-bool SimApi::DeleteRoute(const std::string& key) {
+bool SimApi::DeleteRoute(const std::string& key, bool undecodable_final_state) {
   auto it = objects_[0].find(key);
   if (it == objects_[0].end()) return false;
   // The DELETED event carries the object with the deletion's version.
-  Commit(Kind::kRoute, key, it->second->json, WatchEventType::kDeleted);
+  json last = it->second->json;
+  if (undecodable_final_state) last["spec"] = "not an object";
+  Commit(Kind::kRoute, key, std::move(last), WatchEventType::kDeleted);
   return true;
 }
 
@@ -343,12 +348,13 @@ StatusOr<json> SimApi::ApplyStatus(int writer, const json& body) {
                       "latest version and try again");
   }
   ++counts.success;
+  const ObjectPtr before = it->second;
   json updated = stored;
   // Why: the status subresource ignores everything but .status.
   updated["status"] = body.contains("status") ? body["status"] : json::object();
   Commit(Kind::kRoute, key, std::move(updated), WatchEventType::kModified);
   const ObjectPtr now = objects_[0].at(key);
-  if (write_observer_) write_observer_(writer, *now->route);
+  if (write_observer_) write_observer_(writer, *before, *now);
   return now->json;
 }
 

@@ -31,6 +31,7 @@ struct StoredObject {
   nlohmann::json json;
   std::string text;
   std::shared_ptr<const kubeclient::Route> route;  // routes: decoded once
+  SteadyTime committed{};  // when the server stored this version (simulated time)
 };
 using ObjectPtr = std::shared_ptr<const StoredObject>;
 
@@ -67,8 +68,10 @@ class SimWatch;
 // thread-safe (one thread runs at a time).
 class SimApi {
  public:
-  // Called after each successful status write by `writer`.
-  using WriteObserver = std::function<void(int writer, const kubeclient::Route& written)>;
+  // Called after each successful status write by `writer`: the version it
+  // replaced (the one its resourceVersion guard named) and the new one.
+  using WriteObserver =
+      std::function<void(int writer, const StoredObject& before, const StoredObject& written)>;
   // Called after each status PUT that failed with a conflict.
   using ConflictObserver = std::function<void(int writer, const std::string& key)>;
 
@@ -88,7 +91,11 @@ class SimApi {
                    const std::map<std::string, std::string>& labels);
   bool SetRouteHost(const std::string& key, const std::string& host);
   bool SetRouteLabel(const std::string& key, const std::string& label, const std::string& value);
-  bool DeleteRoute(const std::string& key);
+  // `undecodable_final_state`: the DELETED event carries a final state that
+  // no client decodes (spec is not an object), as after an update a newer
+  // API accepted and our decoder rejects; the informer's decode-failure
+  // delete path must still remove the route.
+  bool DeleteRoute(const std::string& key, bool undecodable_final_state = false);
 
   // The API as clients see it at the server-side time of the request.
   // One page of a list: the first page snapshots the whole collection;

@@ -13,9 +13,9 @@ constexpr int64_t kEpochUnix = 1796565600;  // 2026-12-06T14:00:00Z
 SimClock::SimClock()
     : start_(SteadyTime(std::chrono::hours(24 * 365))), now_(start_) {}
 
-SystemTime SimClock::WallNow() const {
+SystemTime SimClock::WallAt(SteadyTime t) const {
   return SystemTime(std::chrono::seconds(kEpochUnix)) +
-         std::chrono::duration_cast<SystemTime::duration>(now_ - start_);
+         std::chrono::duration_cast<SystemTime::duration>(t - start_);
 }
 
 void SimClock::WaitUntil(std::condition_variable&, std::unique_lock<std::mutex>& lock,

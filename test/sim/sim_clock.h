@@ -20,7 +20,9 @@ class SimClock final : public Clock {
 
   SteadyTime Now() const override { return now_; }
   // Wall time = a fixed epoch (2026-12-06T14:00:00Z) + elapsed simulated time.
-  SystemTime WallNow() const override;
+  SystemTime WallNow() const override { return WallAt(now_); }
+  // The wall time that WallNow() returned (or will return) at `t`.
+  SystemTime WallAt(SteadyTime t) const;
   void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
                  SteadyTime deadline) const override;
 

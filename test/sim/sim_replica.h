@@ -69,6 +69,8 @@ class Replica {
   lease::LeaseSnapshot LeaseStats() const { return lease_->Snapshot(); }
   conflict::ContentionSnapshot TrackerStats() const { return tracker_->Snapshot(); }
   const controller::StatusStats& stats() const { return *stats_; }
+  // The status syncer's record of writes whose echo is not seen yet.
+  size_t OwnWriteRecords() const { return syncer_->own_write_records(); }
   const SimQueue& queue() const { return *queue_; }
   kubeclient::cache::InformerStats InformerStats(Kind kind) const {
     return kind == Kind::kRoute ? routes_->Stats() : namespaces_->Stats();
