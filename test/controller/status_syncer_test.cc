@@ -370,12 +370,21 @@ TEST(StatusSyncerTest, RouteDeletedOrReplacedWhileQueuedIsNotWritten) {
   EXPECT_EQ(h.lease.removed.back(), "ns/web");
 }
 
-TEST(StatusSyncerTest, ShardExitRemovesOnlyOurEntry) {
+// A shard that selects routes labelled shard=a, and ns/web in it.
+ShardOptions ShardA() {
   ShardOptions shard;
   shard.route_selector = kubeclient::LabelSelector::Parse("shard=a").value();
-  Harness h(shard);
+  return shard;
+}
+json WebInShardA() {
   json r = Harness::RouteJson("ns", "web", "www.example.com");
   r["metadata"]["labels"] = {{"shard", "a"}};
+  return r;
+}
+
+TEST(StatusSyncerTest, ShardExitRemovesOnlyOurEntry) {
+  Harness h(ShardA());
+  json r = WebInShardA();
   r["status"]["ingress"] = {OtherEntry()};
   h.Create(r);
   h.Drain();
@@ -397,11 +406,8 @@ TEST(StatusSyncerTest, ShardExitRemovesOnlyOurEntry) {
 // (progress for the lease's takeover), so the work is dropped by Extend
 // instead of waiting to run as a no-op.
 TEST(StatusSyncerTest, PeerRemovingOurEntryExtendsAndDropsWork) {
-  ShardOptions shard;
-  shard.route_selector = kubeclient::LabelSelector::Parse("shard=a").value();
-  Harness h(shard);
-  json r = Harness::RouteJson("ns", "web", "www.example.com");
-  r["metadata"]["labels"] = {{"shard", "a"}};
+  Harness h(ShardA());
+  json r = WebInShardA();
   h.Create(r);
   h.Drain();
   ASSERT_TRUE(h.ServerEntry("ns", "web").has_value());
