@@ -79,11 +79,15 @@ void ContentionTracker::Changed(const std::string& uid, const std::string& route
   Log(warning);
 }
 
+bool ContentionTracker::WrittenSinceWeStarted(SystemTime written_at) const {
+  return written_at >= started_ - options_.listed_skew;
+}
+
 void ContentionTracker::Listed(const std::string& uid, const std::string& route_key,
                                const RouteIngress& entry, const RouteIngress* desired,
                                Difference difference, SystemTime written_at) {
   if (desired == nullptr || difference != Difference::kConfiguration) return;
-  if (written_at < started_ - options_.listed_skew) return;
+  if (!WrittenSinceWeStarted(written_at)) return;
   VLOG(2) << "contention: " << route_key
           << " was listed with an entry a router configured differently wrote "
           << std::chrono::duration_cast<std::chrono::milliseconds>(written_at - started_).count()

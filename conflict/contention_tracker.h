@@ -126,6 +126,9 @@ class ContentionTracker {
   void Listed(const std::string& uid, const std::string& route_key,
               const kubeclient::RouteIngress& entry, const kubeclient::RouteIngress* desired,
               Difference difference, SystemTime written_at);
+  // True when an entry written at `written_at` (writer's wall clock) counts
+  // as written since the tracker was made, less listed_skew (see Listed).
+  bool WrittenSinceWeStarted(SystemTime written_at) const;
   // Another writer removed our router name's entry of `uid` (`old_entry`).
   // Without `desired` we would remove it too: not contention (it ends a
   // suspicion). Otherwise a view difference.

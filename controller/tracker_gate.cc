@@ -17,10 +17,20 @@ conflict::ContentionTracker::Difference DifferenceOf(
 }  // namespace
 
 void TrackerGate::EntriesListed(const std::vector<ListedEntry>& listed) {
-  std::vector<const ListedEntry*> clear, ambiguous;
+  struct Candidate {
+    const ListedEntry* listed;
+    SystemTime written_at;
+  };
+  std::vector<Candidate> clear, ambiguous;
   for (const ListedEntry& l : listed) {
     const kubeclient::Route& route = *l.route;
     if (!l.desired || kubeclient::IngressEqual(l.entry, *l.desired)) continue;
+    // Why first: only entries written since we started can tell of a live
+    // fight, and only those may count towards the ambiguity limit below.
+    const auto written = NewestConditionTime(l.entry);
+    if (!written) continue;
+    const SystemTime written_at{std::chrono::seconds(*written)};
+    if (!tracker_.WrittenSinceWeStarted(written_at)) continue;
     // Why: an entry written for an older spec (the host or wildcard policy
     // changed since, and its write is still pending) differs from ours
     // without any router being configured differently. Only an entry that
@@ -32,17 +42,15 @@ void TrackerGate::EntriesListed(const std::vector<ListedEntry>& listed) {
     const bool host_alone = route.spec.host.empty() && l.entry.host != l.desired->host &&
                             l.entry.router_canonical_hostname ==
                                 l.desired->router_canonical_hostname;
-    (host_alone ? ambiguous : clear).push_back(&l);
+    (host_alone ? ambiguous : clear).push_back({&l, written_at});
   }
   if (ambiguous.size() > static_cast<size_t>(tracker_.options().limit)) {
     clear.insert(clear.end(), ambiguous.begin(), ambiguous.end());
   }
-  for (const ListedEntry* l : clear) {
-    const auto written = NewestConditionTime(l->entry);
-    if (!written) continue;
-    tracker_.Listed(l->route->metadata.uid, l->route->Key(), l->entry, &*l->desired,
-                    DifferenceOf(l->entry, l->desired),
-                    SystemTime(std::chrono::seconds(*written)));
+  for (const Candidate& c : clear) {
+    const ListedEntry& l = *c.listed;
+    tracker_.Listed(l.route->metadata.uid, l.route->Key(), l.entry, &*l.desired,
+                    DifferenceOf(l.entry, l.desired), c.written_at);
   }
 }
 

@@ -32,9 +32,9 @@ class TrackerGate final : public ContentionGate {
   // spec). An entry of a route without spec.host whose host alone differs
   // is ambiguous: another hostname template, or a spec.host cleared since
   // it was written. Those are reported only when more than the tracker's
-  // limit of them were listed: one or a few are explained by spec changes,
-  // and overwriting them stays within a fight's bound anyway; many at once
-  // are a router configured differently.
+  // limit of them, written since we started, were listed: one or a few are
+  // explained by spec changes, and overwriting them stays within a fight's
+  // bound anyway; many at once are a router configured differently.
   void EntriesListed(const std::vector<ListedEntry>& listed) override;
   void Forget(const std::string& uid) override { tracker_.Forget(uid); }
   bool IsChangeContended(const std::string& uid) override {
