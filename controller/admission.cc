@@ -40,11 +40,16 @@ bool ClaimsSubdomain(const Route& route, const std::string& host) {
   return IsSubdomainPolicy(route) && !WildcardKey(host).empty();
 }
 
-AdmissionDecision Reject(AdmissionDecision d, const char* reason, std::string message) {
+// Why d by rvalue reference, not by value: callers build the message from
+// d's own fields in the same call (`Reject(std::move(d), ..., d.host)`), and
+// the order in which arguments are evaluated is unspecified. A by-value d is
+// moved from before the message reads it with clang (GCC happens to build the
+// message first); binding a reference moves nothing until d is returned.
+AdmissionDecision Reject(AdmissionDecision&& d, const char* reason, std::string message) {
   d.admitted = false;
   d.reason = reason;
   d.message = std::move(message);
-  return d;
+  return std::move(d);
 }
 
 std::string HostAndPath(const std::string& host, const std::string& path) {
