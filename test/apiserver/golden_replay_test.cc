@@ -66,8 +66,8 @@ const Difference kDifferences[] = {
 const char* const kSetupSteps[] = {
     "before 01: POST route-crd.json (the CRD the recorded server had; see README)",
     "after 02: POST routes r0, r1, r2 (labels app=rN, host rN.example.com), seen from 11 on",
-    "before 34: /admin/compact: the recorded watch window started at 5062; a fresh embedded "
-    "server remembers every version, so it is compacted to the same effect",
+    ("before 34: /admin/compact: the recorded watch window started at 5062; a fresh embedded "
+     "server remembers every version, so it is compacted to the same effect"),
     "during 35: PATCH r1/status (merge) and DELETE r2, the two changes the watch records",
 };
 

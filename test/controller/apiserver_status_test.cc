@@ -189,7 +189,7 @@ json CorrectEntry(const std::string& host) {
 
 TEST_F(ApiServerStatusTest, AlreadyCorrectIsNoOp) {
   json r = RouteJson("a", "web", "www.example.com");
-  r["status"]["ingress"] = {CorrectEntry("www.example.com")};
+  r["status"]["ingress"] = json::array({CorrectEntry("www.example.com")});
   Seed(r);
   Drain();
   EXPECT_EQ(StatusPuts(-1, 0), 0u);
@@ -285,7 +285,7 @@ TEST_F(ApiServerStatusTest, RouteDeletedWhileQueuedNoWrite) {
 
 TEST_F(ApiServerStatusTest, ShardExitRemovesOurEntry) {
   json r = RouteJson("a", "web", "www.example.com");
-  r["status"]["ingress"] = {OtherEntry()};
+  r["status"]["ingress"] = json::array({OtherEntry()});
   Seed(r);
   Drain();
   ASSERT_EQ(ServerObject("a", "web")["status"]["ingress"].size(), 2u);
@@ -307,7 +307,7 @@ TEST_F(ApiServerStatusTest, ShardExitRemovesOurEntry) {
 TEST_F(ApiServerStatusTest, ClearThousandRoutes) {
   for (int i = 0; i < 1000; ++i) {
     json r = RouteJson(i % 2 ? "a" : "c", "r" + std::to_string(i), "h" + std::to_string(i) + ".example.com");
-    r["status"]["ingress"] = {OtherEntry()};
+    r["status"]["ingress"] = json::array({OtherEntry()});
     if (i % 10 != 0) r["status"]["ingress"].push_back(CorrectEntry("x.example.com"));
     ASSERT_TRUE(server_.CreateRoute(r).ok());
   }

@@ -21,7 +21,7 @@ void Fill(FakeKubeClient& api, int n) {
                             {"name", "r" + std::to_string(i)}}},
               {"spec", {{"host", "h.example.com"}}}};
     if (i % 2 == 0) r["status"]["ingress"] = {Entry("other"), Entry("old")};
-    if (i % 5 == 0) r["status"]["ingress"] = {Entry("other")};
+    if (i % 5 == 0) r["status"]["ingress"] = json::array({Entry("other")});
     api.Put(r);
   }
 }

@@ -385,7 +385,7 @@ json WebInShardA() {
 TEST(StatusSyncerTest, ShardExitRemovesOnlyOurEntry) {
   Harness h(ShardA());
   json r = WebInShardA();
-  r["status"]["ingress"] = {OtherEntry()};
+  r["status"]["ingress"] = json::array({OtherEntry()});
   h.Create(r);
   h.Drain();
   ASSERT_TRUE(h.ServerEntry("ns", "web").has_value());
