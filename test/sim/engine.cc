@@ -300,6 +300,16 @@ std::string Engine::Host() {
   return "h" + std::to_string(next_host_++) + ".example.com";
 }
 
+void Engine::OwnerCreateDrawn(bool fight) {
+  // Why two statements in this order: the draws happened as two arguments of
+  // one call, whose evaluation order C++ leaves unspecified (GCC went right
+  // to left, clang left to right), so the seeds meant other runs with each
+  // compiler. This is GCC's order, for which the tests' seeds were picked.
+  const bool templated = fight || Chance(0.3);
+  const bool in_shard = fight || Chance(0.85);
+  OwnerCreate(in_shard, templated);
+}
+
 void Engine::OwnerCreate(bool in_shard, bool templated) {
   const int n = next_route_++;
   const std::string ns = "ns-" + std::to_string(Uniform(0, kNamespaces - 1));
@@ -334,7 +344,8 @@ void Engine::OwnerRandomChange() {
   const double op = Unit();
   const auto routes = api_.Routes().size();
   if (op < 0.2 || routes < 3) {
-    OwnerCreate(Chance(0.85), Chance(0.3));
+    // One draw a statement (see OwnerCreateDrawn).
+    OwnerCreateDrawn(false);
     return;
   }
   if (op < 0.23) {

@@ -132,6 +132,9 @@ class Engine {
   // Route and namespace owners' operations, counting the writes they
   // require (the routes whose expected entry changes).
   void OwnerCreate(bool in_shard, bool templated);
+  // OwnerCreate with in_shard and templated drawn at random (both true in a
+  // fight, where every route is in the shard and templated).
+  void OwnerCreateDrawn(bool fight);
   void OwnerRandomChange();
   void Owner(const std::string& what, const std::function<void()>& op);
   std::string PickRoute(bool in_shard_only);

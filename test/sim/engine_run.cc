@@ -50,7 +50,7 @@ SimResult Engine::Run() {
     Owner("create namespace ns-" + std::to_string(i),
           [&] { api_.CreateNamespace("ns-" + std::to_string(i), labels); });
   }
-  for (int i = 0; i < routes; ++i) OwnerCreate(fight || Chance(0.85), fight || Chance(0.3));
+  for (int i = 0; i < routes; ++i) OwnerCreateDrawn(fight);
   for (int i = 0; i < first; ++i) At(T(UniformMs(0, 300)), [this, i] { StartReplica(i); });
 
   const Duration phase = seconds(20);  // start-up, before any change

@@ -8,9 +8,17 @@
 
 #include <glog/logging.h>
 
+// GCC defines __SANITIZE_ADDRESS__ under -fsanitize=address, clang 14 only
+// answers __has_feature(address_sanitizer).
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/common_interface_defs.h>
 #define ROUTESTATUS_SIM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ROUTESTATUS_SIM_ASAN 1
+#endif
+#endif
+#ifdef ROUTESTATUS_SIM_ASAN
+#include <sanitizer/common_interface_defs.h>
 #endif
 
 namespace routestatus::sim {
