@@ -25,7 +25,8 @@ CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 # The image's build packages (one list for the Dockerfile, `make deps` and
 # `make image-check`), plus what the tests use.
 DEB_PACKAGES := $(shell sed 's/\#.*//' deploy/image/build-packages.txt) \
-  procps curl python3-yaml shellcheck python3-kubernetes
+  procps curl python3-yaml shellcheck python3-kubernetes \
+  clang lld libclang-rt-dev
 
 .PHONY: all deps build build-tests test test-optimized build-sanitize test-sanitize run bench sim soak clean image-check
 
@@ -82,7 +83,18 @@ test-optimized: build-tests
 # timing-sensitive bounds). The sanitizer tree registers only those tests and
 # builds only the `routestatus-tests` target (their binaries and what they
 # need; no e2e suite, benchmarks or demo): see cmake/RoutestatusTestTargets.cmake.
+#
+# Compiled by clang and linked by lld: at -O0 with both sanitizers clang
+# compiles this tree in half GCC's time (3 min 26 s against 6 min 41 s on 2
+# cores, cold), and lld links its ~40 programs in half ld's time. The
+# optimised tree stays GCC's (the image's compiler), so both compilers build
+# every file. SANITIZE_CXX=g++ SANITIZE_CC=gcc SANITIZE_LD= builds it with GCC.
+SANITIZE_CXX ?= clang++
+SANITIZE_CC  ?= clang
+SANITIZE_LD  ?= lld
 SANITIZE_CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG='$(DEBUG_INFO)' \
+  -DCMAKE_CXX_COMPILER=$(SANITIZE_CXX) -DCMAKE_C_COMPILER=$(SANITIZE_CC) \
+  $(if $(SANITIZE_LD),-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=$(SANITIZE_LD) -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=$(SANITIZE_LD)) \
   -DROUTESTATUS_SANITIZE=ON \
   -DROUTESTATUS_TEST_LABELS='unit;integration' $(LAUNCHER)
 
