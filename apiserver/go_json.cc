@@ -32,6 +32,10 @@ enum class State {
 
 enum class Container { kObjectKey, kObjectValue, kArray };
 
+// Go's maxNestingDepth (encoding/json/scanner.go): objects and arrays open at
+// once.
+constexpr size_t kGoMaxNestingDepth = 10000;
+
 bool IsSpace(unsigned char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 bool IsDigit(unsigned char c) { return c >= '0' && c <= '9'; }
 bool IsHex(unsigned char c) {
@@ -179,8 +183,8 @@ class Checker {
   bool BeginValue(unsigned char c) {
     if (IsSpace(c)) return true;
     switch (c) {
-      case '{': stack_.push_back(Container::kObjectKey); return To(State::kBeginStringOrEmpty);
-      case '[': stack_.push_back(Container::kArray); return To(State::kBeginValueOrEmpty);
+      case '{': return Push(c, Container::kObjectKey, State::kBeginStringOrEmpty);
+      case '[': return Push(c, Container::kArray, State::kBeginValueOrEmpty);
       case '"': return To(State::kInString);
       case '-': return To(State::kNeg);
       case '0': return To(State::kZero);
@@ -234,6 +238,13 @@ class Checker {
         return Fail(c, "after array element");
     }
     return true;
+  }
+  // Go's pushParseState: more than kGoMaxNestingDepth open containers is
+  // an error at the opening byte.
+  bool Push(unsigned char c, Container container, State next) {
+    stack_.push_back(container);
+    if (stack_.size() > kGoMaxNestingDepth) return Fail(c, "exceeded max depth");
+    return To(next);
   }
   bool Pop() {
     stack_.pop_back();

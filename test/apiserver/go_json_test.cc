@@ -3,6 +3,8 @@
 
 #include "apiserver/go_json.h"
 
+#include <string>
+
 #include <gtest/gtest.h>
 
 namespace routestatus::apiserver {
@@ -47,6 +49,20 @@ TEST(GoJsonSyntaxErrorTest, MessagesMatchGo) {
     ASSERT_TRUE(got.has_value()) << c.input;
     EXPECT_EQ(*got, c.want) << c.input;
   }
+}
+
+// Go's scanner allows 10000 open objects and arrays and fails at the
+// opening byte of the next one.
+TEST(GoJsonSyntaxErrorTest, NestingBeyondGosMaxDepth) {
+  auto nested = [](size_t depth, char open, char close) {
+    return std::string(depth, open) + std::string(depth, close);
+  };
+  EXPECT_FALSE(GoJsonSyntaxError(nested(10000, '[', ']')).has_value());
+  EXPECT_EQ(GoJsonSyntaxError(nested(10001, '[', ']')), "invalid character '[' exceeded max depth");
+  std::string objects;
+  for (int i = 0; i < 10001; ++i) objects += "{\"a\":";
+  EXPECT_EQ(GoJsonSyntaxError(objects + "1" + std::string(10001, '}')),
+            "invalid character '{' exceeded max depth");
 }
 
 TEST(SummarizeBodyTest, LikeKubesSummarizeData) {
