@@ -93,6 +93,29 @@ TEST_F(ServerTest, BadRequestsGetStatusBodies) {
   MustCreate("ok", "ok.example.com");
 }
 
+// Go's JSON decoder, and so kube-apiserver, takes up to 10000 levels of
+// nesting and refuses deeper bodies as a bad request. The server used to die
+// at about 1000 (its HTTP threads' stacks were too small for the recursive
+// JSON serialiser).
+TEST_F(ServerTest, BodiesNestedUpToGosMaxDepthAreServedAndDeeperAreBadRequests) {
+  auto with_nested_field = [](const std::string& name, size_t depth) {
+    std::string body = Route(name, name + ".example.com").dump();
+    body.pop_back();  // the closing '}' of the top-level object (depth 1)
+    return body + ",\"deep\":" + std::string(depth - 1, '[') + std::string(depth - 1, ']') + "}";
+  };
+  HttpResponse ok = http_->Request("POST", RoutesPath(), with_nested_field("ten-thousand", 10000));
+  EXPECT_EQ(ok.code, 201) << ok.body.substr(0, 300);
+  EXPECT_EQ(http_->Get(RoutesPath()).code, 200);
+  HttpResponse deeper = http_->Request("POST", RoutesPath(), with_nested_field("deeper", 10001));
+  EXPECT_EQ(deeper.code, 400);
+  EXPECT_EQ(Body(deeper)["reason"], "BadRequest");
+  EXPECT_NE(Body(deeper)["message"].get<std::string>().find(
+                "json parse error: invalid character '[' exceeded max depth"),
+            std::string::npos)
+      << deeper.body;
+  MustCreate("still-serving", "still-serving.example.com");
+}
+
 TEST_F(ServerTest, StaleUpdateIsConflictWithRealMessage) {
   json obj = MustCreate("a", "a.example.com");
   json first = obj;
