@@ -10,7 +10,8 @@ namespace routestatus::lease {
 
 // The follower backoff of docs/design.md section 3: base 20 ms, x4 per tick,
 // jitter +[0, 50%) per step (compounding), capped by the caller; a tick past
-// `steps` gives the cap. Value type.
+// `steps` gives the cap. Value type. (The informer's reconnect backoff,
+// kubeclient/cache/backoff.h, jitters once per delay: a different rule.)
 struct BackoffPolicy {
   Duration base = std::chrono::milliseconds(20);
   double factor = 4.0;

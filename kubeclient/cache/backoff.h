@@ -12,6 +12,10 @@ namespace routestatus::kubeclient::cache {
 // min(initial * factor^n, max) stretched by a random factor in
 // [1, 1 + jitter), never above `max`. Randomness comes from a seeded
 // generator so tests are reproducible. Not thread-safe.
+// Not lease::Backoff: that one compounds a fresh jitter into every step
+// (followers must drift apart) and is a function of the tick; this one
+// jitters the capped delay once and counts attempts itself, as client
+// reconnect backoff does.
 class Backoff {
  public:
   struct Options {
