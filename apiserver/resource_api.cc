@@ -4,6 +4,7 @@
 #include <civetweb.h>
 #include <glog/logging.h>
 
+#include "apiserver/go_json.h"
 #include "apiserver/selector_syntax.h"
 #include "apiserver/server_handler.h"
 
@@ -285,6 +286,11 @@ int Server::Handler::ServePatch(const HttpRequest& req, const ResourceRequest& r
   WriteOptions options;
   int code = 0;
   if (!ReadWriteOptions(req, "PatchOptions", nullptr, &options, &code)) return code;
+  // Why: kube decodes patches with Go's encoding/json, so a body deeper than
+  // its 10000 levels (or malformed) is a bad request in Go's words.
+  if (std::optional<std::string> syntax = GoJsonSyntaxError(req.body)) {
+    return Error(req, BadRequestError("error decoding patch: " + *syntax));
+  }
   json patch = json::parse(req.body, nullptr, false);
   if (patch.is_discarded()) return Error(req, BadRequestError("error decoding patch: malformed JSON"));
   if (json_patch && !patch.is_array()) {

@@ -116,6 +116,35 @@ TEST_F(ServerTest, BodiesNestedUpToGosMaxDepthAreServedAndDeeperAreBadRequests) 
   MustCreate("still-serving", "still-serving.example.com");
 }
 
+// Patches are decoded by the same rules: a value deeper than Go's limit is
+// a bad request, and the route keeps what it had. (It used to be stored.)
+TEST_F(ServerTest, PatchesNestedBeyondGosMaxDepthAreBadRequests) {
+  MustCreate("patched", "patched.example.com");
+  auto nested = [](size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); };
+  // The value's own depth plus the patch's enclosing levels exceed 10000.
+  std::string json_patch = R"([{"op":"add","path":"/metadata/labels","value":{"a":)" +
+                           nested(9999) + "}}]";
+  std::string merge_patch = R"({"metadata":{"labels":{"b":)" + nested(9998) + "}}}";
+  HttpResponse j = http_->Request("PATCH", RoutesPath() + "/patched", json_patch,
+                                  "application/json-patch+json");
+  HttpResponse m = http_->Request("PATCH", RoutesPath() + "/patched", merge_patch,
+                                  "application/merge-patch+json");
+  for (const HttpResponse* r : {&j, &m}) {
+    EXPECT_EQ(r->code, 400) << r->body.substr(0, 300);
+    EXPECT_EQ(Body(*r)["reason"], "BadRequest");
+    EXPECT_NE(Body(*r)["message"].get<std::string>().find("exceeded max depth"),
+              std::string::npos)
+        << r->body.substr(0, 300);
+  }
+  json stored = Body(http_->Get(RoutesPath() + "/patched"));
+  json labels = stored["metadata"].value("labels", json::object());
+  EXPECT_FALSE(labels.contains("a") || labels.contains("b")) << stored.dump().substr(0, 300);
+  HttpResponse shallow = http_->Request("PATCH", RoutesPath() + "/patched",
+                                        R"({"metadata":{"labels":{"c":"d"}}})",
+                                        "application/merge-patch+json");
+  EXPECT_EQ(shallow.code, 200) << shallow.body;
+}
+
 TEST_F(ServerTest, StaleUpdateIsConflictWithRealMessage) {
   json obj = MustCreate("a", "a.example.com");
   json first = obj;
