@@ -7,6 +7,7 @@
 #include <glog/logging.h>
 
 #include "apiserver/go_json.h"
+#include "apiserver/object_meta_types.h"
 #include "apiserver/protobuf_object.h"
 #include "apiserver/server_handler.h"
 
@@ -87,6 +88,12 @@ bool Server::Handler::DecodeObject(const HttpRequest& req, const ResourceRequest
       *code = Error(req, BadRequestError("the object provided is unrecognized (must be of type " +
                                          r.kind + "): " + *error + " (" +
                                          SummarizeBody(req.body) + ")"));
+      return false;
+    }
+    // Why: kube decodes metadata into ObjectMeta while decoding the body, so
+    // a label or annotation that is not a string is a bad request.
+    if (std::optional<std::string> meta = ObjectMetaTypeError(*out)) {
+      *code = Error(req, BadRequestError(CannotBeHandledMessage(*out, r.kind, r.version, *meta)));
       return false;
     }
     return true;

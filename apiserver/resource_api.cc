@@ -5,6 +5,7 @@
 #include <glog/logging.h>
 
 #include "apiserver/go_json.h"
+#include "apiserver/object_meta_types.h"
 #include "apiserver/selector_syntax.h"
 #include "apiserver/server_handler.h"
 
@@ -313,6 +314,14 @@ int Server::Handler::ServePatch(const HttpRequest& req, const ResourceRequest& r
     } else {
       out.value = current;
       out.value.merge_patch(patch);
+    }
+    // Why: kube decodes the patched object as it decodes a body; a failure
+    // is a 422 on the field "patch" naming the patched JSON.
+    if (std::optional<std::string> meta = ObjectMetaTypeError(out.value)) {
+      return ApiResult<json>::Error(InvalidCausesError(
+          "", "", "", "",
+          {{"patch", "Invalid value: " + json(out.value.dump()).dump() + ": " + *meta,
+            "FieldValueInvalid"}}));
     }
     return out;
   };

@@ -88,7 +88,9 @@ TEST_F(ServerTest, BadRequestsGetStatusBodies) {
   EXPECT_EQ(http_->Get("/apis/route.openshift.io/v1/namespaces/team-a/widgets").code, 404);
   json labels_not_strings = Route("b", "h");
   labels_not_strings["metadata"]["labels"] = {{"a", 1}};
-  EXPECT_EQ(Post(RoutesPath(), labels_not_strings).code, 422);
+  // 400 as kube answers while decoding the body (this said 422, our own
+  // answer, before metadata was decoded like ObjectMeta).
+  EXPECT_EQ(Post(RoutesPath(), labels_not_strings).code, 400);
   // The server still works.
   MustCreate("ok", "ok.example.com");
 }
@@ -143,6 +145,41 @@ TEST_F(ServerTest, PatchesNestedBeyondGosMaxDepthAreBadRequests) {
                                         R"({"metadata":{"labels":{"c":"d"}}})",
                                         "application/merge-patch+json");
   EXPECT_EQ(shallow.code, 200) << shallow.body;
+}
+
+// Labels and annotations are string maps: kube decodes metadata into
+// ObjectMeta, so another value is a 400 on create and update and a 422 on a
+// patch, and nothing is stored. (An object as an annotation was stored.)
+TEST_F(ServerTest, LabelsAndAnnotationsThatAreNotStringsAreRefused) {
+  json route = Route("typed", "typed.example.com");
+  route["metadata"]["annotations"] = {{"a", {{"b", 1}}}};
+  HttpResponse created = Post(RoutesPath(), route);
+  EXPECT_EQ(created.code, 400) << created.body;
+  EXPECT_EQ(Body(created)["reason"], "BadRequest");
+  EXPECT_EQ(Body(created)["message"],
+            "Route in version \"v1\" cannot be handled as a Route: json: cannot unmarshal object "
+            "into Go struct field ObjectMeta.metadata.annotations of type string");
+  EXPECT_EQ(http_->Get(RoutesPath() + "/typed").code, 404);
+
+  json stored = MustCreate("typed", "typed.example.com");
+  json update = stored;
+  update["metadata"]["labels"] = {{"tier", 3}};
+  HttpResponse updated = Put(RoutesPath() + "/typed", update);
+  EXPECT_EQ(updated.code, 400) << updated.body;
+
+  HttpResponse patched = http_->Request("PATCH", RoutesPath() + "/typed",
+                                        R"({"metadata":{"labels":{"tier":3}}})",
+                                        "application/merge-patch+json");
+  EXPECT_EQ(patched.code, 422) << patched.body;
+  EXPECT_EQ(Body(patched)["reason"], "Invalid");
+  EXPECT_EQ(Body(patched)["details"]["causes"][0]["field"], "patch");
+  EXPECT_NE(Body(patched)["message"].get<std::string>().find(
+                "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of "
+                "type string"),
+            std::string::npos)
+      << patched.body;
+  json after = Body(http_->Get(RoutesPath() + "/typed"));
+  EXPECT_EQ(after["metadata"]["resourceVersion"], stored["metadata"]["resourceVersion"]);
 }
 
 TEST_F(ServerTest, StaleUpdateIsConflictWithRealMessage) {
