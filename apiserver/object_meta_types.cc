@@ -37,6 +37,24 @@ std::optional<std::string> ObjectMetaTypeError(const json& object) {
   return std::nullopt;
 }
 
+void NormalizeObjectMetaMaps(json* object) {
+  if (!object->is_object()) return;
+  auto meta = object->find("metadata");
+  if (meta == object->end() || !meta->is_object()) return;
+  for (const char* field : {"annotations", "labels"}) {
+    auto map = meta->find(field);
+    if (map == meta->end()) continue;
+    if (map->is_null()) {
+      meta->erase(map);
+      continue;
+    }
+    if (!map->is_object()) continue;
+    for (auto& [key, value] : map->items()) {
+      if (value.is_null()) value = "";
+    }
+  }
+}
+
 std::string CannotBeHandledMessage(const json& object, const std::string& default_kind,
                                    const std::string& default_version,
                                    const std::string& detail) {

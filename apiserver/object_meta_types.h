@@ -19,6 +19,12 @@ namespace routestatus::apiserver {
 // ""). Keys are checked in sorted order, not the body's.
 std::optional<std::string> ObjectMetaTypeError(const nlohmann::json& object);
 
+// What decoding into ObjectMeta and back leaves of labels and annotations
+// that passed ObjectMetaTypeError: a null value becomes "" (Go reads null
+// into a string as its zero value) and a null map is dropped (a nil map is
+// omitted). Anything else is left alone.
+void NormalizeObjectMetaMaps(nlohmann::json* object);
+
 // kube's transformDecodeError for a body whose kind is known: `KIND in
 // version "VERSION" cannot be handled as a TARGET: DETAIL`. The body's kind
 // and apiVersion, each defaulted from `default_kind` and `default_version`

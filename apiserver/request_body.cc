@@ -96,6 +96,7 @@ bool Server::Handler::DecodeObject(const HttpRequest& req, const ResourceRequest
       *code = Error(req, BadRequestError(CannotBeHandledMessage(*out, r.kind, r.version, *meta)));
       return false;
     }
+    NormalizeObjectMetaMaps(out);
     return true;
   }
   if (type != kProtobufMediaType || !protobuf_ok) {

@@ -323,6 +323,7 @@ int Server::Handler::ServePatch(const HttpRequest& req, const ResourceRequest& r
           {{"patch", "Invalid value: " + json(out.value.dump()).dump() + ": " + *meta,
             "FieldValueInvalid"}}));
     }
+    NormalizeObjectMetaMaps(&out.value);
     return out;
   };
   return Written(req, 200,

@@ -180,6 +180,14 @@ TEST_F(ServerTest, LabelsAndAnnotationsThatAreNotStringsAreRefused) {
       << patched.body;
   json after = Body(http_->Get(RoutesPath() + "/typed"));
   EXPECT_EQ(after["metadata"]["resourceVersion"], stored["metadata"]["resourceVersion"]);
+
+  // A null value is what Go makes of it in a string: "".
+  HttpResponse null_value = http_->Request(
+      "PATCH", RoutesPath() + "/typed",
+      R"([{"op":"add","path":"/metadata/annotations","value":{"note":null}}])",
+      "application/json-patch+json");
+  ASSERT_EQ(null_value.code, 200) << null_value.body;
+  EXPECT_EQ(Body(null_value)["metadata"]["annotations"], (json{{"note", ""}}));
 }
 
 TEST_F(ServerTest, StaleUpdateIsConflictWithRealMessage) {

@@ -39,6 +39,17 @@ TEST(ObjectMetaTypeErrorTest, NamesTheGoKindOfTheFirstBadValue) {
             "of type map[string]string");
 }
 
+TEST(NormalizeObjectMetaMapsTest, NullValuesBecomeEmptyStringsAndNullMapsGo) {
+  json object = {{"metadata",
+                  {{"labels", nullptr}, {"annotations", {{"a", nullptr}, {"b", "c"}}}}}};
+  NormalizeObjectMetaMaps(&object);
+  EXPECT_EQ(object, (json{{"metadata", {{"annotations", {{"a", ""}, {"b", "c"}}}}}}));
+  json untouched = {{"metadata", {{"labels", json::object()}}}, {"spec", {{"x", nullptr}}}};
+  json copy = untouched;
+  NormalizeObjectMetaMaps(&copy);
+  EXPECT_EQ(copy, untouched);
+}
+
 TEST(CannotBeHandledMessageTest, TakesKindAndVersionFromTheBodyElseTheResource) {
   EXPECT_EQ(CannotBeHandledMessage({{"apiVersion", "route.openshift.io/v1"}, {"kind", "Route"}},
                                    "Route", "v1", "D"),
