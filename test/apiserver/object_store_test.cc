@@ -49,6 +49,19 @@ TEST_F(ObjectStoreTest, GenerationBumpsOnSpecChangesOnly) {
   EXPECT_EQ(changed.value->rv, labelled.value->rv + 1);
 }
 
+// The store keeps the handler's rule for labels and annotations (one rule,
+// object_meta_types.h) for callers that write to it directly.
+TEST_F(ObjectStoreTest, LabelsThatAreNotStringsAreRefused) {
+  json route = Route("typed", "typed.example.com");
+  route["metadata"]["labels"] = {{"tier", 3}};
+  auto refused = store_.Create(RoutesInfo(), "ns", route);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error->code, 400);
+  EXPECT_EQ(refused.error->message,
+            "Route in version \"v1\" cannot be handled as a Route: json: cannot unmarshal number "
+            "into Go struct field ObjectMeta.metadata.labels of type string");
+}
+
 TEST_F(ObjectStoreTest, StaleVersionIsConflict) {
   ObjectPtr a = Create("a");
   json obj = json::parse(a->json);
