@@ -28,7 +28,7 @@ DEB_PACKAGES := $(shell sed 's/\#.*//' deploy/image/build-packages.txt) \
   procps curl python3-yaml shellcheck python3-kubernetes \
   clang lld libclang-rt-dev
 
-.PHONY: all deps build build-tests test test-optimized build-sanitize test-sanitize run bench sim soak clean image-check
+.PHONY: all deps build build-tests test test-optimized build-sanitize test-sanitize run bench sim soak clean image-check docs
 
 all: build
 
@@ -142,6 +142,13 @@ image-check: deps $(BUILD)/Makefile
 	cmake --build $(BUILD) -j$(JOBS) --target local-apiserver
 	/usr/bin/python3 deploy/image/image_check.py --work $(IMAGE_CHECK_DIR) \
 	  --apiserver $(BUILD)/cmd/local-apiserver/local-apiserver $(IMAGE_CHECK_FLAGS)
+
+# docs/configuration.md's option table, generated from the table `--help`
+# prints (the controller_config_test that compares them rewrites it).
+docs: deps $(BUILD)/Makefile
+	cmake --build $(BUILD) -j$(JOBS) --target controller_config_test
+	ROUTESTATUS_UPDATE_DOCS=1 $(BUILD)/test/cmd/controller_config_test \
+	  --gtest_filter=ConfigReferenceTest.DocumentMatchesTheHelpTable
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(IMAGE_CHECK_DIR)

@@ -442,20 +442,14 @@ std::optional<std::string> ReadWholeFile(const std::string& path, std::string* e
   return text.str();
 }
 
-std::string HelpText() {
-  std::ostringstream out;
-  out << "Usage: route-status-controller [run|clear] [--option=value ...]\n\n"
-         "Writes this router's entry of status.ingress[] on route.openshift.io/v1 Routes.\n\n"
-         "Commands:\n"
-         "  run    run the controller (default)\n"
-         "  clear  remove the entries of --router-name (must be set explicitly) from every "
-         "route, then exit\n\n"
-         "Options (precedence: flags > environment > --config file > defaults; booleans\n"
-         "also as --name / --noname; durations like 500ms, 15s, 3m, 1h, 1m30s):\n";
+std::vector<OptionReference> OptionReferences() {
+  std::vector<OptionReference> rows;
   const Options defaults;
   for (const OptionSpec& spec : Specs()) {
-    std::string flag = IsBool(spec) ? std::string("--[no]") + spec.name : std::string("--") + spec.name;
-    std::string type = std::visit(
+    OptionReference row;
+    row.name = spec.name;
+    row.flag = IsBool(spec) ? std::string("--[no]") + spec.name : std::string("--") + spec.name;
+    row.type = std::visit(
         [](auto member) -> std::string {
           using T = std::decay_t<decltype(Options().*member)>;
           if constexpr (std::is_same_v<T, std::string>) return "=string";
@@ -466,10 +460,28 @@ std::string HelpText() {
           return "=a,b,...";
         },
         spec.field);
-    std::string def = Render(spec, defaults);
-    out << "  " << flag << type << "\n      " << spec.help << "\n      (default: "
-        << (def.empty() ? "\"\"" : def) << "; env:";
-    for (const char* e : spec.env) out << " " << e;
+    row.help = spec.help;
+    row.default_value = Render(spec, defaults);
+    row.env.assign(spec.env.begin(), spec.env.end());
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string HelpText() {
+  std::ostringstream out;
+  out << "Usage: route-status-controller [run|clear] [--option=value ...]\n\n"
+         "Writes this router's entry of status.ingress[] on route.openshift.io/v1 Routes.\n\n"
+         "Commands:\n"
+         "  run    run the controller (default)\n"
+         "  clear  remove the entries of --router-name (must be set explicitly) from every "
+         "route, then exit\n\n"
+         "Options (precedence: flags > environment > --config file > defaults; booleans\n"
+         "also as --name / --noname; durations like 500ms, 15s, 3m, 1h, 1m30s):\n";
+  for (const OptionReference& row : OptionReferences()) {
+    out << "  " << row.flag << row.type << "\n      " << row.help << "\n      (default: "
+        << (row.default_value.empty() ? "\"\"" : row.default_value) << "; env:";
+    for (const std::string& e : row.env) out << " " << e;
     out << ")\n";
   }
   out << "  -h, --help\n      print this text\n\n"

@@ -118,6 +118,23 @@ EnvMap EnvironmentMap();
 // A FileReader over the real file system.
 std::optional<std::string> ReadWholeFile(const std::string& path, std::string* error);
 
+// One option as `--help` and docs/configuration.md describe it: the flag
+// ("--name" or "--[no]name" for booleans), its value type ("=string",
+// "=duration", ...; "" for booleans), help, default as a flag value, and the
+// environment variables that set it (the canonical one first). Value type.
+struct OptionReference {
+  std::string name;
+  std::string flag;
+  std::string type;
+  std::string help;
+  std::string default_value;
+  std::vector<std::string> env;
+};
+
+// Every option, in `--help` order: the one table both `--help` and the
+// generated reference (docs/configuration.md) are made from. Thread-safe.
+std::vector<OptionReference> OptionReferences();
+
 // Usage text: subcommands, then every option with its type, default, and the
 // environment variables that set it.
 std::string HelpText();

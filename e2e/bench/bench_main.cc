@@ -24,6 +24,7 @@
 
 #include <glog/logging.h>
 
+#include "e2e/bench/provenance.h"
 #include "e2e/bench/scenarios.h"
 #include "e2e/bench/table.h"
 
@@ -148,10 +149,14 @@ int main(int argc, char** argv) {
   namespace bench = routestatus::e2e::bench;
   // Why the load: the machine is shared; a figure is read with the load it
   // was measured under.
+  const std::vector<std::string> command_line(argv, argv + argc);
   auto run = [&](const char* name, void (*fn)(const bench::BenchOptions&)) {
     if (!want(name)) return;
-    std::cout << "\n(" << name << ": load average before " << bench::LoadAverage() << ")\n";
-    fn(options);
+    const std::string load_before = bench::LoadAverage();
+    std::cout << "\n(" << name << ": load average before " << load_before << ")\n";
+    bench::BenchOptions run_options = options;
+    run_options.provenance = bench::Provenance(command_line, name, load_before);
+    fn(run_options);
     std::cout << "(" << name << ": load average after " << bench::LoadAverage() << ")\n"
               << std::flush;
   };

@@ -13,6 +13,7 @@
 #include "apiserver/fault_injector.h"
 #include "e2e/bench/bench_cluster.h"
 #include "e2e/bench/churn.h"
+#include "e2e/bench/provenance.h"
 #include "e2e/bench/scenarios.h"
 #include "e2e/bench/svg_plot.h"
 #include "e2e/bench/table.h"
@@ -369,7 +370,7 @@ void RunLeaseComparison(const BenchOptions& options) {
                                    "replicas (N)", "seconds (log scale)", xs, series, true);
   WriteTextFile(options.results_dir + "/failover.svg", svg);
   std::cout << "plot: " << options.results_dir << "/failover.svg\n";
-  WriteTextFile(options.results_dir + "/lease.md", md);
+  WriteResultMarkdown(options, "lease.md", md);
 }
 
 void RunSlowLeader(const BenchOptions& options) {
@@ -395,7 +396,7 @@ void RunSlowLeader(const BenchOptions& options) {
                    "{outcome=\"lost\"} summed over the replicas (whole run).\n",
                    options.failover_routes, options.slow_latency_ms, options.slow_changes,
                    options.slow_rate);
-  WriteTextFile(options.results_dir + "/slow_leader.md", slow_md);
+  WriteResultMarkdown(options, "slow_leader.md", slow_md);
 }
 
 void RunIdleFailover(const BenchOptions& options) {
@@ -449,7 +450,7 @@ void RunIdleFailover(const BenchOptions& options) {
                    "and the lease defaults).\n",
                    Percentile(seconds_per_kill, 0.5), Percentile(seconds_per_kill, 1.0),
                    seconds_per_kill.size(), options.failover_routes, options.idle_failover_seconds);
-  WriteTextFile(options.results_dir + "/idle_failover.md", md);
+  WriteResultMarkdown(options, "idle_failover.md", md);
 }
 
 }  // namespace routestatus::e2e::bench

@@ -13,6 +13,7 @@
 #include <glog/logging.h>
 
 #include "e2e/bench/bench_cluster.h"
+#include "e2e/bench/provenance.h"
 #include "e2e/bench/scenarios.h"
 #include "e2e/bench/svg_plot.h"
 #include "e2e/bench/table.h"
@@ -157,7 +158,7 @@ void RunLatency(const BenchOptions& options) {
                    "shows routerName=default Admitted=True. Status PUTs during the run: %.0f ok, "
                    "%.0f conflicts for %d creates.\n",
                    writes.status_ok, writes.status_conflict, total + 5);
-  WriteTextFile(options.results_dir + "/latency.md", md);
+  WriteResultMarkdown(options, "latency.md", md);
 }
 
 void RunIdle(const BenchOptions& options) {
@@ -187,7 +188,7 @@ void RunIdle(const BenchOptions& options) {
   std::cout << "Counted by the API server: POST/PUT/PATCH/DELETE/APPLY of any resource after "
                "convergence (a client-go leader election would renew a Lease about 30 times "
                "a minute).\n";
-  WriteTextFile(options.results_dir + "/idle.md", md);
+  WriteResultMarkdown(options, "idle.md", md);
 }
 
 void RunScale(const BenchOptions& options) {
@@ -265,7 +266,7 @@ void RunScale(const BenchOptions& options) {
                    "replica was ready (goal 0). Peak RSS = max VmHWM over replicas (goal <= 400 "
                    "MB). Controllers ran with --qps=100000 --burst=100000.\n",
                    with_entry, count, options.quick ? 5 : 15);
-  WriteTextFile(options.results_dir + "/scale.md", md);
+  WriteResultMarkdown(options, "scale.md", md);
 }
 
 }  // namespace routestatus::e2e::bench

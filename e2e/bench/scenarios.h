@@ -36,6 +36,9 @@ struct BenchOptions {
   int slow_changes = 40;
   double slow_rate = 2;
   std::string results_dir;      // SVG and Markdown results go here
+  // Set per benchmark by main: the Markdown paragraph that starts each of its
+  // results files (provenance.h).
+  std::string provenance;
   unsigned seed = 1;
 };
 

@@ -12,6 +12,7 @@
 
 #include "e2e/bench/bench_cluster.h"
 #include "e2e/bench/churn.h"
+#include "e2e/bench/provenance.h"
 #include "e2e/bench/scenarios.h"
 #include "e2e/bench/svg_plot.h"
 #include "e2e/bench/table.h"
@@ -165,7 +166,7 @@ void RunWritesPerChange(const BenchOptions& options) {
   } else {
     std::cout << "could not write " << path << "\n";
   }
-  WriteTextFile(options.results_dir + "/writes_per_change.md", md + "\n" + cpu_md);
+  WriteResultMarkdown(options, "writes_per_change.md", md + "\n" + cpu_md);
 }
 
 }  // namespace routestatus::e2e::bench
