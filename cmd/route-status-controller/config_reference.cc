@@ -8,14 +8,19 @@
 namespace routestatus::cmd {
 namespace {
 
-// A table cell: `|` would end the cell and a newline the row.
-std::string Cell(std::string_view text) {
+// Table cell text: `|` would end the cell and a newline the row; outside a
+// code span, `<...>` would be read as an HTML tag ("<subdomain>.<domain>").
+std::string Escape(std::string_view text, bool in_code) {
   std::string out;
   for (char c : text) {
     if (c == '|') {
       out += "\\|";
     } else if (c == '\n') {
       out += ' ';
+    } else if (!in_code && c == '<') {
+      out += "&lt;";
+    } else if (!in_code && c == '>') {
+      out += "&gt;";
     } else {
       out += c;
     }
@@ -23,7 +28,8 @@ std::string Cell(std::string_view text) {
   return out;
 }
 
-std::string Code(std::string_view text) { return "`" + Cell(text) + "`"; }
+std::string Cell(std::string_view text) { return Escape(text, false); }
+std::string Code(std::string_view text) { return "`" + Escape(text, true) + "`"; }
 
 }  // namespace
 

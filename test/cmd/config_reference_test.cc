@@ -57,6 +57,9 @@ TEST(ConfigReferenceTest, CellsEscapePipes) {
   std::string table = ConfigurationReferenceMarkdown();
   // info|warning|error is one cell of --log-level's row, not three.
   EXPECT_NE(table.find("info\\|warning\\|error"), std::string::npos);
+  // <subdomain>.<domain> is text, not two HTML tags.
+  EXPECT_NE(table.find("host &lt;subdomain&gt;.&lt;domain&gt;"), std::string::npos);
+  EXPECT_EQ(table.find("<subdomain>"), std::string::npos);
 }
 
 TEST(ConfigReferenceTest, ReplaceNeedsBothMarkersInOrder) {
