@@ -35,6 +35,9 @@ class StatusStats {
   // Routes whose status PUT failed permanently (403, 422, ...) and that back
   // off until a write succeeds.
   std::atomic<int64_t> backoff_routes{0};
+  // 1 while status writes fail for our credentials (401, or an RBAC 403)
+  // and no write has succeeded since; 0 otherwise.
+  std::atomic<int64_t> auth_failing{0};
 
   // A status PUT failed permanently with `reason` (StatusCodeName, e.g.
   // "forbidden", "invalid").

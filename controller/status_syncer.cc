@@ -40,10 +40,15 @@ bool SameEntry(const std::optional<RouteIngress>& observed,
   return kubeclient::IngressEqual(*observed, *desired);
 }
 
-// 403, 401, 422/400 and the like: retrying at once cannot help.
-bool IsPermanent(const Status& status) {
-  return !status.IsRetryable() && status.code() != StatusCode::kNotFound &&
-         status.code() != StatusCode::kCancelled;
+// A 401, or a 403 from authorization (kube-apiserver's RBAC message:
+// `... is forbidden: User "..." cannot update resource "routes/status" ...`):
+// our credentials, not this route. Other 403s (an admission webhook or
+// policy that denies this object) are the route's own.
+bool IsAuthFailure(const Status& status) {
+  if (status.code() == StatusCode::kUnauthorized) return true;
+  if (status.code() != StatusCode::kForbidden) return false;
+  const std::string& m = status.message();
+  return m.find(" cannot ") != std::string::npos && m.find(" resource ") != std::string::npos;
 }
 
 uint64_t Fingerprint(const std::optional<RouteIngress>& entry) {
@@ -194,9 +199,11 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
   }
   if (observed && gate_.IsChangeContended(uid)) {
     ++stats_.skipped_contended;
-    // A short block (a suspect value) is retried when it ends.
+    // A short block (a suspect value) is retried when it ends. Why kNone:
+    // we lost no write and saw no peer of ours; the block is the tracker's
+    // (issue 23: a Release here made a leader follow).
     const Duration again = gate_.RecheckAfter(uid);
-    return {WorkResult::kRelease, again > Duration::zero(), again};
+    return {WorkResult::kNone, again > Duration::zero(), again};
   }
   auto body = kubeclient::WithIngressEntry(*route, admission_.router_name, desired);
   if (!body.ok()) {
@@ -210,6 +217,7 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
   if (result.ok()) {
     ++stats_.writes_success;
     ClearFailure(key, true);
+    EndAuthFailure();
     gate_.Clear(uid, desired);
     VLOG(2) << "route " << key << ": wrote status: " << Describe(desired);
     return {WorkResult::kExtend, false};
@@ -235,23 +243,61 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
       break;
   }
   ++stats_.writes_error;
-  if (IsPermanent(status)) {
-    stats_.CountWriteError(StatusCodeName(status.code()));
-    // Why kNone: one route the server rejects must not make the leader
-    // step down on every retry (no stable leader would form).
-    return {WorkResult::kNone, true, NoteFailure(key, desired, status)};
-  }
-  // Why: without an answer the server is down or cut off; the binary
-  // reports that once per outage, not once per route and retry.
-  if (IsNoAnswer(FailureClassOf(status))) {
+  // Why kNone below: only a 409 shows another writer. A leader whose write
+  // failed stays leader; releasing made the next change after an outage
+  // wait the follower delay and race, and one route the server rejects
+  // made the leader step down on every retry.
+  if ((status.http_code() == 0 && status.IsRetryable()) ||
+      FailureClassOf(status) == FailureClass::kThrottled) {
+    // Why: without an answer the server is down or cut off (a 429: busy);
+    // the binary reports that once per outage, not once per route and
+    // retry. Retried at the retry interval, every route alike.
     VLOG(1) << "route " << key << ": status write failed, will retry: " << status.ToString();
-  } else {
-    LOG(WARNING) << "route " << key << ": status write failed, will retry: " << status.ToString();
+    return {WorkResult::kNone, true};
   }
-  // Why kNone: only a 409 shows another writer. A leader whose write found
-  // no server (or a 5xx/429) stays leader; releasing made the next change
-  // after an outage wait the follower delay and race.
-  return {WorkResult::kNone, true};
+  stats_.CountWriteError(StatusCodeName(status.code()));
+  if (IsAuthFailure(status)) {
+    // Why not the route's backoff: our token or RBAC fails every route
+    // alike; retried at the retry interval, as an outage.
+    NoteAuthFailure(status);
+    return {WorkResult::kNone, true};
+  }
+  // A 4xx other than 409, or a 5xx on this object (e.g. `500 etcdserver:
+  // request is too large`): the route's own problem, whatever the code.
+  WorkOutcome outcome{WorkResult::kNone, true, NoteFailure(key, desired, status)};
+  outcome.key_failing = true;
+  return outcome;
+}
+
+void StatusSyncer::NoteAuthFailure(const Status& status) {
+  const SteadyTime now = clock_.Now();
+  bool warn = false;
+  {
+    std::lock_guard<std::mutex> lock(failures_mu_);
+    stats_.auth_failing = 1;
+    if (!auth_warned_at_ || now - *auth_warned_at_ >= error_backoff_.max) {
+      auth_warned_at_ = now;
+      warn = true;
+    }
+  }
+  if (warn) {
+    LOG(WARNING) << "the API server refuses our credentials for status writes ("
+                 << status.ToString() << "); every route is retried every few seconds, this "
+                 << "line repeats at most every "
+                 << std::chrono::duration_cast<std::chrono::seconds>(error_backoff_.max).count()
+                 << " s while it lasts: check the token and the RBAC rules for routes/status";
+  }
+}
+
+void StatusSyncer::EndAuthFailure() {
+  bool ended = false;
+  {
+    std::lock_guard<std::mutex> lock(failures_mu_);
+    ended = auth_warned_at_.has_value();
+    auth_warned_at_.reset();
+    stats_.auth_failing = 0;
+  }
+  if (ended) LOG(INFO) << "the API server accepts our status writes again";
 }
 
 Duration StatusSyncer::NoteFailure(const std::string& key,
@@ -266,6 +312,7 @@ Duration StatusSyncer::NoteFailure(const std::string& key,
     const std::string message = status.ToString();
     if (inserted || f.message != message) log = message;
     f.message = message;
+    f.server_error = status.http_code() >= 500;
     f.entry = Fingerprint(entry);
     ++f.attempts;
     delay = error_backoff_.base;
@@ -274,7 +321,7 @@ Duration StatusSyncer::NoteFailure(const std::string& key,
     stats_.backoff_routes = static_cast<int64_t>(failures_.size());
   }
   if (!log.empty()) {
-    LOG(WARNING) << "route " << key << ": the API server rejects our status write (" << log
+    LOG(WARNING) << "route " << key << ": the API server fails our status write (" << log
                  << "); retrying this route only, after "
                  << std::chrono::duration_cast<std::chrono::milliseconds>(delay).count()
                  << " ms, doubling up to "
@@ -301,6 +348,21 @@ void StatusSyncer::ClearFailure(const std::string& key, bool recovered) {
     LOG(INFO) << "route " << key << ": status write accepted again after " << attempts
               << " rejected attempt(s)";
   }
+}
+
+int StatusSyncer::EndServerErrorBackoffs() {
+  std::lock_guard<std::mutex> lock(failures_mu_);
+  int ended = 0;
+  for (auto it = failures_.begin(); it != failures_.end();) {
+    if (it->second.server_error) {
+      it = failures_.erase(it);
+      ++ended;
+    } else {
+      ++it;
+    }
+  }
+  stats_.backoff_routes = static_cast<int64_t>(failures_.size());
+  return ended;
 }
 
 bool StatusSyncer::InBackoff(const std::string& key, const std::optional<RouteIngress>& entry) {

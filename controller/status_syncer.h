@@ -49,14 +49,20 @@ struct WriteErrorBackoff {
 // recomputes, re-checks the tracker and PUTs .../status guarded by the
 // cached resourceVersion, keeping every other field and entry.
 //
-// A status PUT that fails permanently (403 forbidden, 422/400 invalid, 401,
-// ...) is that route's problem, not a lost election: the work keeps the
-// lease (kNone) and asks to be retried after the key's own backoff (base,
-// doubling, capped), the failure is logged once per key with the server's
-// message and counted by reason; a success, the route's deletion or an
-// entry that no longer needs the write ends the backoff. Conflicts and
-// transient errors (5xx, 429, timeouts) release the lease and retry after
-// the lease's retry interval, as before.
+// A status PUT the server answers with an error other than 409/404 (a
+// 4xx such as 422/400/413 or an admission 403, or a 5xx on this object such
+// as `500 etcdserver: request is too large`) is that route's problem, not a
+// lost election: the work keeps the lease (kNone), marks the key failing
+// (lease::WorkOutcome::key_failing: followers park it, only the leader
+// retries) and asks to be retried after the key's own backoff (base,
+// doubling, capped); the failure is logged once per key (and when the
+// server's message changes) and counted by reason; a success, the route's
+// deletion or an entry that no longer needs the write ends the backoff.
+// A 401, or a 403 from authorization (RBAC), is the client's problem: every
+// route is retried at the lease's retry interval, one WARNING per backoff
+// cap (5 min) while it lasts, StatusStats::auth_failing set. A write
+// without an answer (or a 429) is an outage: retried at the retry interval,
+// logged by the binary once per outage. A 409 releases the lease.
 //
 // Thread-safe. Every reference must outlive the syncer, and the lease must
 // not run this syncer's work after the syncer is destroyed.
@@ -86,6 +92,12 @@ class StatusSyncer {
 
   // The work queued for `key` whose route had UID `uid` (public for tests).
   lease::WorkOutcome RunWork(const std::string& key, const std::string& uid);
+
+  // The API server answers again after an outage: ends the backoff of
+  // every route whose last failure was a 5xx (it may have been the
+  // outage's, not the route's), so the re-queue that follows writes them
+  // at once. 4xx backoffs stay. Returns how many ended.
+  int EndServerErrorBackoffs();
 
   const AdmissionOptions& admission_options() const { return admission_; }
   // Writes of ours whose echo has not been seen yet (tests: the record must
@@ -130,6 +142,10 @@ class StatusSyncer {
   Duration NoteFailure(const std::string& key,
                                    const std::optional<kubeclient::RouteIngress>& entry,
                                    const Status& status);
+  // A 401/403 of our credentials: WARNING once per error_backoff_.max.
+  void NoteAuthFailure(const Status& status);
+  // A write succeeded: the credentials work (INFO if they had failed).
+  void EndAuthFailure();
   // Ends `key`'s backoff; `recovered`: after a successful write (logged).
   void ClearFailure(const std::string& key, bool recovered);
   // True while the write of `entry` for `key` backs off after failing.
@@ -139,6 +155,7 @@ class StatusSyncer {
     int attempts = 0;
     uint64_t entry = 0;  // IngressFingerprint of the entry that failed (0: removal)
     std::string message;
+    bool server_error = false;  // the last failure was a 5xx
   };
 
   AdmissionOptions admission_;
@@ -154,6 +171,7 @@ class StatusSyncer {
   std::unordered_map<std::string, OwnWrite> own_writes_;  // GUARDED_BY(own_writes_mu_)
   std::mutex failures_mu_;
   std::unordered_map<std::string, Failure> failures_;  // GUARDED_BY(failures_mu_)
+  std::optional<SteadyTime> auth_warned_at_;  // GUARDED_BY(failures_mu_)
 };
 
 }  // namespace routestatus::controller

@@ -95,23 +95,48 @@ void BackoffWriteLease::UnscheduleLocked(const std::string& key, Slot& slot) {
   slot.lease_deferred = false;
 }
 
+bool BackoffWriteLease::HeldLocked(const Slot& slot) {
+  return slot.taking_over || (slot.work && slot.lease_deferred && !slot.parked);
+}
+
+void BackoffWriteLease::UpdateHeldLocked(Slot& slot, SteadyTime now) {
+  const bool held = HeldLocked(slot);
+  if (held == slot.held) return;
+  slot.held = held;
+  if (!held) {
+    --held_;
+    return;
+  }
+  slot.held_since = now;
+  // Why only from nothing held: while work is held, the leader's progress
+  // (or its absence) is already being timed.
+  if (held_++ == 0 && state_ == LeaseState::kFollower) takeover_.Hold(now);
+}
+
+void BackoffWriteLease::EraseSlotLocked(std::unordered_map<std::string, Slot>::iterator it) {
+  CHECK(!it->second.running) << options_.name << ": erasing running key " << it->first;
+  if (it->second.held) --held_;
+  slots_.erase(it);
+}
+
 void BackoffWriteLease::Try(const std::string& key, Work work) {
   CHECK(work) << "empty work for " << key;
   {
     std::lock_guard<std::mutex> l(mu_);
     if (shutdown_) return;
     const SteadyTime now = clock_.Now();
-    const bool held_nothing = slots_.empty();
     auto [slot_it, created] = slots_.try_emplace(key);
     Slot& slot = slot_it->second;
-    if (created) {
-      slot.held_since = now;
-      if (takeover_.mode() == TakeoverMode::kPerChange) slot.takeover_draw = takeover_.Draw();
+    if (created && takeover_.mode() == TakeoverMode::kPerChange) {
+      slot.takeover_draw = takeover_.Draw();
     }
-    if (state_ == LeaseState::kFollower && held_nothing) takeover_.Hold(now);
+    // Why before the due time: a per-change deadline counts from it.
+    if (!slot.held) slot.held_since = now;
     const bool had_work = static_cast<bool>(slot.work);
     slot.work = std::move(work);
     slot.cancel_retry = false;
+    // Why: a new change of a parked key is not known to fail.
+    slot.parked = false;
     SteadyTime due = now;
     bool deferred = false;
     switch (state_) {
@@ -146,6 +171,7 @@ void BackoffWriteLease::Try(const std::string& key, Work work) {
     } else {
       ScheduleLocked(key, slot, due, deferred);
     }
+    UpdateHeldLocked(slot, now);
     VLOG(4) << options_.name << ": queued " << key << " ("
             << LeaseStateName(state_) << ", due in "
             << std::chrono::duration_cast<std::chrono::milliseconds>(due - now).count() << "ms)";
@@ -158,19 +184,20 @@ void BackoffWriteLease::Extend(const std::string& key, EntryWriter writer) {
   {
     std::lock_guard<std::mutex> l(mu_);
     const SteadyTime now = clock_.Now();
-    const bool holding = !slots_.empty();
+    const bool holding = held_ > 0;
     std::optional<SteadyTime> key_held_since;
     auto it = slots_.find(key);
     if (it != slots_.end()) {
       Slot& slot = it->second;
-      key_held_since = slot.held_since;
+      if (slot.held) key_held_since = slot.held_since;
       if (slot.work) ++stats_.extend_drops;
       UnscheduleLocked(key, slot);
       slot.work = nullptr;
       if (slot.running) {
         slot.cancel_retry = true;
+        UpdateHeldLocked(slot, now);
       } else {
-        slots_.erase(it);
+        EraseSlotLocked(it);
       }
     }
     // Why the caller says who wrote: only the status path knows which
@@ -220,8 +247,9 @@ void BackoffWriteLease::Remove(const std::string& key) {
   slot.work = nullptr;
   if (slot.running) {
     slot.cancel_retry = true;
+    UpdateHeldLocked(slot, clock_.Now());
   } else {
-    slots_.erase(it);
+    EraseSlotLocked(it);
   }
 }
 
@@ -259,7 +287,8 @@ std::optional<std::string> BackoffWriteLease::PickTakeoverLocked(
   auto it = due_.begin();
   while (it != due_.end()) {
     const std::string& key = std::get<2>(*it);
-    if (slots_.at(key).lease_deferred && (skip == nullptr || skip->count(key) == 0)) break;
+    const Slot& slot = slots_.at(key);
+    if (HeldLocked(slot) && (skip == nullptr || skip->count(key) == 0)) break;
     ++it;
   }
   if (it == due_.end()) return std::nullopt;
@@ -271,6 +300,7 @@ std::optional<std::string> BackoffWriteLease::PickTakeoverLocked(
   Slot& slot = slots_.at(picked);
   UnscheduleLocked(picked, slot);
   slot.taking_over = true;
+  UpdateHeldLocked(slot, now);
   VLOG(2) << options_.name << ": no progress by the leader within "
           << std::chrono::duration_cast<std::chrono::milliseconds>(
                  takeover_.estimator().Deadline())
@@ -304,10 +334,17 @@ std::optional<std::string> BackoffWriteLease::PickLocked(
     Slot& slot = slots_.at(picked);
     it = due_.erase(it);
     slot.queued = false;
+    if (state_ == LeaseState::kFollower && slot.parked) {
+      // Why: a key that fails on its own is retried by the leader; it
+      // waits here (unqueued) until we lead or a new change replaces it.
+      VLOG(4) << options_.name << ": " << picked << " is parked while we follow";
+      continue;
+    }
     if (state_ == LeaseState::kFollower && now < expires_) {
       const SteadyTime change_due = ChangeTakeoverDueLocked(slot);
       if (change_due <= now) {
         slot.taking_over = true;
+        UpdateHeldLocked(slot, now);
         VLOG(2) << options_.name << ": leader did not write " << picked
                 << " within the takeover deadline; taking it over";
         return picked;
@@ -316,6 +353,7 @@ std::optional<std::string> BackoffWriteLease::PickLocked(
       // again (a delayed requeue, never a sleeping worker).
       ++stats_.follower_deferrals;
       ScheduleLocked(picked, slot, std::min(expires_, change_due), true);
+      UpdateHeldLocked(slot, now);
       it = due_.begin();
       continue;
     }
@@ -349,6 +387,11 @@ void BackoffWriteLease::TransitionLocked(LeaseState to, const char* cause, Fired
         slot.due = std::min(slot.due, now);
         slot.lease_deferred = false;
       }
+      // Why: parked keys are the leader's to retry, at their own backoff.
+      if (slot.parked && slot.work && !slot.queued && !slot.running) {
+        ScheduleLocked(key, slot, std::max(slot.due, now), false);
+      }
+      UpdateHeldLocked(slot, now);
     }
   }
 }
@@ -363,7 +406,6 @@ void BackoffWriteLease::ApplyLocked(WorkResult result, SteadyTime now, Fired* fi
       TransitionLocked(LeaseState::kLeader, "work:extend", fired);
       return;
     case WorkResult::kRelease:
-      takeover_.LostWrite(now);
       if (state_ == LeaseState::kFollower) {
         tick_ = std::min(tick_ + 1, kMaxTick);
       } else {
@@ -376,20 +418,32 @@ void BackoffWriteLease::ApplyLocked(WorkResult result, SteadyTime now, Fired* fi
         expires_ = std::max(expires_, now + FollowerDelayLocked());
       }
       TransitionLocked(LeaseState::kFollower, "work:release", fired);
+      // Why after the transition: Follow() starts a wait that may be a
+      // sample; a lost write's wait is not one.
+      takeover_.LostWrite(now);
       return;
   }
 }
 
 void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::mutex>& lock,
                                   Fired* fired) {
-  Slot& slot = slots_.at(key);
-  Work work = std::move(slot.work);
-  slot.work = nullptr;
-  slot.running = true;
-  slot.cancel_retry = false;
-  if (state_ == LeaseState::kFollower) takeover_.Probe();
+  Work work;
+  bool taking_over;
+  const bool probe = state_ == LeaseState::kFollower;
+  {
+    Slot& slot = slots_.at(key);
+    work = std::move(slot.work);
+    slot.work = nullptr;
+    slot.running = true;
+    slot.cancel_retry = false;
+    taking_over = slot.taking_over;
+    CHECK(work) << options_.name << ": no work queued for " << key;
+    UpdateHeldLocked(slot, clock_.Now());
+  }
+  if (probe) takeover_.Probe();
   ++in_flight_;
   ++stats_.runs;
+  const SteadyTime started = clock_.Now();
   lock.unlock();
   WorkOutcome outcome;
   try {
@@ -400,32 +454,44 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
     outcome = {WorkResult::kNone, true};
   }
   lock.lock();
+  // Why look the slot up again rather than keep a reference across the
+  // unlock: the slot stays (EraseSlotLocked refuses a running one), but
+  // this makes no other code's care a condition of this one's safety.
+  Slot& slot = slots_.at(key);
   --in_flight_;
   ++stats_.outcomes[static_cast<int>(outcome.result)];
-  if (slot.taking_over) {
-    ++stats_.takeovers[static_cast<int>(outcome.result)];
-    slot.taking_over = false;
-  }
+  if (taking_over) ++stats_.takeovers[static_cast<int>(outcome.result)];
+  slot.taking_over = false;
   const SteadyTime now = clock_.Now();
-  if (outcome.result == WorkResult::kNone && outcome.retry && state_ == LeaseState::kFollower) {
-    // Why: a write that failed (no answer, 5xx, or rejected) keeps the
-    // lease, but taking over the next key at once would only fail again.
+  if (probe && outcome.result != WorkResult::kNone) {
+    // Why: the server answered our write; the leader pays that latency too.
+    takeover_.ProbeAnswered(now - started);
+  }
+  if (outcome.result == WorkResult::kNone && outcome.retry && !outcome.key_failing &&
+      state_ == LeaseState::kFollower) {
+    // Why: a write that failed (no answer, 5xx) keeps the lease, but taking
+    // over the next key at once would only fail again. A key that fails on
+    // its own says nothing about the others.
     takeover_.LostWrite(now);
   }
   ApplyLocked(outcome.result, now, fired);
-  // `slot` stays valid: a running slot is never erased by others.
   slot.running = false;
   if (slot.work && !shutdown_) {
     ScheduleLocked(key, slot, slot.due, slot.lease_deferred);  // newer work: keep it
   } else if (outcome.retry && !slot.cancel_retry && !shutdown_) {
     ++stats_.retries;
     slot.work = std::move(work);
+    slot.parked = outcome.key_failing;
     const Duration delay =
         outcome.retry_after > Duration::zero() ? outcome.retry_after : options_.retry;
     ScheduleLocked(key, slot, now + delay, false);
   } else {
-    slots_.erase(key);
+    slot.work = nullptr;
+    UpdateHeldLocked(slot, now);
+    EraseSlotLocked(slots_.find(key));
+    return;
   }
+  UpdateHeldLocked(slot, now);
 }
 
 void BackoffWriteLease::Notify(const Fired& fired) {
@@ -484,7 +550,7 @@ std::optional<SteadyTime> BackoffWriteLease::NextDue() const {
     const std::optional<SteadyTime> takeover = takeover_.WaitDue();
     if (takeover && *takeover < next) {
       for (const auto& [due, seq, key] : due_) {
-        if (slots_.at(key).lease_deferred) return std::max(*takeover, clock_.Now());
+        if (HeldLocked(slots_.at(key))) return std::max(*takeover, clock_.Now());
       }
     }
   }
@@ -498,12 +564,14 @@ void BackoffWriteLease::Shutdown() {
     shutdown_ = true;
     due_.clear();
     for (auto it = slots_.begin(); it != slots_.end();) {
-      it->second.work = nullptr;
-      it->second.queued = false;
-      if (it->second.running) {
+      Slot& slot = it->second;
+      slot.work = nullptr;
+      slot.queued = false;
+      UpdateHeldLocked(slot, clock_.Now());
+      if (slot.running) {
         ++it;
       } else {
-        it = slots_.erase(it);
+        EraseSlotLocked(it++);
       }
     }
   }

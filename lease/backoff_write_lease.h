@@ -170,9 +170,11 @@ class BackoffWriteLease final : public WriteLease {
     bool running = false;         // a thread runs this key's older work
     bool lease_deferred = false;  // `due` came from following or the election gate
     bool cancel_retry = false;    // Extend/Remove while running: no retry
-    SteadyTime held_since{};  // when this key's slot (work) appeared
-    double takeover_draw = 0;     // its jitter draw (per-change takeover)
+    bool parked = false;          // `work` retries a key_failing write (not held)
     bool taking_over = false;     // the running work is a takeover
+    bool held = false;            // counted in held_ (see HeldLocked)
+    SteadyTime held_since{};      // when it last became held
+    double takeover_draw = 0;     // its jitter draw (per-change takeover)
   };
   using DueEntry = std::tuple<SteadyTime, uint64_t, std::string>;
   using Fired = std::vector<LeaseTransition>;
@@ -181,6 +183,18 @@ class BackoffWriteLease final : public WriteLease {
   void ScheduleLocked(const std::string& key, Slot& slot, SteadyTime due,
                       bool lease_deferred);
   void UnscheduleLocked(const std::string& key, Slot& slot);
+  // Held work (the takeover's "we hold work", lease/takeover.h): the
+  // slot's queued work is deferred because we follow (or wait for the
+  // election) and is not parked, or the slot runs a takeover. Work waiting
+  // for its retry interval is not held.
+  static bool HeldLocked(const Slot& slot);
+  // Brings slot.held and held_ up to date after a change of the slot;
+  // starts a takeover wait when a Follower begins holding work. Called once
+  // at the end of each change, so a slot that stays held is never counted
+  // as newly held.
+  void UpdateHeldLocked(Slot& slot, SteadyTime now);
+  // Erases a slot that is not running (a running slot's thread still uses it).
+  void EraseSlotLocked(std::unordered_map<std::string, Slot>::iterator it);
   Duration BackoffLocked(int tick);
   Duration FollowerDelayLocked();
   // kPerChange: when `slot`'s change is due for takeover; max() otherwise.
@@ -217,6 +231,7 @@ class BackoffWriteLease final : public WriteLease {
   uint64_t next_seq_ = 0;                     // GUARDED_BY(mu_)
   std::unordered_map<std::string, Slot> slots_;  // GUARDED_BY(mu_)
   std::set<DueEntry> due_;                       // GUARDED_BY(mu_)
+  size_t held_ = 0;                           // GUARDED_BY(mu_): slots with `held`
   TakeoverTimer takeover_;                    // GUARDED_BY(mu_)
   LeaseSnapshot stats_;  // GUARDED_BY(mu_); counters only
 };

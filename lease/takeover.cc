@@ -81,24 +81,21 @@ Duration TakeoverTimer::Jittered(double draw) const {
   return d + Duration(static_cast<int64_t>(static_cast<double>(d.count()) * options_.jitter * draw));
 }
 
-void TakeoverTimer::Restart(SteadyTime now) {
+void TakeoverTimer::StartWait(SteadyTime now, bool sample) {
   wait_start_ = now;
   draw_ = Unit();
+  sample_ = sample;
 }
 
 void TakeoverTimer::Follow(SteadyTime now) {
   if (!enabled()) return;
-  Restart(now);
-  sample_start_ = now;
-  probed_ = false;
+  StartWait(now, true);
   not_before_ = now;
 }
 
 void TakeoverTimer::Hold(SteadyTime now) {
   if (options_.mode != TakeoverMode::kProgress) return;
-  Restart(now);
-  sample_start_ = now;
-  probed_ = false;
+  StartWait(now, true);
 }
 
 void TakeoverTimer::ForeignWrite(SteadyTime now, bool holding,
@@ -109,12 +106,10 @@ void TakeoverTimer::ForeignWrite(SteadyTime now, bool holding,
     case TakeoverMode::kProgress:
       // Why: the wait that just ended is how long this leader may go
       // without visible progress while we hold work.
-      if (holding && (probed_ || now - sample_start_ <= estimator_.Deadline())) {
-        estimator_.Add(now - sample_start_);
+      if (holding && sample_ && now - wait_start_ <= estimator_.Deadline()) {
+        estimator_.Add(now - wait_start_);
       }
-      Restart(now);
-      sample_start_ = now;
-      probed_ = false;
+      StartWait(now, true);
       paused_until_ = SteadyTime{};
       return;
     case TakeoverMode::kPerChange:
@@ -123,14 +118,18 @@ void TakeoverTimer::ForeignWrite(SteadyTime now, bool holding,
   }
 }
 
-void TakeoverTimer::Probe() { probed_ = true; }
+void TakeoverTimer::Probe() { sample_ = false; }
+
+void TakeoverTimer::ProbeAnswered(Duration latency) {
+  if (options_.mode != TakeoverMode::kProgress) return;
+  estimator_.Add(latency);
+}
 
 void TakeoverTimer::LostWrite(SteadyTime now) {
   if (!enabled()) return;
-  probed_ = true;
-  // Why not the sample's start too: the leader's write that beat ours
-  // (when it reaches our watch) measures how long the leader really took.
-  Restart(now);
+  // Why no sample from this wait: the write that beat ours (when it reaches
+  // our watch) came at about our own deadline in a failover race.
+  StartWait(now, false);
   not_before_ = now;
   // Why: a watch that lags (the 409 says ours does) shows no progress
   // until it catches up; taking over meanwhile only loses again.

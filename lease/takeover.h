@@ -70,22 +70,31 @@ class DeadlineEstimator {
 };
 
 // When a follower that holds work takes it over: the failure detector of
-// BackoffWriteLease. It sees the follower's events (times passed in, from
-// the lease's Clock), keeps the current wait and the estimator, and answers
-// "due at". Not thread-safe (the lease calls it under its lock).
+// BackoffWriteLease, as a small state machine (docs/design.md section 3,
+// "The takeover timer"). It sees the follower's events (times passed in,
+// from the lease's Clock), keeps the current wait and the estimator, and
+// answers "due at". Not thread-safe (the lease calls it under its lock).
 //
-// kProgress: the wait starts when we begin following, when we begin
-// holding work (nothing was held), at each write by another replica of our
-// router name and after each lost write; held work is taken over once the
-// wait exceeds D (+ jitter). A sample is the time from the start of a wait
-// (not counting restarts by lost writes) to such a write while we held
-// work, if it is at most D or one of our own writes ran or lost meanwhile:
-// a longer wait that ends in a write we did not race is most likely another
-// follower's takeover of a dead leader, not a slow leader, and counting it
-// would make every failover slower than the last. So a leader that keeps
-// writing (e.g. works through a burst at its QPS) is never overrun, a slow
-// one is learnt from the takeover it makes us lose, and a dead one is
-// taken over about D after the first change that needs a write.
+// "Held work" is what the lease says it is: queued work deferred because
+// we follow (or the running takeover of such work); a key that waits for
+// its retry interval or is parked after failing on its own is not held
+// (lease/backoff_write_lease.h).
+//
+// kProgress: a wait starts when we begin following, when we begin holding
+// work (nothing was held), at each write by another replica of our router
+// name, and after each lost or failed write; held work is taken over once
+// the wait exceeds D (+ jitter). So a wait is never older than the held
+// work it is for. A sample is a wait that started at a follow, a hold or a
+// peer write and ended in a peer write while we held work, within D (a
+// longer one that we did not race is most likely another follower's
+// takeover of a dead leader), plus the latency of each of our own probes
+// that the server answered (won or lost: the write latency the leader pays
+// too). A wait during which we probed is no sample: the write that ends it
+// is the one we raced, and its time is our own deadline (learnt, it would
+// double D at every lost race). So a leader that keeps writing (e.g. works
+// through a burst at its QPS) is never overrun, a slow API server is learnt
+// from our own probe's answer, and a dead leader is taken over about D
+// after the first change that needs a write.
 //
 // kPerChange (the alternative measured against it): each held change is
 // due D (+ its own jitter) after we began holding it (or began following,
@@ -104,7 +113,7 @@ class TakeoverTimer {
 
   // We became a follower.
   void Follow(SteadyTime now);
-  // While following, work arrived when none was held.
+  // While following, held work appeared when none was held.
   void Hold(SteadyTime now);
   // While following, a write by another replica of our router name reached
   // our watch. `holding`: we held work just before it; `key_held_since`:
@@ -112,8 +121,12 @@ class TakeoverTimer {
   void ForeignWrite(SteadyTime now, bool holding,
                     std::optional<SteadyTime> key_held_since);
   // While following, we run held work (a takeover, or after our lease
-  // expired): a write that ends this wait may be the one we raced.
+  // expired): the write that ends this wait may be the one we raced, so
+  // this wait is no sample.
   void Probe();
+  // The server answered that probe (we won or lost the write) `latency`
+  // after we sent it: a sample of the write latency the leader pays too.
+  void ProbeAnswered(Duration latency);
   // One of our writes lost (409) or failed: someone is alive (or the API
   // server is not), and our cache of that route is behind. No takeover
   // before `lost_pause` has passed or another replica's write has reached
@@ -136,18 +149,19 @@ class TakeoverTimer {
  private:
   double Unit();
   Duration Jittered(double draw) const;
-  void Restart(SteadyTime now);
+  // The one place a wait starts: at `now`, with a fresh jitter draw;
+  // `sample`: its end may be a sample.
+  void StartWait(SteadyTime now, bool sample);
 
   const TakeoverOptions options_;
   const Duration lost_pause_;
   DeadlineEstimator estimator_;
   std::mt19937_64 rng_;
   SteadyTime wait_start_{};    // kProgress: start of the current wait
-  SteadyTime sample_start_{};  // kProgress: ... as a sample (not reset by LostWrite)
-  SteadyTime not_before_{};    // kPerChange: last Follow or LostWrite
+  double draw_ = 0;            // kProgress: its jitter draw
+  bool sample_ = false;        // kProgress: its end may be a sample
   SteadyTime paused_until_{};  // kProgress: after a lost write
-  bool probed_ = false;                    // kProgress: we wrote since sample_start_
-  double draw_ = 0;                        // kProgress: this wait's jitter draw
+  SteadyTime not_before_{};    // kPerChange: last Follow or LostWrite
 };
 
 }  // namespace routestatus::lease

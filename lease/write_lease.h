@@ -22,6 +22,13 @@ struct WorkOutcome {
   // With `retry`: run it again after this long instead (e.g. a per-key
   // backoff after a permanent error); zero = the lease's retry interval.
   Duration retry_after = Duration::zero();
+  // With `retry`: the write fails for this key alone (the server rejects
+  // this object, or errs on it while other requests succeed), so the key is
+  // parked: it is no leader's progress to wait for. A Follower neither
+  // counts it as held work nor takes it over nor retries it; it runs after
+  // `retry_after` while this replica leads (or is in Election), so one
+  // replica retries it, not all. A new Try for the key ends the parking.
+  bool key_failing = false;
 };
 
 using Work = std::function<WorkOutcome()>;

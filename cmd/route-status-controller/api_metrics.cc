@@ -6,6 +6,17 @@ namespace routestatus::cmd {
 
 using kubeclient::ResourceRef;
 
+namespace {
+
+// "namespace/name" of `object`, for ApiReachability::Record.
+std::string ObjectKey(const nlohmann::json& object) {
+  const auto m = object.find("metadata");
+  if (m == object.end() || !m->is_object()) return "";
+  return m->value("namespace", "") + "/" + m->value("name", "");
+}
+
+}  // namespace
+
 // Measures one request from construction to Finish().
 class InstrumentedKubeClient::Timer {
  public:
@@ -14,9 +25,10 @@ class InstrumentedKubeClient::Timer {
       : c_(c), verb_(verb), res_(res), subresource_(subresource),
         start_(std::chrono::steady_clock::now()) {}
 
-  void Finish(const Status& status) {
+  // `object`: "namespace/name" of the one object the request concerned.
+  void Finish(const Status& status, std::string_view object = {}) {
     std::chrono::duration<double> took = std::chrono::steady_clock::now() - start_;
-    if (c_.reachability_ != nullptr) c_.reachability_->Record(status);
+    if (c_.reachability_ != nullptr) c_.reachability_->Record(status, object);
     c_.requests_
         .Add({{"verb", verb_},
               {"resource", res_.resource},
@@ -82,7 +94,7 @@ StatusOr<nlohmann::json> InstrumentedKubeClient::Get(const ResourceRef& res,
                                                                  const std::string& name) {
   Timer t(*this, "get", res);
   auto r = inner_->Get(res, ns, name);
-  t.Finish(r.status());
+  t.Finish(r.status(), ns + "/" + name);
   return r;
 }
 
@@ -125,7 +137,7 @@ StatusOr<nlohmann::json> InstrumentedKubeClient::Update(const ResourceRef& res,
                                                                     const nlohmann::json& object) {
   Timer t(*this, "update", res);
   auto r = inner_->Update(res, object);
-  t.Finish(r.status());
+  t.Finish(r.status(), ObjectKey(object));
   return r;
 }
 
@@ -133,7 +145,7 @@ StatusOr<nlohmann::json> InstrumentedKubeClient::UpdateStatus(
     const ResourceRef& res, const nlohmann::json& object) {
   Timer t(*this, "update", res, "status");
   auto r = inner_->UpdateStatus(res, object);
-  t.Finish(r.status());
+  t.Finish(r.status(), ObjectKey(object));
   return r;
 }
 
@@ -141,7 +153,7 @@ Status InstrumentedKubeClient::Delete(const ResourceRef& res, const std::string&
                                       const std::string& name) {
   Timer t(*this, "delete", res);
   Status s = inner_->Delete(res, ns, name);
-  t.Finish(s);
+  t.Finish(s, ns + "/" + name);
   return s;
 }
 

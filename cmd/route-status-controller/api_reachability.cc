@@ -20,7 +20,7 @@ std::string Seconds(routestatus::Duration d) {
 ApiReachability::ApiReachability(const Clock& clock, Options options)
     : clock_(clock), options_(std::move(options)) {}
 
-void ApiReachability::Record(const Status& outcome) {
+void ApiReachability::Record(const Status& outcome, std::string_view object) {
   if (outcome.code() == StatusCode::kCancelled || outcome.code() == StatusCode::kClosed) return;
   const FailureClass c = FailureClassOf(outcome);
   if (c == FailureClass::kAnswered) {
@@ -56,13 +56,21 @@ void ApiReachability::Record(const Status& outcome) {
     // Why: a 429 is an answer (the server is up), just not the one we wanted.
     if (c == FailureClass::kThrottled) return;
     const SteadyTime now = clock_.Now();
+    const bool one_object = c == FailureClass::kServerError && !object.empty();
     if (!troubled_.load(std::memory_order_relaxed)) {
       streak_start_ = now;
       streak_failures_ = 0;
+      streak_object_ = one_object ? std::string(object) : std::string();
       troubled_.store(true, std::memory_order_release);
+    } else if (!streak_object_.empty() && !(one_object && object == streak_object_)) {
+      // Why restart: until now only one object failed, which is no outage;
+      // a failure of another kind starts the outage's clock.
+      streak_start_ = now;
+      streak_failures_ = 0;
+      streak_object_.clear();
     }
     ++streak_failures_;
-    if (!outage_ && now - streak_start_ >= options_.grace) {
+    if (!outage_ && streak_object_.empty() && now - streak_start_ >= options_.grace) {
       outage_ = true;
       ++outages_;
       warning = "Kubernetes API server " + options_.server + " unreachable for " +

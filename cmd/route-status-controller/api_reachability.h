@@ -7,6 +7,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "base/clock.h"
 #include "base/status.h"
@@ -29,7 +30,10 @@ struct ApiReachabilitySnapshot {
 // server answers again, one INFO with the outage's length. So an operator
 // sees two lines per outage at the default verbosity, however many
 // informers, workers and retries there are. 429 neither starts nor ends an
-// outage (the server answered, but not with what we asked). Thread-safe.
+// outage (the server answered, but not with what we asked), and neither do
+// 5xx answers that all concern one object (e.g. `500 etcdserver: request
+// is too large` for one route's status): that is the object's problem, and
+// the status path backs that route off alone. Thread-safe.
 class ApiReachability {
  public:
   struct Options {
@@ -49,7 +53,9 @@ class ApiReachability {
 
   // The outcome of one request, or of one watch event read (OK). Cancelled
   // requests and normally closed watches say nothing and are ignored.
-  void Record(const Status& outcome);
+  // `object`: "namespace/name" when the request concerned one object (a
+  // GET, PUT or DELETE of it), empty for lists, watches and events.
+  void Record(const Status& outcome, std::string_view object = {});
 
   ApiReachabilitySnapshot Snapshot() const;
 
@@ -64,6 +70,8 @@ class ApiReachability {
   mutable std::mutex mu_;
   SteadyTime streak_start_{};  // GUARDED_BY(mu_): first failure since an answer
   uint64_t streak_failures_ = 0;           // GUARDED_BY(mu_)
+  // The streak so far is 5xx answers about this one object only: no outage.
+  std::string streak_object_;              // GUARDED_BY(mu_); empty: not so
   bool outage_ = false;                    // GUARDED_BY(mu_): the WARNING was logged
   uint64_t outages_ = 0;                   // GUARDED_BY(mu_)
   std::array<uint64_t, kFailureClassCount> failures_{};  // GUARDED_BY(mu_)

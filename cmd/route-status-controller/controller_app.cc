@@ -100,7 +100,14 @@ ControllerApp::ControllerApp(const Options& options, const ComponentOptions& com
           }
         });
   }
-  if (api != nullptr) api->SetRecoveryHandler([this] { RequeueAllRoutes("API server back"); });
+  if (api != nullptr) {
+    api->SetRecoveryHandler([this] {
+      // Why first: a 5xx during the outage put its route in its own
+      // backoff, which would make the re-queue skip it.
+      syncer_.EndServerErrorBackoffs();
+      RequeueAllRoutes("API server back");
+    });
+  }
   MetricsSources sources;
   sources.clock = &clock_;
   sources.status = &stats_;

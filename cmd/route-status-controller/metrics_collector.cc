@@ -79,15 +79,20 @@ void CollectStatus(const controller::StatusStats& s, const lease::ObserveOnlyLea
   f.Add(observe_only ? observe_only->suppressed() : 0, {{"reason", "observe_only"}});
 
   f.Begin("routestatus_status_write_errors_total",
-          "Status PUTs the API server rejected permanently (403, 422, ...), by reason; the route "
-          "backs off, the lease is kept.",
+          "Status PUTs the API server answered with an error other than 409/404 (403, 422, 500 "
+          "on one object, ...), by reason; the lease is kept.",
           MetricType::Counter);
   for (const auto& [reason, count] : s.WriteErrorsByReason()) {
     f.Add(static_cast<double>(count), {{"reason", reason}});
   }
   f.Gauge("routestatus_status_write_backoff_routes",
-          "Routes whose status write was rejected permanently and backs off until it succeeds.",
+          "Routes whose status write the API server keeps failing (4xx other than 409, or a "
+          "5xx on that object) and that back off until it succeeds.",
           static_cast<double>(s.backoff_routes.load()));
+  f.Gauge("routestatus_status_write_auth_failing",
+          "1 while status writes fail for our credentials (401, or a 403 from RBAC) and none "
+          "has succeeded since; every route is retried at the lease's retry interval.",
+          static_cast<double>(s.auth_failing.load()));
 
   f.Counter("routestatus_status_work_queued_total",
             "Status changes handed to the write lease (one work item per route).",

@@ -8,7 +8,7 @@
 //                     [--results=DIR] [--naive-flags=--flag=v,--flag2=v]
 //                     [--lease-configs=naive,openshift,default] [--failover-replicas=3,10]
 //                     [--failover-kills=20] [--expiry-failover-kills=5]
-//                     [--idle-failover-kills=5]
+//                     [--idle-failover-kills=5] [--failing-route=CODE]
 //
 // The naive baseline of (a) is measured with --naive-flags (default
 // --write-lease=false: every replica writes); --naive-flags= (empty)
@@ -47,7 +47,7 @@ void Usage() {
                "                         [--replicas=1,3,10,20] [--failover-replicas=3,10]\n"
                "                         [--lease-configs=naive,openshift,default]\n"
                "                         [--failover-kills=20] [--expiry-failover-kills=5]\n"
-               "                         [--idle-failover-kills=5]\n"
+               "                         [--idle-failover-kills=5] [--failing-route=CODE]\n"
                "  writes   (a) writes and PUTs per change vs N=1,3,10,20 (+ (e) CPU per change)\n"
                "  latency  (b) create -> Admitted-visible latency, N=3, 100 creates/s\n"
                "  idle     (c) write verbs while idle (60 s)\n"
@@ -62,6 +62,8 @@ void Usage() {
                "  --quick  smaller sizes (N=1,3,10; 60 changes; 3 s; 15 s; 10,000 routes;\n"
                "           lease: N=3, 5 kills (2 by expiry), 100-route burst, 10 slow changes;\n"
                "           idle-failover: 2 kills)\n"
+               "  --failing-route=CODE  lease (g): one more route whose status PUTs the\n"
+               "           server always fails with CODE (e.g. 422, 500), present all along\n"
                "  --naive-flags  controller flags of the measured naive baseline of (a)\n"
                "           (default --write-lease=false; empty: computed as N x changes)\n";
 }
@@ -102,6 +104,8 @@ int main(int argc, char** argv) {
     } else if (std::string v = value("--failover-replicas"); v != "\x01") {
       failover_override.clear();
       for (const auto& s : Split(v)) failover_override.push_back(std::atoi(s.c_str()));
+    } else if (std::string v = value("--failing-route"); v != "\x01") {
+      options.failing_route_code = std::atoi(v.c_str());
     } else if (std::string v = value("--failover-kills"); v != "\x01") {
       kills_override = std::atoi(v.c_str());
     } else if (std::string v = value("--expiry-failover-kills"); v != "\x01") {

@@ -15,6 +15,7 @@
 #include "e2e/bench/churn.h"
 #include "e2e/bench/provenance.h"
 #include "e2e/bench/scenarios.h"
+#include "e2e/harness/route_factory.h"
 #include "e2e/bench/svg_plot.h"
 #include "e2e/bench/table.h"
 
@@ -192,6 +193,23 @@ LeaseRow MeasureLease(const BenchOptions& options, const LeaseConfig& config, in
   cluster.SeedNamespaces(namespaces);
   // Why one seed: every configuration and N sees the same changes.
   RouteModel model(cluster, namespaces, options.seed);
+  if (options.failing_route_code != 0) {
+    // Why its own namespace: the fault rules select by namespace, and the
+    // route model (whose convergence the bench waits for) never sees it.
+    cluster.SeedNamespaces({"lease-bad"});
+    apiserver::FaultRule bad;
+    bad.resource = "routes";
+    bad.subresource = "status";
+    bad.ns = "lease-bad";
+    bad.code = options.failing_route_code;
+    cluster.server().faults().Add(bad);
+    routestatus::e2e::RouteShape shape;
+    shape.ns = "lease-bad";
+    shape.name = "bad";
+    shape.host = "bad.lease.example.com";
+    cluster.SeedRoute(routestatus::e2e::MakeRoute(shape));
+    row.flags += Fmt(" (+1 route failing %d)", options.failing_route_code);
+  }
   row.failed = StartFleet(options, config, n, cluster, model);
   if (!row.failed.empty()) return row;
   row.startup = Between(ServerWrites{}, cluster.Writes());

@@ -27,6 +27,10 @@ struct BenchOptions {
   std::vector<int> failover_replicas = {3, 10};
   int failover_routes = 20;      // routes before start-up
   int failover_kills = 20;       // leader kills per configuration and N
+  // (g) 0, or the HTTP code with which the API server fails every status
+  // PUT of one extra route (in namespace lease-bad) for the whole run: a
+  // route the server keeps rejecting (issue 23).
+  int failing_route_code = 0;
   int expiry_failover_kills = 5;  // ... for settings that wait for lease expiry (up to 60 s each)
   int changes_between_kills = 8;  // host changes after the killed replica restarted
   int burst_routes = 500;

@@ -146,6 +146,41 @@ TEST_F(ApiReachabilityTest, BlipsThrottlingAndCancellationAreNoOutage) {
   EXPECT_EQ(Failures(s, FailureClass::kAnswered), 0u);
 }
 
+// Issue 23, item 6: one route's status PUT answered `500 etcdserver:
+// request is too large` every few seconds while nothing else fails is that
+// route's problem: no outage (it flipped routestatus_api_reachable to 0 and
+// back). 5xx answers about two objects, or a list's, are an outage.
+TEST_F(ApiReachabilityTest, ServerErrorsAboutOneObjectAreNoOutage) {
+  LineSink sink;
+  const Status too_large = kubeclient::StatusFromResponse(500, "etcdserver: request is too large");
+  for (int i = 0; i < 30; ++i) {
+    clock_.Advance(seconds(3));
+    reachability_.Record(too_large, "ns/big");
+  }
+  ApiReachabilitySnapshot s = reachability_.Snapshot();
+  EXPECT_TRUE(s.reachable);
+  EXPECT_EQ(s.outages, 0u);
+  EXPECT_EQ(Failures(s, FailureClass::kServerError), 30u);
+  EXPECT_TRUE(sink.Lines().empty());
+  // Another object fails too: the server's problem, an outage after the grace.
+  reachability_.Record(too_large, "ns/other");
+  clock_.Advance(milliseconds(500));
+  reachability_.Record(too_large, "ns/big");
+  EXPECT_TRUE(reachability_.Snapshot().reachable) << "the outage clock started at ns/other";
+  clock_.Advance(milliseconds(600));
+  reachability_.Record(too_large, "ns/big");
+  EXPECT_FALSE(reachability_.Snapshot().reachable);
+  reachability_.Record(Status::Ok());
+  // A list answered 5xx is about no one object.
+  reachability_.Record(too_large, "ns/big");
+  clock_.Advance(seconds(2));
+  reachability_.Record(kubeclient::StatusFromResponse(503, ""));
+  clock_.Advance(seconds(2));
+  reachability_.Record(kubeclient::StatusFromResponse(503, ""));
+  EXPECT_FALSE(reachability_.Snapshot().reachable);
+  EXPECT_EQ(reachability_.Snapshot().outages, 2u);
+}
+
 // The decorator feeds every request and watch read; the collector exports
 // the snapshot.
 TEST_F(ApiReachabilityTest, InstrumentedClientFeedsItAndTheCollectorExportsIt) {

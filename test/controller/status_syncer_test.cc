@@ -334,6 +334,93 @@ TEST(StatusSyncerTest, PermanentErrorBacksOffPerKeyAndLogsOnce) {
   EXPECT_TRUE(h.lease.pending.empty());
 }
 
+// Issue 23, item 6: a write the server keeps failing with a 5xx on this
+// object (a route at etcd's size limit) while other routes' writes
+// succeed backs off per key like a 4xx (it was retried every 3 s by every
+// replica, one WARNING per attempt), and is marked failing so that
+// followers park it. 4xx codes other than 409 (here 413) alike.
+TEST(StatusSyncerTest, ServerErrorOnOneObjectBacksOffPerKeyAndLogsOnce) {
+  Harness h;
+  WarningLines warnings;
+  h.Create(Harness::RouteJson("ns", "big", "www.example.com"));
+  h.Create(Harness::RouteJson("ns", "web", "web.example.com"));
+  for (int i = 0; i < 5; ++i) {
+    h.api.next_status_errors.push_back(
+        Status(StatusCode::kInternal, "etcdserver: request is too large", std::nullopt, 500));
+  }
+  h.api.next_status_errors.push_back(
+      Status(StatusCode::kInvalid, "request entity too large", std::nullopt, 413));
+  h.syncer.Sync("ns/big");
+  EXPECT_EQ(h.syncer.Sync("ns/big"), SyncResult::kBackoff) << "the lease holds the retry";
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(h.lease.RunRetries(), 1);
+  using std::chrono::seconds;
+  EXPECT_EQ(h.lease.retry_delays, (std::vector<Duration>{seconds(3), seconds(6), seconds(12),
+                                                         seconds(24), seconds(48), seconds(96)}));
+  EXPECT_EQ(h.lease.key_failing, std::vector<bool>(6, true));
+  EXPECT_EQ(warnings.Matching("ns/big"), 2u) << "once, and once more for the new message";
+  EXPECT_EQ(h.stats.backoff_routes.load(), 1);
+  EXPECT_EQ(h.stats.WriteErrorsByReason(),
+            (std::map<std::string, int64_t>{{"internal", 5}, {"invalid", 1}}));
+  h.syncer.Sync("ns/web");  // other routes are written meanwhile; the lease is kept
+  EXPECT_EQ(h.lease.results.back(), WorkResult::kExtend);
+  EXPECT_EQ(h.lease.State(), lease::LeaseState::kLeader);
+  EXPECT_EQ(h.lease.RunRetries(), 1);
+  EXPECT_EQ(h.stats.backoff_routes.load(), 0);
+  EXPECT_EQ(h.api.successful_puts, 2);
+}
+
+// A 5xx outage of the whole server puts each route written meanwhile in
+// its own backoff; when the server answers again those backoffs end, so
+// the binary's re-queue writes them at once. A 4xx backoff stays.
+TEST(StatusSyncerTest, ServerErrorBackoffsEndWhenTheServerAnswersAgain) {
+  Harness h;
+  h.Create(Harness::RouteJson("ns", "a", "a.example.com"));
+  h.Create(Harness::RouteJson("ns", "b", "b.example.com"));
+  h.api.next_status_errors.push_back(Status(StatusCode::kUnavailable, "503", std::nullopt, 503));
+  h.api.next_status_errors.push_back(Status(StatusCode::kInvalid, "invalid", std::nullopt, 422));
+  h.syncer.Sync("ns/a");
+  h.syncer.Sync("ns/b");
+  EXPECT_EQ(h.syncer.Sync("ns/a"), SyncResult::kBackoff);
+  EXPECT_EQ(h.syncer.EndServerErrorBackoffs(), 1);
+  EXPECT_EQ(h.syncer.Sync("ns/a"), SyncResult::kQueued);
+  EXPECT_EQ(h.syncer.Sync("ns/b"), SyncResult::kBackoff);
+  EXPECT_EQ(h.stats.backoff_routes.load(), 1);
+}
+
+// Issue 23, item 5: a 401, or a 403 from RBAC, fails every route alike: it
+// is the client's problem. No route backs off on its own (each retries at
+// the lease's retry interval, as in an outage), one WARNING for all of
+// them, a gauge; the first write that succeeds ends it.
+TEST(StatusSyncerTest, AuthFailureIsTheClientsNotEachRoutes) {
+  Harness h;
+  WarningLines warnings;
+  const Status rbac(StatusCode::kForbidden,
+                    "routes.route.openshift.io \"a\" is forbidden: User "
+                    "\"system:serviceaccount:ns:router\" cannot update resource \"routes/status\" "
+                    "in API group \"route.openshift.io\" in the namespace \"ns\"",
+                    std::nullopt, 403);
+  const Status expired(StatusCode::kUnauthorized, "Unauthorized", std::nullopt, 401);
+  for (const char* name : {"a", "b", "c"}) {
+    h.Create(Harness::RouteJson("ns", name, std::string(name) + ".example.com"));
+  }
+  for (int i = 0; i < 6; ++i) h.api.next_status_errors.push_back(i % 2 == 0 ? rbac : expired);
+  for (const char* name : {"a", "b", "c"}) h.syncer.Sync(std::string("ns/") + name);
+  EXPECT_EQ(h.lease.RunRetries(), 3);
+  EXPECT_EQ(h.lease.retry_delays, std::vector<Duration>(6, Duration::zero()))
+      << "the retry interval, not a per-route backoff";
+  EXPECT_EQ(h.lease.key_failing, std::vector<bool>(6, false));
+  EXPECT_EQ(h.stats.backoff_routes.load(), 0);
+  EXPECT_EQ(h.stats.auth_failing.load(), 1);
+  EXPECT_EQ(warnings.Lines().size(), 1u) << "one WARNING for all routes and attempts";
+  EXPECT_NE(warnings.Lines().front().find("credentials"), std::string::npos);
+  EXPECT_EQ(h.syncer.Sync("ns/a"), SyncResult::kQueued) << "no route is in a backoff";
+  EXPECT_EQ(h.lease.RunRetries(), 3);  // b and c; a's retry finds nothing to write
+  EXPECT_EQ(h.api.successful_puts, 3);
+  EXPECT_EQ(h.stats.auth_failing.load(), 0);
+  EXPECT_EQ(h.stats.WriteErrorsByReason(),
+            (std::map<std::string, int64_t>{{"forbidden", 3}, {"unauthorized", 3}}));
+}
+
 // A status PUT we cancel ourselves at shutdown is nothing an operator acts
 // on: no WARNING (before: "status write failed, will retry"), no retry, and
 // the lease is not released.
@@ -508,7 +595,10 @@ TEST(StatusSyncerTest, ContendedChangeBlockedCreationNot) {
   EXPECT_EQ(h.stats.skipped_contended.load(), 1);
 }
 
-TEST(StatusSyncerTest, ContendedWhenWorkRunsReleases) {
+// Issue 23, item 5: a change that became contended (or suspect) after it
+// was queued is the tracker's block, not a lost write: the lease is kept
+// (it returned Release, and a leader followed though it lost nothing).
+TEST(StatusSyncerTest, ContendedWhenWorkRunsKeepsTheLease) {
   Harness h;
   h.lease.run_immediately = false;
   json r = Harness::RouteJson("ns", "web", "www.example.com");
@@ -520,7 +610,7 @@ TEST(StatusSyncerTest, ContendedWhenWorkRunsReleases) {
   h.gate.contended = {"u-web"};
   h.lease.RunRetries();
   EXPECT_EQ(h.api.puts.size(), 0u);
-  EXPECT_EQ(h.lease.results, std::vector<WorkResult>{WorkResult::kRelease});
+  EXPECT_EQ(h.lease.results, std::vector<WorkResult>{WorkResult::kNone});
 }
 
 TEST(ControllerTest, FeedsTrackerOnlyOnChangedEntries) {
