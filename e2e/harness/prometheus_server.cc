@@ -2,10 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -17,9 +20,6 @@
 #ifndef E2E_PRODUCTION_RULES_FILE
 #define E2E_PRODUCTION_RULES_FILE "deploy/monitoring/routestatus.rules.yaml"
 #endif
-#ifndef E2E_TEST_RULES_FILE
-#define E2E_TEST_RULES_FILE "routestatus-e2e.rules.yaml"
-#endif
 
 namespace routestatus::e2e {
 namespace {
@@ -28,6 +28,30 @@ namespace {
 std::string PromDuration(std::chrono::milliseconds d) {
   if (d.count() % 1000 == 0) return std::to_string(d.count() / 1000) + "s";
   return std::to_string(d.count()) + "ms";
+}
+
+// A rules file's `for:` line: indentation and key, then the value.
+const std::regex& ForLine() {
+  static const std::regex kFor(R"(^(\s*for:\s*)(\S+)\s*$)");
+  return kFor;
+}
+
+// A Prometheus duration ("10m", "1h30m", "500ms"); nullopt when it is not one.
+std::optional<std::chrono::milliseconds> ParsePromDuration(const std::string& text) {
+  static const std::regex kPart(R"((\d+)(ms|s|m|h|d|w|y))");
+  static const std::map<std::string, int64_t> kUnitMs = {
+      {"ms", 1},           {"s", 1000},           {"m", 60000},          {"h", 3600000},
+      {"d", 86400000},     {"w", 604800000},      {"y", 31536000000}};
+  if (text.empty()) return std::nullopt;
+  int64_t ms = 0;
+  size_t at = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), kPart); it != std::sregex_iterator(); ++it) {
+    if (static_cast<size_t>(it->position()) != at) return std::nullopt;
+    ms += std::stoll((*it)[1]) * kUnitMs.at((*it)[2]);
+    at += it->length();
+  }
+  if (at != text.size()) return std::nullopt;
+  return std::chrono::milliseconds(ms);
 }
 
 // A YAML double-quoted string (JSON's escaping is valid YAML).
@@ -59,7 +83,56 @@ std::map<std::string, std::string> StringMap(const nlohmann::json& object) {
 }  // namespace
 
 std::string ProductionRulesFile() { return E2E_PRODUCTION_RULES_FILE; }
-std::string TestRulesFile() { return E2E_TEST_RULES_FILE; }
+
+StatusOr<std::string> ShortenForDurations(const std::string& rules_text, double divisor,
+                                          std::chrono::milliseconds min) {
+  std::istringstream in(rules_text);
+  std::ostringstream out;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    std::smatch m;
+    if (std::regex_match(line, m, ForLine())) {
+      auto d = ParsePromDuration(m[2]);
+      if (!d) {
+        return Status(StatusCode::kInvalid, "line " + std::to_string(number) + ": for: " +
+                                                m[2].str() + " is not a duration");
+      }
+      auto shortened = std::chrono::milliseconds(static_cast<int64_t>(d->count() / divisor));
+      line = m[1].str() + PromDuration(std::max(shortened, min));
+    }
+    out << line << "\n";
+  }
+  return out.str();
+}
+
+StatusOr<std::string> WriteTestRules(const std::string& dir) {
+  std::ifstream in(ProductionRulesFile());
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) return Status(StatusCode::kNotFound, "cannot read " + ProductionRulesFile());
+  auto shortened = ShortenForDurations(text.str(), 30, std::chrono::seconds(1));
+  if (!shortened.ok()) return shortened.status();
+  const std::string path = dir + "/routestatus-test.rules.yaml";
+  std::ofstream out(path);
+  out << "# " << ProductionRulesFile() << " with every for: divided by 30 (at least 1s).\n"
+      << *shortened;
+  if (!out) return Status(StatusCode::kUnavailable, "cannot write " + path);
+  return path;
+}
+
+std::chrono::milliseconds LongestFor(const std::string& rules_text) {
+  std::istringstream in(rules_text);
+  std::string line;
+  std::chrono::milliseconds longest{0};
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (!std::regex_match(line, m, ForLine())) continue;
+    if (auto d = ParsePromDuration(m[2])) longest = std::max(longest, *d);
+  }
+  return longest;
+}
 
 std::string PromAlert::name() const {
   auto it = labels.find("alertname");

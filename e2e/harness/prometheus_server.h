@@ -95,9 +95,20 @@ class PrometheusServer {
 // deploy/monitoring/routestatus.rules.yaml of the source tree (the shipped
 // `for:` durations).
 std::string ProductionRulesFile();
-// The build tree's copy of it with every `for:` divided by 30 (at least
-// 1 s), so that alerts fire within a test; generated at build time.
-std::string TestRulesFile();
+
+// `rules_text` (a Prometheus rules file) with every `for: DURATION` line's
+// duration divided by `divisor`, at least `min`, written in whole seconds
+// (or milliseconds); every other line as it was. kInvalid naming the line
+// when a `for:` value does not parse. Pure function.
+StatusOr<std::string> ShortenForDurations(const std::string& rules_text, double divisor,
+                                          std::chrono::milliseconds min);
+// The test copy of ProductionRulesFile(): ShortenForDurations(/ 30, at
+// least 1 s), written to `dir`/routestatus-test.rules.yaml, so that alerts
+// fire within a test while deploy/ keeps the production values. Returns
+// its path.
+StatusOr<std::string> WriteTestRules(const std::string& dir);
+// The longest `for:` of a rules file's text (0 when none). Pure function.
+std::chrono::milliseconds LongestFor(const std::string& rules_text);
 
 // The Prometheus config (prometheus.yml) for `options`. Pure function.
 std::string PrometheusConfig(const PrometheusOptions& options);

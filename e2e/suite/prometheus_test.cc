@@ -1,7 +1,7 @@
 // Issue 27: the alerts of deploy/monitoring/ evaluated by a real Prometheus
 // (Debian's binary, started by the test on loopback) that scrapes every
 // replica and the API server each second and evaluates the test copy of the
-// rules (every `for:` divided by 30; TestRulesFile()). Alerts are read
+// rules (every `for:` divided by 30; WriteTestRules()). Alerts are read
 // through Prometheus' HTTP API (/api/v1/alerts): the fight alert fires
 // during a fight between two configurations, the unreachable alert during
 // an API server outage (the restart fault), and nothing fires on a healthy
@@ -12,7 +12,6 @@
 #include <cmath>
 #include <fstream>
 #include <future>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -32,20 +31,6 @@ using SteadyClock = std::chrono::steady_clock;
 
 double SecondsSince(SteadyClock::time_point t) {
   return std::chrono::duration<double>(SteadyClock::now() - t).count();
-}
-
-// The longest `for:` of the rules file at `path` (whole seconds, as the
-// test copy writes them); 0 when none parses.
-seconds LongestFor(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  static const std::regex kFor(R"(^\s*for:\s*(\d+)s\s*$)");
-  long longest = 0;
-  while (std::getline(in, line)) {
-    std::smatch m;
-    if (std::regex_match(line, m, kFor)) longest = std::max(longest, std::stol(m[1]));
-  }
-  return seconds(longest);
 }
 
 std::string Describe(const std::vector<PromAlert>& alerts) {
@@ -90,7 +75,10 @@ class PrometheusTest : public E2eTest {
   void StartPrometheus(const std::vector<ReplicaSet*>& sets) {
     PrometheusOptions options;
     options.dir = cluster().temp_dir();
-    options.rule_files = {TestRulesFile()};
+    auto rules = WriteTestRules(cluster().temp_dir());
+    ASSERT_TRUE(rules.ok()) << rules.status().ToString();
+    rules_file_ = *rules;
+    options.rule_files = {rules_file_};
     PrometheusJob replicas{"route-status-controller", {}};
     for (ReplicaSet* set : sets) {
       for (int i = 0; i < set->size(); ++i) {
@@ -151,6 +139,7 @@ class PrometheusTest : public E2eTest {
   }
 
   std::unique_ptr<PrometheusServer> prometheus_;
+  std::string rules_file_;  // the test copy Prometheus evaluates
 };
 
 // Two configurations under one router name (two replicas with one hostname
@@ -273,8 +262,11 @@ TEST_F(PrometheusTest, HealthyFleetUnderChurnFiresNoAlert) {
       seconds(30), -1, &why))
       << why;
   // Every alert's `for:` has passed since the churn ended.
-  const seconds settle = LongestFor(TestRulesFile()) + seconds(5);
-  ASSERT_GT(settle, seconds(5)) << "no for: read from " << TestRulesFile();
+  std::ifstream rules(rules_file_);
+  std::stringstream rules_text;
+  rules_text << rules.rdbuf();
+  const milliseconds settle = LongestFor(rules_text.str()) + seconds(5);
+  ASSERT_GT(settle, seconds(5)) << "no for: read from " << rules_file_;
   const auto until = SteadyClock::now() + settle;
   while (SteadyClock::now() < until) {
     poll();
