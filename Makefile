@@ -16,17 +16,20 @@ LAUNCHER := $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE))
 # The optimised tree (what `make run` and `make bench` run) registers the
 # tests that need real speed: the e2e suite and demo smoke test (timing and
 # write bounds on real processes), the simulator with all its seeds, and
-# the workflow lints. The unit and integration tests run in the sanitizer
-# tree (below); `make test` runs both, so every test runs once.
+# the lints (workflows; monitoring rules with promtool). The unit and
+# integration tests run in the sanitizer tree (below); `make test` runs
+# both, so every test runs once.
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O2 $(DEBUG_INFO) -DNDEBUG' \
   -DROUTESTATUS_TEST_LABELS='e2e;sim;lint' $(LAUNCHER)
 
 # The image's build packages (one list for the Dockerfile, `make deps` and
-# `make image-check`), plus what the tests use.
+# `make image-check`), plus what the tests use. prometheus brings the server
+# and promtool: the rule tests and the Prometheus e2e start their own on
+# loopback (ports picked at run time), never the package's service.
 DEB_PACKAGES := $(shell sed 's/\#.*//' deploy/image/build-packages.txt) \
   procps curl python3-yaml shellcheck python3-kubernetes \
-  clang lld libclang-rt-dev
+  clang lld libclang-rt-dev prometheus
 
 .PHONY: all deps build build-tests test test-optimized build-sanitize test-sanitize run bench sim soak clean image-check docs
 

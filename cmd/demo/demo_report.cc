@@ -114,6 +114,7 @@ void PrintReport(const DemoFacts& facts, std::ostream& out) {
       << " replicas that\n   each write whenever their cache differs; a changed host frees the "
          "old one,\n   which can admit a route that waited for it: more entries than changes)\n\n";
 
+  PrintPrometheus(facts.prometheus, out);
   out << "Look around\n";
   out << "  kubectl --kubeconfig " << facts.kubeconfig << " get routes -A\n";
   const std::string our = "?(@.routerName==\"" + facts.router_name + "\")";

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cmd/demo/demo_prometheus.h"
 #include "e2e/bench/fleet.h"
 
 namespace routestatus::demo {
@@ -52,6 +53,7 @@ struct DemoFacts {
   double change_puts = -1;  // status PUTs for them (-1: not converged)
   int entries_changed = 0;  // our entries they changed (a freed host admits a waiting route)
   NaiveFacts naive;         // not measured: the report says so
+  PrometheusFacts prometheus;  // Prometheus beside the fleet, when installed
 };
 
 // Prints the demo report (admission by reason, writes per replica vs the

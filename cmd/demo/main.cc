@@ -1,7 +1,8 @@
 // routestatus-demo (`make run`): starts local-apiserver on a free loopback
 // port, creates a realistic set of namespaces and routes, starts 3 replicas
 // of route-status-controller with one router name, waits until they have
-// converged and prints a report. Then it runs until Ctrl-C (SIGINT/SIGTERM)
+// converged, starts Prometheus beside them when it is installed, changes
+// some hosts and prints a report. Then it runs until Ctrl-C (SIGINT/SIGTERM)
 // and stops everything it started; with --once it exits after the report.
 // Exit codes: 0 converged, 1 failed or timed out, 2 bad flags.
 #include <pthread.h>
@@ -26,6 +27,7 @@
 #include <glog/logging.h>
 
 #include "base/clock.h"
+#include "cmd/demo/demo_prometheus.h"
 #include "cmd/demo/demo_report.h"
 #include "e2e/bench/fleet.h"
 #include "e2e/harness/route_factory.h"
@@ -353,6 +355,22 @@ int Run(const Flags& flags, StopSignal& stop) {
   DemoFacts facts;
   facts.startup_puts = fleet.startup_puts;
   facts.converge_seconds = fleet.converged_after;
+  // Prometheus beside the fleet (when installed), started before the host
+  // changes so that its rates show them.
+  std::unique_ptr<e2e::PrometheusServer> prometheus;
+  if (fleet.converged) {
+    std::vector<int> ports;
+    for (auto& r : fleet.replicas) ports.push_back(r->metrics_port());
+    std::string error;
+    prometheus = StartDemoPrometheus(dir, ports, fleet.server->port(), &facts.prometheus, &error);
+    if (!prometheus && !error.empty()) {
+      std::cerr << "routestatus-demo: " << error << "\n";
+      return 1;
+    }
+    std::cout << (prometheus ? "Prometheus " + prometheus->url() + " scrapes the fleet"
+                             : "Prometheus not started: " + facts.prometheus.not_started)
+              << "\n" << std::flush;
+  }
   if (fleet.converged) {
     std::cout << "converged; changing the host of " << flags.changes << " routes\n" << std::flush;
     facts.changes = flags.changes;
@@ -372,6 +390,13 @@ int Run(const Flags& flags, StopSignal& stop) {
   facts.internal_namespaces = fleet.internal_namespaces;
   facts.server_writes = fleet.server->Writes();
   facts.naive = naive;
+  if (prometheus) {
+    std::string error;
+    if (!RunDemoQueries(*prometheus, &facts.prometheus, &error)) {
+      std::cerr << "routestatus-demo: Prometheus query failed: " << error << "\n";
+      return 1;
+    }
+  }
   for (auto& r : fleet.replicas) {
     facts.replicas.push_back(
         ReplicaFacts{r->index(), r->pid(), r->LeaseState(), r->Writes(), r->MetricsUrl()});
@@ -389,9 +414,10 @@ int Run(const Flags& flags, StopSignal& stop) {
     stop.WaitForever();
     std::cout << "\nstopping...\n";
   }
+  if (prometheus) prometheus->Stop();
   fleet.Stop();
-  std::cout << "stopped " << fleet.replicas.size()
-            << " replicas and local-apiserver; logs kept in " << dir << "\n";
+  std::cout << "stopped " << fleet.replicas.size() << " replicas, local-apiserver"
+            << (prometheus ? " and Prometheus" : "") << "; logs kept in " << dir << "\n";
   return fleet.converged && (!flags.naive || naive.measured) ? 0 : 1;
 }
 

@@ -113,6 +113,9 @@ class TestCluster {
   TestCluster& operator=(const TestCluster&) = delete;
 
   bool embedded() const { return apiserver_ != nullptr; }
+  // The embedded server's loopback port (its /metrics is plain HTTP); 0 on
+  // a real cluster.
+  int apiserver_port() const { return apiserver_port_; }
   const E2eEnv& env() const { return env_; }
   const std::string& kubeconfig() const { return kubeconfig_; }
   // A temp dir for logs and files of this test (removed unless kept).

@@ -54,12 +54,8 @@ double SecondOfDay(std::chrono::system_clock::time_point t) {
 // and the warning is logged (once) at the flush.
 TEST_F(ContentionTest, FightingRoutersAreBoundedThenQuiet) {
   std::string ns = Namespace("fight");
-  for (int i = 0; i < 20; ++i) {
-    RouteShape s;
-    s.ns = ns;
-    s.name = "r-" + std::to_string(i);
-    ASSERT_TRUE(cluster().CreateRoute(s).ok());
-  }
+  CreateHostlessRoutes(ns, "r", 20);
+  if (HasFatalFailure()) return;
   const int interval_s = env().quiet_seconds + 10;
   WriteCounts before = cluster().StatusWrites();
   ReplicaSet& set = Replicas("fight", 0, ReplicaOptions());

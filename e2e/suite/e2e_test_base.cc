@@ -60,6 +60,16 @@ void E2eTest::CreateRoutes(const std::string& ns, const std::string& prefix, int
   }
 }
 
+void E2eTest::CreateHostlessRoutes(const std::string& ns, const std::string& prefix, int count) {
+  for (int i = 0; i < count; ++i) {
+    RouteShape s;
+    s.ns = ns;
+    s.name = prefix + "-" + std::to_string(i);
+    auto r = cluster_->CreateRoute(s);
+    ASSERT_TRUE(r.ok()) << s.name << ": " << r.status().ToString();
+  }
+}
+
 void E2eTest::ExpectAllAdmitted(const std::vector<std::string>& router_names, int expected_routes,
                                 std::chrono::milliseconds timeout) {
   std::string why;

@@ -38,6 +38,9 @@ class E2eTest : public ::testing::Test {
   // "<prefix>-<i>.<ns>.apps.example.com"; ASSERTs success.
   void CreateRoutes(const std::string& ns, const std::string& prefix, int count,
                     const std::map<std::string, std::string>& labels = {});
+  // Creates `count` routes "<prefix>-<i>" in `ns` without spec.host (the
+  // hostname template decides it); ASSERTs success.
+  void CreateHostlessRoutes(const std::string& ns, const std::string& prefix, int count);
   // Waits (bounded) until every route has an admitted entry of each of
   // `router_names`; on timeout adds a failure naming what is missing.
   void ExpectAllAdmitted(const std::vector<std::string>& router_names, int expected_routes,

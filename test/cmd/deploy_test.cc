@@ -89,7 +89,8 @@ TEST_F(DeployTest, RendersTheExpectedKinds) {
   for (const YAML::Node& d : docs_) kinds.push_back(d["kind"].as<std::string>());
   EXPECT_THAT(kinds, UnorderedElementsAre("Namespace", "CustomResourceDefinition", "ServiceAccount",
                                           "ClusterRole", "ClusterRoleBinding", "Deployment",
-                                          "Service", "ServiceMonitor", "PodDisruptionBudget"));
+                                          "Service", "ServiceMonitor", "PodDisruptionBudget",
+                                          "PrometheusRule"));
   for (const YAML::Node& d : docs_) {
     std::string kind = d["kind"].as<std::string>();
     bool cluster_scoped = kind == "Namespace" || kind == "CustomResourceDefinition" ||
@@ -99,6 +100,7 @@ TEST_F(DeployTest, RendersTheExpectedKinds) {
     }
   }
   EXPECT_EQ(One("ServiceMonitor")["apiVersion"].as<std::string>(), "monitoring.coreos.com/v1");
+  EXPECT_EQ(One("PrometheusRule")["apiVersion"].as<std::string>(), "monitoring.coreos.com/v1");
 }
 
 TEST_F(DeployTest, ClusterRoleIsExactlyLeastPrivilege) {
