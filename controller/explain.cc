@@ -110,6 +110,10 @@ Explanation ExplainRoute(std::shared_ptr<const Route> route,
   // Why the stored entry as `observed`: it keeps lastTransitionTime when
   // nothing changes, exactly as the status path computes it.
   e.decision = DecideRoute(*route, e.stored, routes, shard, admission, now);
+  // Why sorted: people read the list as "who came first"; the order does
+  // not matter to the decision (it is taken already).
+  std::sort(e.decision.peers.begin(), e.decision.peers.end(),
+            [](const auto& a, const auto& b) { return IsOlder(*a, *b); });
   const AdmissionDecision& d = e.decision.admission;
   if (e.decision.shard == ShardRule::kInShard) {
     if (d.blocker) {

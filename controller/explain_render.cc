@@ -80,6 +80,16 @@ std::vector<std::string> ShardLines(const Explanation& e) {
   return out;
 }
 
+// `text` with every line indented by two spaces.
+std::string Indented(const std::string& text) {
+  std::string out = "  ";
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += "  ";
+  }
+  return out;
+}
+
 std::string ClaimOf(const Route& r, const AdmissionOptions& o) {
   std::string host = EffectiveHost(r, o);
   return r.spec.path.empty() ? host : host + r.spec.path;
@@ -139,7 +149,7 @@ std::string ExplanationText(const Explanation& e) {
     }
     if (!e.decision.peers.empty()) {
       out << "peers:     " << e.decision.peers.size()
-          << " other route(s) of the shard share this host's claim keys:\n";
+          << " other route(s) of the shard share this host's claim keys, oldest first:\n";
       for (const auto& p : e.decision.peers) {
         out << "             " << p->Key() << "  " << ClaimOf(*p, o) << "  "
             << p->metadata.creation_timestamp << "  "
@@ -148,11 +158,11 @@ std::string ExplanationText(const Explanation& e) {
     }
   }
 
-  out << "\nentry a replica would write: ";
+  out << "\nentry a replica would write:";
   if (e.decision.entry) {
-    out << "\n  " << kubeclient::IngressToJson(*e.decision.entry).dump() << "\n";
+    out << "\n" << Indented(kubeclient::IngressToJson(*e.decision.entry).dump(2)) << "\n";
   } else {
-    out << "none (outside the shard)\n";
+    out << " none (outside the shard)\n";
   }
   out << "stored entry: ";
   switch (e.state) {
@@ -160,8 +170,8 @@ std::string ExplanationText(const Explanation& e) {
     case EntryState::kMissing: out << "no entry (a replica adds it)\n"; break;
     case EntryState::kNone: out << "none (nothing to do)\n"; break;
     case EntryState::kExtra:
-      out << "present, and a replica removes it:\n  " << kubeclient::IngressToJson(*e.stored).dump()
-          << "\n";
+      out << "present, and a replica removes it:\n"
+          << Indented(kubeclient::IngressToJson(*e.stored).dump(2)) << "\n";
       break;
     case EntryState::kDiffers:
       out << "differs (a replica writes the entry above):\n";

@@ -359,6 +359,17 @@ TEST(ExplainTest, DecisionIsTheStatusPathsDecision) {
   EXPECT_EQ(d.admission.blocker, e.holder);
 }
 
+TEST(ExplainTest, PeersOldestFirst) {
+  // Why these ages: the fake store lists by key; the order must come from age.
+  World w = With({NewRoute("c/r", "www.example.com", 300), NewRoute("b/y", "www.example.com", 100),
+                  NewRoute("a/x", "www.example.com", 200), NewRoute("d/z", "www.example.com", 50)});
+  Explanation e = w.Explain("c/r");
+  std::vector<std::string> keys;
+  for (const auto& p : e.decision.peers) keys.push_back(p->Key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"d/z", "b/y", "a/x"}));
+  EXPECT_EQ(e.holder->Key(), "d/z");
+}
+
 TEST(FormatAgeTest, TwoUnitsAtMost) {
   EXPECT_EQ(FormatAge(0), "0s");
   EXPECT_EQ(FormatAge(-5), "0s");
