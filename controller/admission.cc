@@ -45,8 +45,10 @@ bool ClaimsSubdomain(const Route& route, const std::string& host) {
 // the order in which arguments are evaluated is unspecified. A by-value d is
 // moved from before the message reads it with clang (GCC happens to build the
 // message first); binding a reference moves nothing until d is returned.
-AdmissionDecision Reject(AdmissionDecision&& d, const char* reason, std::string message) {
+AdmissionDecision Reject(AdmissionDecision&& d, AdmissionRule rule, const char* reason,
+                         std::string message) {
   d.admitted = false;
+  d.rule = rule;
   d.reason = reason;
   d.message = std::move(message);
   return std::move(d);
@@ -167,47 +169,52 @@ AdmissionDecision AdmitAlone(const Route& route, const AdmissionOptions& options
   d.wildcard_policy = NormalizedPolicy(route);
   const std::string who = "route " + route.Key();
   if (d.host.empty()) {
-    return Reject(std::move(d), kReasonNoHostValue,
+    return Reject(std::move(d), AdmissionRule::kNoHost, kReasonNoHostValue,
                   who + " has no host: set spec.host or spec.subdomain, or configure a "
                         "hostname template for router " + options.router_name);
   }
   bool wildcard = IsSubdomainPolicy(route);
   std::string bad = ValidateDns1123Subdomain(d.host, wildcard);
   if (!bad.empty()) {
-    return Reject(std::move(d), kReasonInvalidHost,
+    d.host_problem = bad;
+    return Reject(std::move(d), AdmissionRule::kInvalidHost, kReasonInvalidHost,
                   who + " has host '" + d.host + "' that is not a valid DNS-1123 subdomain: " +
                       bad + "; fix spec.host");
   }
   if (d.wildcard_policy != kWildcardNone && d.wildcard_policy != kWildcardSubdomain) {
-    return Reject(std::move(d), kReasonRouteNotAdmitted,
+    return Reject(std::move(d), AdmissionRule::kUnknownWildcardPolicy, kReasonRouteNotAdmitted,
                   who + " has unknown wildcardPolicy '" + d.wildcard_policy +
                       "'; use None or Subdomain");
   }
   if (wildcard && !options.allow_wildcard_routes) {
-    return Reject(std::move(d), kReasonRouteNotAdmitted,
+    return Reject(std::move(d), AdmissionRule::kWildcardsNotAllowed, kReasonRouteNotAdmitted,
                   who + " asks for wildcardPolicy Subdomain but router " + options.router_name +
                       " does not allow wildcard routes; use wildcardPolicy None or a router "
                       "that allows wildcards");
   }
   if (wildcard && WildcardKey(d.host).empty()) {
-    return Reject(std::move(d), kReasonInvalidHost,
+    d.host_problem = "a wildcard host needs a parent domain (at least two labels)";
+    return Reject(std::move(d), AdmissionRule::kWildcardWithoutParent, kReasonInvalidHost,
                   who + " has wildcard host '" + d.host +
                       "' without a parent domain; use a host with at least two labels");
   }
-  for (const auto& denied : options.denied_domains) {
+  for (size_t i = 0; i < options.denied_domains.size(); ++i) {
+    const std::string& denied = options.denied_domains[i];
     if (HostInDomain(d.host, denied)) {
-      return Reject(std::move(d), kReasonRouteNotAdmitted,
+      d.denied_domain_index = static_cast<int>(i);
+      return Reject(std::move(d), AdmissionRule::kDeniedDomain, kReasonRouteNotAdmitted,
                     who + " has host " + d.host + " in domain " + denied +
                         " that router " + options.router_name + " denies; use another host");
     }
   }
   if (!options.allowed_domains.empty()) {
-    bool allowed = false;
-    for (const auto& domain : options.allowed_domains) allowed |= HostInDomain(d.host, domain);
-    if (!allowed) {
+    for (size_t i = 0; i < options.allowed_domains.size() && d.allowed_domain_index < 0; ++i) {
+      if (HostInDomain(d.host, options.allowed_domains[i])) d.allowed_domain_index = static_cast<int>(i);
+    }
+    if (d.allowed_domain_index < 0) {
       std::string list;
       for (const auto& domain : options.allowed_domains) list += (list.empty() ? "" : ", ") + domain;
-      return Reject(std::move(d), kReasonRouteNotAdmitted,
+      return Reject(std::move(d), AdmissionRule::kNotInAllowedDomains, kReasonRouteNotAdmitted,
                     who + " has host " + d.host + " outside the domains router " +
                         options.router_name + " allows (" + list + "); use a host in one of them");
     }
@@ -230,9 +237,12 @@ AdmissionDecision Admit(const Route& route,
   const bool wildcard = ClaimsSubdomain(route, d.host);
   const std::string parent = ParentDomain(d.host);
   const std::string claimed = wildcard ? "*." + parent : d.host;
-  const Route* owner = nullptr;      // oldest older same-kind claimant, any path
-  const Route* same_path = nullptr;  // oldest older same-kind claimant with our path
-  const Route* cross = nullptr;      // oldest older other-kind claimant in another namespace
+  // Why pointers to the peers' shared_ptrs: the blocker is handed out in
+  // the decision (explain) without copying a shared_ptr per peer.
+  using PeerRef = const std::shared_ptr<const Route>*;
+  PeerRef owner = nullptr;      // oldest older same-kind claimant, any path
+  PeerRef same_path = nullptr;  // oldest older same-kind claimant with our path
+  PeerRef cross = nullptr;      // oldest older other-kind claimant in another namespace
   for (const auto& peer : peers) {
     if (!peer || peer->metadata.uid == route.metadata.uid) continue;
     if (!IsOlder(*peer, route)) continue;
@@ -241,55 +251,76 @@ AdmissionDecision Admit(const Route& route,
     const bool peer_wildcard = ClaimsSubdomain(*peer, pd.host);
     if (peer_wildcard == wildcard) {
       if ((wildcard ? ParentDomain(pd.host) : pd.host) != (wildcard ? parent : d.host)) continue;
-      if (!owner || IsOlder(*peer, *owner)) owner = peer.get();
-      if (peer->spec.path == route.spec.path && (!same_path || IsOlder(*peer, *same_path))) {
-        same_path = peer.get();
+      if (!owner || IsOlder(*peer, **owner)) owner = &peer;
+      if (peer->spec.path == route.spec.path && (!same_path || IsOlder(*peer, **same_path))) {
+        same_path = &peer;
       }
     } else {
       // One plain, one wildcard: they overlap when the plain host is one
       // label below the wildcard's domain; only namespaces matter, not paths.
       if (ParentDomain(pd.host) != parent) continue;
       if (!ownership || peer->metadata.namespace_name == route.metadata.namespace_name) continue;
-      if (!cross || IsOlder(*peer, *cross)) cross = peer.get();
+      if (!cross || IsOlder(*peer, **cross)) cross = &peer;
     }
   }
-  const Route* by_owner =
-      ownership && owner && owner->metadata.namespace_name != route.metadata.namespace_name
+  const PeerRef by_owner =
+      ownership && owner && (*owner)->metadata.namespace_name != route.metadata.namespace_name
           ? owner
           : nullptr;
   // Why the oldest blocker: it is the claim that stays when the others go.
-  const Route* blocker = by_owner;
-  for (const Route* r : {same_path, cross}) {
-    if (r && (!blocker || IsOlder(*r, *blocker))) blocker = r;
+  PeerRef blocker = by_owner;
+  for (PeerRef r : {same_path, cross}) {
+    if (r && (!blocker || IsOlder(**r, **blocker))) blocker = r;
   }
   if (blocker == nullptr) return d;
-  const std::string& ns = blocker->metadata.namespace_name;
+  d.blocker = *blocker;
+  const std::string& ns = (*blocker)->metadata.namespace_name;
+  const std::string blocker_key = (*blocker)->Key();
   if (blocker == by_owner) {
-    return Reject(std::move(d), kReasonHostAlreadyClaimed,
-                  std::string(wildcard ? "wildcard " : "") + "route " + owner->Key() +
+    return Reject(std::move(d), AdmissionRule::kHostOwnedByNamespace, kReasonHostAlreadyClaimed,
+                  std::string(wildcard ? "wildcard " : "") + "route " + blocker_key +
                       " already exposes " + claimed + " and is older; namespace " + ns +
                       " owns this host, so use another host or move route " + route.Key() +
                       " into that namespace");
   }
   if (blocker == same_path) {
-    return Reject(std::move(d), kReasonHostAlreadyClaimed,
-                  std::string(wildcard ? "wildcard " : "") + "route " + same_path->Key() +
+    return Reject(std::move(d), AdmissionRule::kHostAndPathClaimed, kReasonHostAlreadyClaimed,
+                  std::string(wildcard ? "wildcard " : "") + "route " + blocker_key +
                       " already exposes " + HostAndPath(claimed, route.spec.path) +
                       " and is older; use another host or path for route " + route.Key());
   }
   if (wildcard) {
-    return Reject(std::move(d), kReasonHostAlreadyClaimed,
-                  "route " + cross->Key() + " already exposes " + EffectiveHost(*cross, options) +
-                      ", which is inside " + claimed + ", and is older; namespace " + ns +
+    return Reject(std::move(d), AdmissionRule::kWildcardOverHost, kReasonHostAlreadyClaimed,
+                  "route " + blocker_key + " already exposes " +
+                      EffectiveHost(**blocker, options) + ", which is inside " + claimed +
+                      ", and is older; namespace " + ns +
                       " owns that host, so wildcard route " + route.Key() + " cannot claim " +
                       claimed + ": use a host in another domain, wildcardPolicy None, or move " +
                       "route " + route.Key() + " into namespace " + ns);
   }
-  return Reject(std::move(d), kReasonHostAlreadyClaimed,
-                "wildcard route " + cross->Key() + " already claims *." + parent +
+  return Reject(std::move(d), AdmissionRule::kHostInsideWildcard, kReasonHostAlreadyClaimed,
+                "wildcard route " + blocker_key + " already claims *." + parent +
                     ", which covers " + d.host + ", and is older; namespace " + ns +
                     " owns that subdomain, so use a host outside *." + parent +
                     " or move route " + route.Key() + " into namespace " + ns);
+}
+
+const char* AdmissionRuleName(AdmissionRule rule) {
+  switch (rule) {
+    case AdmissionRule::kAdmitted: return "admitted";
+    case AdmissionRule::kNoHost: return "no-host";
+    case AdmissionRule::kInvalidHost: return "invalid-host";
+    case AdmissionRule::kUnknownWildcardPolicy: return "unknown-wildcard-policy";
+    case AdmissionRule::kWildcardsNotAllowed: return "wildcards-not-allowed";
+    case AdmissionRule::kWildcardWithoutParent: return "wildcard-without-parent-domain";
+    case AdmissionRule::kDeniedDomain: return "denied-domain";
+    case AdmissionRule::kNotInAllowedDomains: return "not-in-allowed-domains";
+    case AdmissionRule::kHostOwnedByNamespace: return "host-owned-by-other-namespace";
+    case AdmissionRule::kHostAndPathClaimed: return "host-and-path-claimed";
+    case AdmissionRule::kHostInsideWildcard: return "host-inside-older-wildcard";
+    case AdmissionRule::kWildcardOverHost: return "wildcard-covers-older-host";
+  }
+  return "unknown";
 }
 
 }  // namespace routestatus::controller

@@ -99,6 +99,31 @@ std::vector<std::string> HostClaimKeys(const kubeclient::Route& route,
 std::vector<std::string> HostClaimPeerKeys(const kubeclient::Route& route,
                                            const AdmissionOptions& options);
 
+// The rule that decided admission: each rejection message comes from
+// exactly one of these (the reason alone is ambiguous: RouteNotAdmitted has
+// four causes). `explain` reports it; names are stable (AdmissionRuleName).
+enum class AdmissionRule {
+  kAdmitted,               // every check passed
+  kNoHost,                 // NoHostValue: no spec.host, subdomain or template
+  kInvalidHost,            // InvalidHost: not a DNS-1123 subdomain
+  kUnknownWildcardPolicy,  // RouteNotAdmitted: wildcardPolicy neither None nor Subdomain
+  kWildcardsNotAllowed,    // RouteNotAdmitted: Subdomain while allow_wildcard_routes is off
+  kWildcardWithoutParent,  // InvalidHost: a wildcard host with a single label
+  kDeniedDomain,           // RouteNotAdmitted: host in a denied domain
+  kNotInAllowedDomains,    // RouteNotAdmitted: host outside every allowed domain
+  kHostOwnedByNamespace,   // HostAlreadyClaimed: an older route of another namespace owns the host
+  kHostAndPathClaimed,     // HostAlreadyClaimed: an older route has the same host (or subdomain) and path
+  kHostInsideWildcard,     // HostAlreadyClaimed: an older wildcard route of another namespace covers the host
+  kWildcardOverHost,       // HostAlreadyClaimed: an older plain route of another namespace is inside the subdomain
+};
+
+// "admitted", "no-host", "invalid-host", "unknown-wildcard-policy",
+// "wildcards-not-allowed", "wildcard-without-parent-domain", "denied-domain",
+// "not-in-allowed-domains", "host-owned-by-other-namespace",
+// "host-and-path-claimed", "host-inside-older-wildcard",
+// "wildcard-covers-older-host". Stable (explain's JSON output).
+const char* AdmissionRuleName(AdmissionRule rule);
+
 // The outcome of admission for one route. Value type.
 struct AdmissionDecision {
   bool admitted = false;
@@ -106,6 +131,19 @@ struct AdmissionDecision {
   std::string message;  // tells a person what to do ("" when admitted)
   std::string host;     // effective host (also on rejections)
   std::string wildcard_policy;  // "None" when the spec leaves it empty
+  // Why the decision was taken (for `explain`; the status path ignores it).
+  AdmissionRule rule = AdmissionRule::kAdmitted;
+  // kInvalidHost: what ValidateDns1123Subdomain found wrong.
+  std::string host_problem;
+  // The index in options.denied_domains that matched (kDeniedDomain), and in
+  // options.allowed_domains of the first domain that holds the host (set
+  // whenever the domain checks ran and allowed_domains is not empty); -1
+  // otherwise.
+  int denied_domain_index = -1;
+  int allowed_domain_index = -1;
+  // HostAlreadyClaimed: the older route whose claim blocks this one (one of
+  // the peers passed to Admit); null otherwise.
+  std::shared_ptr<const kubeclient::Route> blocker;
 };
 
 // Decides admission for `route` without looking at other routes: host

@@ -10,24 +10,39 @@ ShardFilter::ShardFilter(ShardOptions options,
 
 bool ShardFilter::NamespaceSelected(const std::string& ns,
                                     const kubeclient::Labels& labels) const {
-  if (!options_.namespaces.empty() &&
-      std::find(options_.namespaces.begin(), options_.namespaces.end(), ns) ==
-          options_.namespaces.end()) {
-    return false;
-  }
-  return options_.namespace_selector.Empty() || options_.namespace_selector.Matches(labels);
+  return InNamespaceList(ns) &&
+         (options_.namespace_selector.Empty() || options_.namespace_selector.Matches(labels));
 }
 
-bool ShardFilter::InShard(const kubeclient::Route& route) const {
+bool ShardFilter::InNamespaceList(const std::string& ns) const {
+  return options_.namespaces.empty() ||
+         std::find(options_.namespaces.begin(), options_.namespaces.end(), ns) !=
+             options_.namespaces.end();
+}
+
+ShardRule ShardFilter::Check(const kubeclient::Route& route) const {
   if (!options_.route_selector.Empty() && !options_.route_selector.Matches(route.metadata.labels)) {
-    return false;
+    return ShardRule::kRouteLabels;
   }
   const std::string& ns = route.metadata.namespace_name;
-  if (options_.namespace_selector.Empty()) return NamespaceSelected(ns, {});
-  if (namespaces_ == nullptr) return false;
-  auto namespace_obj = namespaces_->Get(ns);
-  if (!namespace_obj) return false;
-  return NamespaceSelected(ns, namespace_obj->metadata.labels);
+  if (!InNamespaceList(ns)) return ShardRule::kNamespaceList;
+  if (options_.namespace_selector.Empty()) return ShardRule::kInShard;
+  auto namespace_obj = namespaces_ == nullptr ? nullptr : namespaces_->Get(ns);
+  if (!namespace_obj) return ShardRule::kNamespaceNotFound;
+  return options_.namespace_selector.Matches(namespace_obj->metadata.labels)
+             ? ShardRule::kInShard
+             : ShardRule::kNamespaceLabels;
+}
+
+const char* ShardRuleName(ShardRule rule) {
+  switch (rule) {
+    case ShardRule::kInShard: return "in-shard";
+    case ShardRule::kRouteLabels: return "route-labels";
+    case ShardRule::kNamespaceList: return "namespace-list";
+    case ShardRule::kNamespaceLabels: return "namespace-labels";
+    case ShardRule::kNamespaceNotFound: return "namespace-not-found";
+  }
+  return "unknown";
 }
 
 }  // namespace routestatus::controller

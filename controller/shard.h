@@ -17,6 +17,18 @@ struct ShardOptions {
   std::vector<std::string> namespaces;  // empty = every namespace
 };
 
+// Why a route is in or out of a shard (ShardFilter::Check). Names are
+// stable (ShardRuleName).
+enum class ShardRule {
+  kInShard,            // "in-shard"
+  kRouteLabels,        // "route-labels": the route selector does not match its labels
+  kNamespaceList,      // "namespace-list": its namespace is not in the namespace list
+  kNamespaceLabels,    // "namespace-labels": the namespace selector does not match
+  kNamespaceNotFound,  // "namespace-not-found": a namespace selector is set and the
+                       // namespace is not in the namespace cache
+};
+const char* ShardRuleName(ShardRule rule);
+
 // Decides shard membership of a route. With a non-empty namespace selector it
 // reads namespace labels from `namespaces` (the namespace informer's cache,
 // which must outlive the filter); a namespace missing from that cache is
@@ -26,7 +38,11 @@ class ShardFilter {
   ShardFilter(ShardOptions options,
               const kubeclient::cache::ObjectStore<kubeclient::Namespace>* namespaces);
 
-  bool InShard(const kubeclient::Route& route) const;
+  bool InShard(const kubeclient::Route& route) const { return Check(route) == ShardRule::kInShard; }
+  // InShard, saying which selector excluded the route (the first that does,
+  // in the order route labels, namespace list, namespace labels).
+  ShardRule Check(const kubeclient::Route& route) const;
+  const ShardOptions& options() const { return options_; }
   // True when namespace labels matter (the controller then needs the
   // namespace informer).
   bool NeedsNamespaces() const { return !options_.namespace_selector.Empty(); }
@@ -36,6 +52,8 @@ class ShardFilter {
                          const kubeclient::Labels& labels) const;
 
  private:
+  bool InNamespaceList(const std::string& ns) const;
+
   ShardOptions options_;
   const kubeclient::cache::ObjectStore<kubeclient::Namespace>* namespaces_;
 };

@@ -5,6 +5,7 @@
 #include <glog/logging.h>
 
 #include "controller/desired_status.h"
+#include "controller/route_decision.h"
 
 namespace routestatus::controller {
 
@@ -86,23 +87,9 @@ std::optional<RouteIngress> StatusSyncer::Desired(const Route& route,
 std::optional<RouteIngress> StatusSyncer::DesiredGiven(const Route& route,
                                                        const std::optional<RouteIngress>& observed,
                                                        AdmissionDecision* decision) const {
-  if (!shard_.InShard(route)) {
-    if (decision != nullptr) *decision = AdmissionDecision{};
-    return std::nullopt;
-  }
-  std::vector<std::shared_ptr<const Route>> peers;
-  for (const auto& key : HostClaimPeerKeys(route, admission_)) {
-    for (auto& peer : routes_.ByIndex(kRoutesByHostIndex, key)) {
-      if (peer && peer->metadata.uid != route.metadata.uid && shard_.InShard(*peer)) {
-        peers.push_back(std::move(peer));
-      }
-    }
-  }
-  AdmissionDecision d = Admit(route, peers, admission_);
-  RouteIngress entry =
-      DesiredEntry(d, admission_, observed ? &*observed : nullptr, clock_.WallNow());
-  if (decision != nullptr) *decision = std::move(d);
-  return entry;
+  RouteDecision d = DecideRoute(route, observed, routes_, shard_, admission_, clock_.WallNow());
+  if (decision != nullptr) *decision = std::move(d.admission);
+  return std::move(d.entry);
 }
 
 SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change) {

@@ -264,6 +264,8 @@ void ApplyLeasePreset(const RawMap& given, Options& o) {
 void ParseArgs(const std::vector<std::string>& args, RawMap& raw, ParsedConfig& out) {
   bool flags_done = false;
   bool have_command = false;
+  bool have_target = false;
+  bool have_output = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (!flags_done && a == "--") {
@@ -271,16 +273,21 @@ void ParseArgs(const std::vector<std::string>& args, RawMap& raw, ParsedConfig& 
       continue;
     }
     if (flags_done || a.size() < 2 || a[0] != '-') {
-      if (have_command) {
+      if (have_command && out.command == Command::kExplain && !have_target) {
+        out.explain_route = a;
+        have_target = true;
+      } else if (have_command) {
         out.errors.push_back("unexpected argument \"" + a + "\"");
       } else if (a == "run") {
         out.command = Command::kRun;
       } else if (a == "clear") {
         out.command = Command::kClear;
+      } else if (a == "explain") {
+        out.command = Command::kExplain;
       } else if (a == "help") {
         out.command = Command::kHelp;
       } else {
-        out.errors.push_back("unknown command \"" + a + "\" (commands: run, clear, help)");
+        out.errors.push_back("unknown command \"" + a + "\" (commands: run, clear, explain, help)");
       }
       have_command = true;
       continue;
@@ -294,6 +301,18 @@ void ParseArgs(const std::vector<std::string>& args, RawMap& raw, ParsedConfig& 
     if (body == "help" || body == "h") {
       out.command = Command::kHelp;
       have_command = true;
+      continue;
+    }
+    if (body == "output" || body == "o") {
+      // Why not an OptionSpec: it shapes one command's output; it is no
+      // setting of the router (no environment variable, no config key).
+      if (!value && i + 1 < args.size()) value = args[++i];
+      if (!value) {
+        out.errors.push_back("flag --output needs a value (text or json)");
+      } else {
+        out.output = *value;
+        have_output = true;
+      }
       continue;
     }
     const OptionSpec* spec = FindSpec(body);
@@ -321,6 +340,21 @@ void ParseArgs(const std::vector<std::string>& args, RawMap& raw, ParsedConfig& 
       }
     }
     Record(raw, *spec, *value, source);
+  }
+  if (out.command == Command::kExplain) {
+    const size_t slash = out.explain_route.find('/');
+    if (!have_target) {
+      out.errors.push_back("explain needs a route: explain NAMESPACE/ROUTE");
+    } else if (slash == std::string::npos || slash == 0 || slash + 1 == out.explain_route.size() ||
+               out.explain_route.find('/', slash + 1) != std::string::npos) {
+      out.errors.push_back("explain: \"" + out.explain_route +
+                           "\" is not NAMESPACE/ROUTE (e.g. explain shop/web)");
+    }
+    if (out.output != "text" && out.output != "json") {
+      out.errors.push_back("--output: invalid value \"" + out.output + "\": use text or json");
+    }
+  } else if (have_output) {
+    out.errors.push_back("--output applies only to explain");
   }
 }
 
@@ -470,12 +504,23 @@ std::vector<OptionReference> OptionReferences() {
 
 std::string HelpText() {
   std::ostringstream out;
-  out << "Usage: route-status-controller [run|clear] [--option=value ...]\n\n"
+  out << "Usage: route-status-controller [run|clear] [--option=value ...]\n"
+         "       route-status-controller explain NAMESPACE/ROUTE [--output=text|json] "
+         "[--option=value ...]\n\n"
          "Writes this router's entry of status.ingress[] on route.openshift.io/v1 Routes.\n\n"
          "Commands:\n"
-         "  run    run the controller (default)\n"
-         "  clear  remove the entries of --router-name (must be set explicitly) from every "
-         "route, then exit\n\n"
+         "  run      run the controller (default)\n"
+         "  clear    remove the entries of --router-name (must be set explicitly) from every "
+         "route, then exit\n"
+         "  explain  read-only: list routes (and namespaces when --namespace-labels is set) as a\n"
+         "           replica does, and print for NAMESPACE/ROUTE and this configuration the\n"
+         "           decision (admitted, rejection reason, or outside the shard), the rule that\n"
+         "           decided it (the route holding the host and since when, the domain or\n"
+         "           selector that matched), the entry a replica would write and how the\n"
+         "           stored entry differs. Give it the flags, environment and --config of the\n"
+         "           router to explain. --output=json (or -o json) prints one JSON object\n"
+         "           (docs/explain.md). Exit codes: 0 decided, 1 route not found, 2 invalid\n"
+         "           configuration or usage, 3 API server unreachable or a failed request.\n\n"
          "Options (precedence: flags > environment > --config file > defaults; booleans\n"
          "also as --name / --noname; durations like 500ms, 15s, 3m, 1h, 1m30s):\n";
   for (const OptionReference& row : OptionReferences()) {
@@ -492,7 +537,7 @@ std::string HelpText() {
          "  router-name: internal\n"
          "  lease-interval: 15s\n"
          "  namespaces: [team-a, team-b]\n"
-         "Exit codes: 0 ok, 1 runtime failure, 2 invalid configuration.\n";
+         "Exit codes: 0 ok, 1 runtime failure, 2 invalid configuration (explain: see above).\n";
   return out.str();
 }
 

@@ -88,6 +88,7 @@ struct Options {
 enum class Command {
   kRun,    // run the controller (default)
   kClear,  // `clear`: remove this router name's entries from every route
+  kExplain,  // `explain NAMESPACE/ROUTE`: print what a replica decides for it
   kHelp,   // --help / -h / `help`: print HelpText() and exit 0
 };
 
@@ -97,6 +98,10 @@ struct ParsedConfig {
   Command command = Command::kRun;
   Options options;
   std::vector<std::string> errors;
+  // `explain` only: the route ("NAMESPACE/ROUTE") and --output / -o
+  // ("text" or "json").
+  std::string explain_route;
+  std::string output = "text";
 };
 
 // Reads a whole file; returns nullopt and sets *error when it cannot.

@@ -2,8 +2,10 @@
 // every route it serves (see docs/design.md). Parses and validates the
 // configuration, connects to the API server, runs the controller
 // (ControllerApp), serves /metrics, /healthz and /readyz, and stops on
-// SIGTERM/SIGINT (exit 0). `clear` removes a router name's entries.
-// Exit codes: 0 done/stopped, 1 runtime failure, 2 configuration error.
+// SIGTERM/SIGINT (exit 0). `clear` removes a router name's entries;
+// `explain NAMESPACE/ROUTE` prints what a replica decides for one route.
+// Exit codes: 0 done/stopped, 1 runtime failure, 2 configuration error
+// (explain: 0 decided, 1 not found, 2 configuration, 3 API server).
 #include <pthread.h>
 #include <signal.h>
 
@@ -23,6 +25,7 @@
 #include "cmd/route-status-controller/component_options.h"
 #include "cmd/route-status-controller/config.h"
 #include "cmd/route-status-controller/controller_app.h"
+#include "cmd/route-status-controller/explain_command.h"
 #include "cmd/route-status-controller/http_endpoint.h"
 #include "cmd/route-status-controller/metrics_collector.h"
 #include "controller/clear.h"
@@ -35,12 +38,17 @@ namespace {
 constexpr int kExitRuntime = 1;
 constexpr int kExitConfig = 2;
 
-void SetUpLogging(const char* argv0, const Options& options) {
+void SetUpLogging(const char* argv0, const Options& options, Command command) {
   FLAGS_logtostderr = true;  // containers: stderr only; the root fs is read-only
   FLAGS_v = options.verbosity;
   FLAGS_minloglevel = options.log_level == "error" ? google::GLOG_ERROR
                       : options.log_level == "warning" ? google::GLOG_WARNING
                                                        : google::GLOG_INFO;
+  // Why: explain's answer is its output; start-up chatter would bury it
+  // (warnings, e.g. a list the server refuses, still show).
+  if (command == Command::kExplain && FLAGS_minloglevel < google::GLOG_WARNING) {
+    FLAGS_minloglevel = google::GLOG_WARNING;
+  }
   google::InitGoogleLogging(argv0);
   google::InstallFailureSignalHandler();  // a crash is logged with a stack trace
 }
@@ -150,9 +158,12 @@ int Main(int argc, char** argv) {
   if (parsed.command == Command::kRun) pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  SetUpLogging(argv[0], options);
+  SetUpLogging(argv[0], options, parsed.command);
   LOG(INFO) << "route-status-controller " << BuildVersion() << " "
-            << (parsed.command == Command::kClear ? "clear" : "run") << ": "
+            << (parsed.command == Command::kClear     ? "clear"
+                : parsed.command == Command::kExplain ? "explain"
+                                                      : "run")
+            << ": "
             << RenderOptions(options);
 
   auto components = BuildComponentOptions(options, env);
@@ -178,7 +189,17 @@ int Main(int argc, char** argv) {
       return ConfigError(rest_config->origin + ": " + client.status().message());
     }
     LOG(ERROR) << "cannot build the API client: " << client.status().ToString();
-    return kExitRuntime;
+    return parsed.command == Command::kExplain ? kExplainApiError : kExitRuntime;
+  }
+
+  if (parsed.command == Command::kExplain) {
+    ExplainRequest request;
+    const size_t slash = parsed.explain_route.find('/');  // ParseConfig checked the shape
+    request.namespace_name = parsed.explain_route.substr(0, slash);
+    request.name = parsed.explain_route.substr(slash + 1);
+    request.json = parsed.output == "json";
+    return RunExplain(request, *components, **client, clock, WithoutUserInfo(rest_config->server),
+                      std::cout, std::cerr);
   }
 
   if (parsed.command == Command::kClear) {

@@ -223,6 +223,38 @@ TEST(ConfigTest, ClearRequiresAnExplicitRouterName) {
   EXPECT_EQ(Parse({"frobnicate"}).errors.size(), 1u);
 }
 
+TEST(ConfigTest, ExplainTakesARouteAndAnOutput) {
+  ParsedConfig c = Parse({"--router-name=internal", "explain", "shop/web", "-o", "json"},
+                         {{"ROUTESTATUS_ALLOW_WILDCARD_ROUTES", "true"}});
+  ASSERT_THAT(c.errors, IsEmpty()) << Joined(c.errors);
+  EXPECT_EQ(c.command, Command::kExplain);
+  EXPECT_EQ(c.explain_route, "shop/web");
+  EXPECT_EQ(c.output, "json");
+  // The router's configuration comes from the same flags, environment and file.
+  EXPECT_EQ(c.options.router_name, "internal");
+  EXPECT_TRUE(c.options.allow_wildcard_routes);
+  ParsedConfig text = Parse({"explain", "--output=text", "shop/web"});
+  ASSERT_THAT(text.errors, IsEmpty()) << Joined(text.errors);
+  EXPECT_EQ(text.output, "text");
+  EXPECT_EQ(Parse({"explain", "shop/web"}).output, "text");
+
+  for (const char* bad : {"shop", "/web", "shop/", "a/b/c"}) {
+    ParsedConfig b = Parse({"explain", bad});
+    ASSERT_EQ(b.errors.size(), 1u) << bad;
+    EXPECT_THAT(b.errors[0], HasSubstr("is not NAMESPACE/ROUTE")) << bad;
+  }
+  EXPECT_THAT(Joined(Parse({"explain"}).errors), HasSubstr("explain needs a route"));
+  EXPECT_THAT(Joined(Parse({"explain", "a/b", "--output=yaml"}).errors),
+              HasSubstr("use text or json"));
+  EXPECT_THAT(Joined(Parse({"explain", "a/b", "--output"}).errors), HasSubstr("needs a value"));
+  EXPECT_THAT(Joined(Parse({"explain", "a/b", "c/d"}).errors),
+              HasSubstr("unexpected argument \"c/d\""));
+  EXPECT_THAT(Joined(Parse({"--output=json"}).errors), HasSubstr("--output applies only to explain"));
+  EXPECT_THAT(Joined(Parse({"clear", "--router-name=x", "-o", "json"}).errors),
+              HasSubstr("--output applies only to explain"));
+  EXPECT_THAT(HelpText(), HasSubstr("explain NAMESPACE/ROUTE"));
+}
+
 TEST(ConfigTest, WriteLeaseFromFlagEnvAndFile) {
   EXPECT_TRUE(Parse({}).options.write_lease);
   EXPECT_FALSE(Parse({"--write-lease=false"}).options.write_lease);
