@@ -115,7 +115,8 @@ ParsedConfig ParseConfig(const std::vector<std::string>& args, const EnvMap& env
 // The process environment as an EnvMap.
 EnvMap EnvironmentMap();
 
-// A FileReader over the real file system.
+// A FileReader over the real file system: regular files of at most
+// kMaxConfigFileBytes (1 MiB); a directory, FIFO or device is refused at once.
 std::optional<std::string> ReadWholeFile(const std::string& path, std::string* error);
 
 // Usage text: subcommands, then every option with its type, default, and the

@@ -1,5 +1,10 @@
 #include "cmd/route-status-controller/config.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -338,6 +343,77 @@ TEST(ConfigTest, RenderRedactsSecrets) {
   EXPECT_THAT(line, HasSubstr("kubeconfig=\"\""));
   EXPECT_EQ(line.find('\n'), std::string::npos);
 }
+
+namespace hardening {
+
+std::string FileErrors(const std::string& yaml) {
+  return Joined(Parse({"--config=/a.yaml"}, {}, {{"/a.yaml", yaml}}).errors);
+}
+
+// A nested list used to become "" (every namespace) with exit 0; every value
+// a list option cannot hold is an error naming the key and the item.
+TEST(ConfigHardeningTest, ListItemsMustBeNonEmptyStrings) {
+  EXPECT_THAT(FileErrors("namespaces: [[x]]\n"),
+              HasSubstr("key namespaces: item 1 is a list; give a list of names"));
+  EXPECT_THAT(FileErrors("namespaces:\n- [x]\n"), HasSubstr("item 1 is a list"));
+  EXPECT_THAT(FileErrors("namespaces:\n- a\n- {b: c}\n"), HasSubstr("item 2 is a mapping"));
+  EXPECT_THAT(FileErrors("allowed-domains: [a.com, [b.com]]\n"),
+              HasSubstr("key allowed-domains: item 2 is a list"));
+  EXPECT_THAT(FileErrors("denied-domains: [[]]\n"), HasSubstr("item 1 is a list"));
+  EXPECT_THAT(FileErrors("namespaces: [~]\n"), HasSubstr("item 1 is empty"));
+  EXPECT_THAT(FileErrors("namespaces: [a, \"\"]\n"), HasSubstr("item 2 is empty"));
+  EXPECT_THAT(FileErrors("namespaces: [\"a,b\"]\n"), HasSubstr("item 1 contains ','"));
+  // A comma list whose items are all empty is not "every namespace".
+  EXPECT_THAT(Joined(Parse({"--namespaces=,"}).errors), HasSubstr("empty item"));
+  EXPECT_THAT(Joined(Parse({"--namespaces=a,,b"}).errors), HasSubstr("empty item"));
+  // What is meant stays accepted.
+  ParsedConfig ok = Parse({"--config=/a.yaml"}, {}, {{"/a.yaml", "namespaces: [a, b]\n"}});
+  ASSERT_THAT(ok.errors, IsEmpty()) << Joined(ok.errors);
+  EXPECT_THAT(ok.options.namespaces, ElementsAre("a", "b"));
+  EXPECT_THAT(Parse({"--config=/a.yaml"}, {}, {{"/a.yaml", "namespaces: []\n"}}).errors, IsEmpty());
+  EXPECT_THAT(Parse({"--config=/a.yaml"}, {}, {{"/a.yaml", "namespaces: \"\"\n"}}).errors, IsEmpty());
+}
+
+TEST(ConfigHardeningTest, DuplicateKeysAndOtherShapesAreErrors) {
+  EXPECT_THAT(FileErrors("workers: 2\nworkers: 3\n"),
+              HasSubstr("key workers: given more than once (keep one)"));
+  EXPECT_THAT(FileErrors("router-name: a\nrouter_name: b\n"), HasSubstr("given more than once"));
+  EXPECT_THAT(FileErrors("? [a]\n: b\n"), HasSubstr("a key is not a string"));
+  // Only the first document was read; the rest was dropped silently.
+  EXPECT_THAT(FileErrors("workers: 2\n---\nworkers: 3\n"), HasSubstr("more than one YAML document"));
+  EXPECT_THAT(FileErrors("router-name: {a: b}\n"), HasSubstr("expected a single value"));
+}
+
+// The real reader: a directory, a FIFO and a device are refused at once
+// (a directory read as an empty config; a FIFO blocked forever).
+TEST(ConfigHardeningTest, ReaderRefusesWhatIsNotARegularFile) {
+  char dir_template[] = "/tmp/config_test_XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  std::string dir = dir_template;
+  std::string fifo = dir + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const auto& [path, what] : std::vector<std::pair<std::string, std::string>>{
+           {dir, "is a directory"}, {fifo, "is a FIFO"}, {"/dev/zero", "is a character device"}}) {
+    ParsedConfig c = ParseConfig({"--config=" + path}, {}, &ReadWholeFile);
+    EXPECT_THAT(Joined(c.errors), HasSubstr("config file " + path + ": cannot read: " + what)) << path;
+  }
+  std::string big = dir + "/big.yaml";
+  {
+    std::string text = "namespaces:\n";
+    while (text.size() <= (1u << 20)) text += "- a\n";
+    FILE* f = std::fopen(big.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  }
+  EXPECT_THAT(Joined(ParseConfig({"--config=" + big}, {}, &ReadWholeFile).errors),
+              HasSubstr("larger than the limit of 1 MiB"));
+  std::remove(big.c_str());
+  std::remove(fifo.c_str());
+  ::rmdir(dir.c_str());
+}
+
+}  // namespace hardening
 
 }  // namespace
 }  // namespace routestatus::cmd
