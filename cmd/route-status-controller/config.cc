@@ -115,7 +115,7 @@ const std::vector<OptionSpec>& Specs() {
       {"list-page-size", {"ROUTESTATUS_LIST_PAGE_SIZE"}, "items per list page (limit=)",
        &Options::list_page_size},
       {"workers", {"ROUTESTATUS_WORKERS"}, "reconcile worker threads", &Options::workers},
-      {"qps", {"ROUTESTATUS_QPS"}, "API requests per second (token bucket rate)", &Options::qps},
+      {"qps", {"ROUTESTATUS_QPS"}, "API requests per second (token bucket rate), 0.1 to 100000", &Options::qps},
       {"burst", {"ROUTESTATUS_BURST"}, "API request burst (token bucket size)", &Options::burst},
       {"metrics-address", {"ROUTESTATUS_METRICS_ADDRESS"},
        "host:port for /metrics, /healthz, /readyz (port 0 = any)", &Options::metrics_address},

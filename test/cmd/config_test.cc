@@ -413,6 +413,41 @@ TEST(ConfigHardeningTest, ReaderRefusesWhatIsNotARegularFile) {
   ::rmdir(dir.c_str());
 }
 
+// --qps=1e-9 never became ready and logged nothing; 1e-10 overflowed the
+// token bucket's wait. Rates and durations have ranges that mean something.
+TEST(ConfigHardeningTest, RatesAndDurationsHaveSensibleRanges) {
+  struct Case {
+    std::string flag;
+    std::string message;  // "" = accepted
+  } cases[] = {
+      {"--qps=1e-9", "--qps must be at least 0.1 and at most 100000 (got 1e-09)"},
+      {"--qps=1e-300", "(got 1e-300)"},
+      {"--qps=0.05", "(got 0.05)"},
+      {"--qps=0", "(got 0)"},
+      {"--qps=1e6", "(got 1e+06)"},
+      {"--qps=0.1", ""},
+      {"--qps=100000", ""},
+      {"--lease-interval=2h", "--lease-interval must be at most 1h (got 2h)"},
+      {"--lease-retry-interval=90m", "--lease-retry-interval must be at most 1h"},
+      {"--lease-election-delay=61m", "--lease-election-delay must be at most 1h"},
+      {"--contention-interval=25h", "--contention-interval must be at most 24h"},
+      {"--resync-interval=169h", "--resync-interval must be at most 168h"},
+      {"--watch-timeout-max=25h", "--watch-timeout-max must be at most 24h"},
+      {"--watch-timeout-min=25h", "--watch-timeout-min must be at most 24h"},
+      {"--shutdown-timeout=2h", "--shutdown-timeout must be at most 1h"},
+      {"--lease-interval=1h", ""},
+      {"--resync-interval=168h", ""},
+  };
+  for (const Case& c : cases) {
+    ParsedConfig parsed = Parse({c.flag});
+    if (c.message.empty()) {
+      EXPECT_THAT(parsed.errors, IsEmpty()) << c.flag << ": " << Joined(parsed.errors);
+    } else {
+      EXPECT_THAT(Joined(parsed.errors), HasSubstr(c.message)) << c.flag;
+    }
+  }
+}
+
 }  // namespace hardening
 
 }  // namespace
