@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 namespace routestatus {
 
 TokenBucket::TokenBucket(const Clock& clock, double qps, int burst)
     : clock_(clock),
-      qps_(qps),
+      // Why: NaN and infinities would compute with NaN; "no limit" as for 0.
+      qps_(std::isfinite(qps) && qps > 0 ? qps : 0),
       burst_(std::max(1, burst)),
       tokens_(std::max(1, burst)),
       last_(clock.Now()) {}
@@ -22,7 +24,12 @@ namespace {
 // How long until `tokens` (after taking one) is back at zero.
 Duration WaitFor(double tokens, double qps) {
   if (tokens >= 0) return Duration::zero();
-  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(-tokens / qps));
+  double seconds = -tokens / qps;
+  // Why compare in double first: converting a value beyond int64 is undefined.
+  if (!(seconds < std::chrono::duration<double>(TokenBucket::kMaxWait).count())) {
+    return TokenBucket::kMaxWait;
+  }
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
 }
 }  // namespace
 

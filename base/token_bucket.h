@@ -10,9 +10,14 @@ namespace routestatus {
 // A token bucket refilled at `qps` tokens per second holding at most `burst`
 // tokens (like client-go's flowcontrol): the REST client's QPS limit, the
 // work queue's overall retry rate and `clear`'s PUT rate (burst 1: evenly
-// spaced slots). qps <= 0 disables the limit. Thread-safe.
+// spaced slots). qps <= 0 (or not finite) disables the limit. Thread-safe.
 class TokenBucket {
  public:
+  // The longest wait Reserve() returns. Why: at a tiny rate (1e-10 qps) the
+  // wait in nanoseconds does not fit in an int64 and the conversion is
+  // undefined; a day is "never" for every caller.
+  static constexpr Duration kMaxWait = std::chrono::hours(24);
+
   TokenBucket(const Clock& clock, double qps, int burst);
 
   // Takes one token, possibly going into debt, and returns how long the

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <variant>
 
@@ -12,6 +11,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "base/bounded_file.h"
 #include "cmd/route-status-controller/config_validate.h"
 
 namespace routestatus::cmd {
@@ -115,7 +115,7 @@ const std::vector<OptionSpec>& Specs() {
       {"list-page-size", {"ROUTESTATUS_LIST_PAGE_SIZE"}, "items per list page (limit=)",
        &Options::list_page_size},
       {"workers", {"ROUTESTATUS_WORKERS"}, "reconcile worker threads", &Options::workers},
-      {"qps", {"ROUTESTATUS_QPS"}, "API requests per second (token bucket rate)", &Options::qps},
+      {"qps", {"ROUTESTATUS_QPS"}, "API requests per second (token bucket rate), 0.1 to 100000", &Options::qps},
       {"burst", {"ROUTESTATUS_BURST"}, "API request burst (token bucket size)", &Options::burst},
       {"metrics-address", {"ROUTESTATUS_METRICS_ADDRESS"},
        "host:port for /metrics, /healthz, /readyz (port 0 = any)", &Options::metrics_address},
@@ -151,15 +151,21 @@ std::string Trim(std::string_view s) {
   return std::string(s.substr(b, e - b + 1));
 }
 
-std::vector<std::string> SplitList(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    item = Trim(item);
-    if (!item.empty()) out.push_back(item);
+// "a, b" -> {a, b}; "" (or blanks) -> {}. False when an item is empty
+// ("a,,b", ","): the list would silently mean something else (an empty
+// namespace list is every namespace).
+bool SplitList(const std::string& s, std::vector<std::string>* out) {
+  out->clear();
+  if (Trim(s).empty()) return true;
+  size_t start = 0;
+  while (true) {
+    size_t comma = s.find(',', start);
+    std::string item = Trim(std::string_view(s).substr(start, comma == std::string::npos ? s.npos : comma - start));
+    if (item.empty()) return false;
+    out->push_back(std::move(item));
+    if (comma == std::string::npos) return true;
+    start = comma + 1;
   }
-  return out;
 }
 
 std::optional<bool> ParseBool(std::string v) {
@@ -208,7 +214,9 @@ std::string Apply(const OptionSpec& spec, const std::string& value, Options& o) 
           if (!d) return err;
           o.*member = *d;
         } else {
-          o.*member = SplitList(value);
+          if (!SplitList(value, &(o.*member))) {
+            return "empty item in the list (remove the extra ',')";
+          }
         }
         return "";
       },
@@ -373,6 +381,40 @@ void ParseEnv(const EnvMap& env, RawMap& raw) {
   }
 }
 
+// What a YAML node is, for messages.
+const char* ShapeOf(const YAML::Node& n) {
+  if (n.IsSequence()) return "a list";
+  if (n.IsMap()) return "a mapping";
+  if (n.IsNull()) return "empty";
+  return "a value";
+}
+
+// The items of a YAML list for a list option, joined by ','; "" and an
+// error when an item is not a non-empty string without ','.
+std::string JoinListItems(const YAML::Node& list, std::string* error) {
+  std::string value;
+  int index = 0;
+  for (const auto& item : list) {
+    ++index;
+    std::string where = "item " + std::to_string(index);
+    if (item.IsSequence() || item.IsMap()) {
+      *error = where + " is " + ShapeOf(item) + "; give a list of names, e.g. [a, b]";
+      return "";
+    }
+    std::string text = item.IsScalar() ? Trim(item.Scalar()) : "";
+    if (text.empty()) {
+      *error = where + " is empty; remove it (an empty list means all)";
+      return "";
+    }
+    if (text.find(',') != std::string::npos) {
+      *error = where + " contains ','; give each name as its own item";
+      return "";
+    }
+    value += (value.empty() ? "" : ",") + text;
+  }
+  return value;
+}
+
 void ParseFile(const std::string& path, const FileReader& read_file, RawMap& raw,
                std::vector<std::string>& errors) {
   std::string err;
@@ -381,19 +423,32 @@ void ParseFile(const std::string& path, const FileReader& read_file, RawMap& raw
     errors.push_back("config file " + path + ": cannot read: " + (err.empty() ? "no reader" : err));
     return;
   }
-  YAML::Node root;
+  std::vector<YAML::Node> documents;
   try {
-    root = YAML::Load(*text);
+    documents = YAML::LoadAll(*text);
   } catch (const YAML::Exception& e) {
     errors.push_back("config file " + path + ": " + e.what());
     return;
   }
+  if (documents.empty()) return;
+  if (documents.size() > 1) {
+    errors.push_back("config file " + path + ": holds more than one YAML document ('---'); "
+                     "put every option in one mapping");
+    return;
+  }
+  const YAML::Node& root = documents[0];
   if (root.IsNull()) return;
   if (!root.IsMap()) {
     errors.push_back("config file " + path + ": top level must be a mapping of option: value");
     return;
   }
+  std::map<std::string, std::string> seen;  // option name -> key as written
   for (const auto& kv : root) {
+    if (!kv.first.IsScalar()) {
+      errors.push_back("config file " + path + ": a key is not a string but " +
+                       ShapeOf(kv.first) + "; keys are option names");
+      continue;
+    }
     std::string key = kv.first.Scalar();
     const OptionSpec* spec = FindSpec(key);
     std::string source = "config file " + path + " key " + key;
@@ -401,17 +456,30 @@ void ParseFile(const std::string& path, const FileReader& read_file, RawMap& raw
       errors.push_back("config file " + path + ": unknown key \"" + key + "\"");
       continue;
     }
+    // Why: YAML parsers differ on duplicates (yaml-cpp keeps the last); an
+    // option given twice is a mistake whichever one was meant.
+    if (auto [it, inserted] = seen.emplace(spec->name, key); !inserted) {
+      errors.push_back(source + ": given more than once (keep one)" +
+                       (it->second == key ? "" : "; also given as " + it->second));
+      continue;
+    }
     const YAML::Node& v = kv.second;
     std::string value;
     if (v.IsSequence() && IsList(*spec)) {
-      for (const auto& item : v) value += (value.empty() ? "" : ",") + item.Scalar();
+      std::string item_error;
+      value = JoinListItems(v, &item_error);
+      if (!item_error.empty()) {
+        errors.push_back(source + ": " + item_error);
+        continue;
+      }
     } else if (v.IsScalar()) {
       value = v.Scalar();
     } else if (v.IsNull()) {
       value = "";
     } else {
       errors.push_back(source + ": expected a " +
-                       std::string(IsList(*spec) ? "list or string" : "single value"));
+                       std::string(IsList(*spec) ? "list or string" : "single value") + ", not " +
+                       ShapeOf(v));
       continue;
     }
     raw[spec->name] = Raw{value, source};
@@ -466,14 +534,12 @@ EnvMap EnvironmentMap() {
 }
 
 std::optional<std::string> ReadWholeFile(const std::string& path, std::string* error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (error != nullptr) *error = std::string(std::strerror(errno));
+  StatusOr<std::string> text = ReadBoundedFile(path, kMaxConfigFileBytes);
+  if (!text.ok()) {
+    if (error != nullptr) *error = text.status().message();
     return std::nullopt;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return std::move(text).value();
 }
 
 std::vector<OptionReference> OptionReferences() {

@@ -120,7 +120,8 @@ ParsedConfig ParseConfig(const std::vector<std::string>& args, const EnvMap& env
 // The process environment as an EnvMap.
 EnvMap EnvironmentMap();
 
-// A FileReader over the real file system.
+// A FileReader over the real file system: regular files of at most
+// kMaxConfigFileBytes (1 MiB); a directory, FIFO or device is refused at once.
 std::optional<std::string> ReadWholeFile(const std::string& path, std::string* error);
 
 // One option as `--help` and docs/configuration.md describe it: the flag

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <sstream>
+#include <tuple>
 
 #include "kubeclient/label_selector.h"
 #include "lease/takeover.h"
@@ -154,6 +156,24 @@ void ValidateOptions(const Options& o, Command command, bool router_name_set,
                      FormatDuration(o.watch_timeout_min) + "); watches time out in whole seconds");
   }
   CheckPositive("shutdown-timeout", o.shutdown_timeout, errors);
+  // Why upper bounds: beyond them a setting means "never" anyway, and
+  // deadlines computed from it (several intervals, in nanoseconds) stay far
+  // from overflowing.
+  using std::chrono::hours;
+  for (const auto& [flag, value, limit] : {std::tuple<const char*, Duration, Duration>{
+                                               "lease-interval", o.lease_interval, hours(1)},
+                                           {"lease-retry-interval", o.lease_retry_interval, hours(1)},
+                                           {"lease-election-delay", o.lease_election_delay, hours(1)},
+                                           {"contention-interval", o.contention_interval, hours(24)},
+                                           {"resync-interval", o.resync_interval, hours(168)},
+                                           {"watch-timeout-min", o.watch_timeout_min, hours(24)},
+                                           {"watch-timeout-max", o.watch_timeout_max, hours(24)},
+                                           {"shutdown-timeout", o.shutdown_timeout, hours(1)}}) {
+    if (value > limit) {
+      errors.push_back(std::string("--") + flag + " must be at most " + FormatDuration(limit) +
+                       " (got " + FormatDuration(value) + ")");
+    }
+  }
   if (o.lease_election_delay.count() < 0) errors.push_back("--lease-election-delay must not be negative");
   if (o.lease_preset != "default" && o.lease_preset != "openshift") {
     errors.push_back("--lease-preset: \"" + o.lease_preset + "\" is not one of default, openshift");
@@ -173,8 +193,12 @@ void ValidateOptions(const Options& o, Command command, bool router_name_set,
   CheckRange("workers", o.workers, 1, 256, errors);
   CheckRange("burst", o.burst, 1, 100000, errors);
   CheckRange("v", o.verbosity, 0, 10, errors);
-  if (!(o.qps > 0) || o.qps > 100000) {
-    errors.push_back("--qps must be greater than 0 and at most 100000 (got " + std::to_string(o.qps) + ")");
+  // Why at least 0.1: below one request per 10 s the first list and watch
+  // take minutes and a backlog of writes hours (1e-9 never became ready).
+  if (!(o.qps >= 0.1) || o.qps > 100000) {
+    std::ostringstream got;
+    got << o.qps;
+    errors.push_back("--qps must be at least 0.1 and at most 100000 (got " + got.str() + ")");
   }
   std::string host;
   int port = 0;

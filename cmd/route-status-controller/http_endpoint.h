@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -7,13 +8,12 @@
 #include <vector>
 
 #include <prometheus/collectable.h>
-
+#include <prometheus/counter.h>
 #include <prometheus/registry.h>
 
+#include "base/clock.h"
 #include "base/status.h"
-
-struct mg_context;
-struct mg_connection;
+#include "cmd/route-status-controller/http_server.h"
 
 namespace routestatus::cmd {
 
@@ -23,17 +23,24 @@ struct Readiness {
   std::string reason;  // shown in the 503 body when !ready
 };
 
-// The operational HTTP endpoint (civetweb):
+// The operational HTTP endpoint (on HttpServer: idle and slow clients never
+// hold a handler thread, see http_server.h):
 //   GET /metrics  Prometheus text format 0.0.4 of `registry`
 //   GET /healthz  200 "ok" while the process serves requests
 //   GET /readyz   200 "ok" when `readiness()` says ready, else 503 + reason
-// Thread-safe: handlers run on civetweb threads; `registry` and `readiness`
-// must be thread-safe and outlive the endpoint (or Stop()).
+// Connections closed without an answer are counted in
+// routestatus_metrics_endpoint_connections_dropped_total{reason} of `registry`.
+// Thread-safe: handlers run on the server's threads; `registry` and
+// `readiness` must be thread-safe and outlive the endpoint (or Stop()).
 class HttpEndpoint {
  public:
   struct Options {
     std::string address = "0.0.0.0:1936";  // host:port, [v6]:port; port 0 = any free port
-    int threads = 2;
+    int threads = 2;  // handler threads
+    // A client must send its whole request (and take the answer) within
+    // this, counted from connecting: a probe or scrape takes milliseconds.
+    std::chrono::milliseconds request_timeout{3000};
+    int max_connections = 2048;  // then a new one closes the oldest unfinished one
   };
   using ReadinessCheck = std::function<Readiness()>;
 
@@ -60,9 +67,9 @@ class HttpEndpoint {
 
  private:
   HttpEndpoint(prometheus::Registry& registry, ReadinessCheck readiness);
-  static int HandleMetrics(mg_connection* conn, void* self);
-  static int HandleHealthz(mg_connection* conn, void* self);
-  static int HandleReadyz(mg_connection* conn, void* self);
+  HttpResponse Handle(const HttpRequest& request);
+  HttpResponse Metrics();
+  HttpResponse Ready();
 
   prometheus::Registry& registry_;
   ReadinessCheck readiness_;
@@ -70,8 +77,9 @@ class HttpEndpoint {
   int port_ = 0;
   std::mutex collectables_mu_;
   std::vector<std::weak_ptr<prometheus::Collectable>> collectables_;  // GUARDED_BY(collectables_mu_)
-  std::mutex stop_mu_;
-  mg_context* ctx_ = nullptr;  // guarded by stop_mu_ for Stop()
+  prometheus::Family<prometheus::Counter>* dropped_ = nullptr;
+  RealClock clock_;
+  std::unique_ptr<HttpServer> server_;  // set once by Start()
 };
 
 }  // namespace routestatus::cmd

@@ -222,9 +222,9 @@ int Main(int argc, char** argv) {
     LOG(ERROR) << endpoint.status().ToString();
     return kExitRuntime;
   }
-  // Why: civetweb (the endpoint) sets SIGCHLD to SIG_IGN, which makes the
-  // kernel reap children at once; an exec credential plugin's exit status
-  // would then be lost.
+  // Why: with SIGCHLD ignored (civetweb, which served the endpoint before,
+  // set SIG_IGN) the kernel reaps children at once and an exec credential
+  // plugin's exit status is lost; keep the default whatever a library did.
   signal(SIGCHLD, SIG_DFL);
   (*endpoint)->AddCollectable(app->collector());
   app->Start();

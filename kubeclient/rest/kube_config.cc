@@ -1,8 +1,6 @@
 #include "kubeclient/rest/kube_config.h"
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
@@ -274,12 +272,13 @@ StatusOr<RestConfig> ParseNode(const YAML::Node& root, const std::string& path,
 
 }  // namespace
 
-bool ReadFileText(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
+bool ReadFileText(const std::string& path, std::string* out, std::string* error, size_t max_bytes) {
+  StatusOr<std::string> text = ReadBoundedFile(path, max_bytes);
+  if (!text.ok()) {
+    if (error != nullptr) *error = text.status().message();
+    return false;
+  }
+  *out = std::move(text).value();
   return true;
 }
 
@@ -347,7 +346,10 @@ StatusOr<RestConfig> ParseKubeconfig(std::string_view yaml, const std::string& p
 
 StatusOr<RestConfig> LoadKubeconfigFile(const std::string& path, const std::string& context) {
   std::string text;
-  if (!ReadFileText(path, &text)) return Invalid("kubeconfig " + path + ": cannot read the file");
+  std::string why;
+  if (!ReadFileText(path, &text, &why, kMaxKubeconfigFileBytes)) {
+    return Invalid("kubeconfig " + path + ": cannot read the file: " + why);
+  }
   std::string dir = ".";
   size_t slash = path.rfind('/');
   if (slash != std::string::npos) dir = slash == 0 ? "/" : path.substr(0, slash);
@@ -364,13 +366,14 @@ StatusOr<RestConfig> LoadInClusterConfig(const InClusterEnv& env) {
   cfg.server = "https://" + host + ":" + env.service_port;
   cfg.token_file = env.root + "/token";
   std::string token;
-  if (!ReadFileText(cfg.token_file, &token)) {
-    return Invalid("in-cluster config: " + cfg.token_file + ": cannot read the service-account token");
+  std::string why;
+  if (!ReadFileText(cfg.token_file, &token, &why, kMaxTokenFileBytes)) {
+    return Invalid("in-cluster config: " + cfg.token_file + ": cannot read the service-account token: " + why);
   }
   std::string ca;
-  if (ReadFileText(env.root + "/ca.crt", &ca)) cfg.ca_file = env.root + "/ca.crt";
+  if (ReadFileText(env.root + "/ca.crt", &ca, nullptr, kMaxPemFileBytes)) cfg.ca_file = env.root + "/ca.crt";
   std::string ns;
-  if (ReadFileText(env.root + "/namespace", &ns)) {
+  if (ReadFileText(env.root + "/namespace", &ns, nullptr, kMaxTokenFileBytes)) {
     while (!ns.empty() && (ns.back() == '\n' || ns.back() == ' ')) ns.pop_back();
     cfg.namespace_name = ns;
   }

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/bounded_file.h"
 #include "base/status.h"
 
 namespace routestatus::kubeclient::rest {
@@ -102,8 +103,11 @@ ConfigSources ConfigSourcesFromEnvironment(const std::string& explicit_kubeconfi
 // else ~/.kube/config. The error names what was tried.
 StatusOr<RestConfig> ResolveConfig(const ConfigSources& sources);
 
-// Reads a whole file into *out; false when it cannot be opened.
-bool ReadFileText(const std::string& path, std::string* out);
+// Reads the whole regular file `path` into *out (base/bounded_file.h): false,
+// with the reason in *error when not null, when it cannot be opened, is not
+// a regular file (a FIFO never blocks) or is larger than `max_bytes`.
+bool ReadFileText(const std::string& path, std::string* out, std::string* error = nullptr,
+                  size_t max_bytes = kMaxKubeconfigFileBytes);
 
 // Standard base64 (RFC 4648, padding optional, whitespace ignored).
 StatusOr<std::string> DecodeBase64(std::string_view text);

@@ -127,8 +127,8 @@ StatusOr<TlsMaterial> LoadTlsMaterial(const RestConfig& cfg) {
   for (const Item& it : items) {
     if (!it.data.empty()) {
       *it.out = it.data;
-    } else if (!it.file.empty() && !ReadFileText(it.file, it.out)) {
-      return Invalid(cfg.origin + ": " + it.what + " " + it.file + ": cannot read the file");
+    } else if (std::string why; !it.file.empty() && !ReadFileText(it.file, it.out, &why, kMaxPemFileBytes)) {
+      return Invalid(cfg.origin + ": " + it.what + " " + it.file + ": cannot read the file: " + why);
     }
   }
   // Why each piece alone first: the message then says which one is bad.

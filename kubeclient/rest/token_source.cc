@@ -2,10 +2,10 @@
 
 #include <sys/stat.h>
 
-#include <fstream>
-#include <sstream>
 
 #include <glog/logging.h>
+
+#include "base/bounded_file.h"
 
 namespace routestatus::kubeclient::rest {
 
@@ -22,14 +22,13 @@ StatusOr<std::string> TokenSource::Token() {
   }
   int64_t mtime = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   if (mtime == mtime_ns_ && st.st_size == size_ && st.st_ino == inode_) return cached_;
-  std::ifstream in(file_, std::ios::binary);
-  if (!in) {
+  StatusOr<std::string> text = ReadBoundedFile(file_, kMaxTokenFileBytes);
+  if (!text.ok()) {
     if (!cached_.empty()) return cached_;
-    return Status(StatusCode::kUnauthorized, "token file " + file_ + ": cannot read");
+    return Status(StatusCode::kUnauthorized,
+                  "token file " + file_ + ": cannot read: " + text.status().message());
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  std::string token = ss.str();
+  std::string token = std::move(text).value();
   while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
     token.pop_back();
   }

@@ -1,6 +1,7 @@
 #include "base/token_bucket.h"
 
 #include <atomic>
+#include <limits>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -95,6 +96,39 @@ TEST(TokenBucketTest, AcquireEndsWhenCancelled) {
   cancel.Cancel();  // fake time never moves: only this ends the wait
   t.join();
   EXPECT_EQ(result, 0);
+}
+
+// A rate so small that the wait does not fit in a Duration: the double to
+// int64 conversion overflowed (undefined behaviour; in practice a negative
+// wait, so the limit was off). Now the wait is capped and stays a wait.
+TEST(TokenBucketTest, TinyRatesWaitTheCapNeverOverflow) {
+  for (double qps : {1e-9, 1e-10, 1e-300, 5e-324}) {
+    testing::FakeClock clock;
+    TokenBucket b(clock, qps, 1);
+    EXPECT_EQ(b.Reserve(), Duration::zero()) << qps;
+    for (int i = 0; i < 3; ++i) {
+      Duration wait = b.Reserve();
+      EXPECT_GT(wait, Duration::zero()) << qps;
+      EXPECT_LE(wait, TokenBucket::kMaxWait) << qps;
+      EXPECT_LE(b.Peek(), TokenBucket::kMaxWait) << qps;
+    }
+  }
+  testing::FakeClock clock;
+  EXPECT_EQ(TokenBucket(clock, 1e-10, 1).Reserve(), Duration::zero());
+  TokenBucket b(clock, 1e-10, 1);
+  (void)b.Reserve();
+  EXPECT_EQ(b.Reserve(), TokenBucket::kMaxWait);
+}
+
+// Rates that are not a number of tokens per second disable the limit, as
+// 0 does, rather than computing with NaN.
+TEST(TokenBucketTest, NonFiniteRatesAreUnlimited) {
+  testing::FakeClock clock;
+  for (double qps : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+                     -std::numeric_limits<double>::infinity()}) {
+    TokenBucket b(clock, qps, 1);
+    for (int i = 0; i < 10; ++i) ASSERT_EQ(b.Reserve(), Duration::zero()) << qps;
+  }
 }
 
 }  // namespace

@@ -1,5 +1,10 @@
 #include "cmd/route-status-controller/config.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -370,6 +375,112 @@ TEST(ConfigTest, RenderRedactsSecrets) {
   EXPECT_THAT(line, HasSubstr("kubeconfig=\"\""));
   EXPECT_EQ(line.find('\n'), std::string::npos);
 }
+
+namespace hardening {
+
+std::string FileErrors(const std::string& yaml) {
+  return Joined(Parse({"--config=/a.yaml"}, {}, {{"/a.yaml", yaml}}).errors);
+}
+
+// A nested list used to become "" (every namespace) with exit 0; every value
+// a list option cannot hold is an error naming the key and the item.
+TEST(ConfigHardeningTest, ListItemsMustBeNonEmptyStrings) {
+  EXPECT_THAT(FileErrors("namespaces: [[x]]\n"),
+              HasSubstr("key namespaces: item 1 is a list; give a list of names"));
+  EXPECT_THAT(FileErrors("namespaces:\n- [x]\n"), HasSubstr("item 1 is a list"));
+  EXPECT_THAT(FileErrors("namespaces:\n- a\n- {b: c}\n"), HasSubstr("item 2 is a mapping"));
+  EXPECT_THAT(FileErrors("allowed-domains: [a.com, [b.com]]\n"),
+              HasSubstr("key allowed-domains: item 2 is a list"));
+  EXPECT_THAT(FileErrors("denied-domains: [[]]\n"), HasSubstr("item 1 is a list"));
+  EXPECT_THAT(FileErrors("namespaces: [~]\n"), HasSubstr("item 1 is empty"));
+  EXPECT_THAT(FileErrors("namespaces: [a, \"\"]\n"), HasSubstr("item 2 is empty"));
+  EXPECT_THAT(FileErrors("namespaces: [\"a,b\"]\n"), HasSubstr("item 1 contains ','"));
+  // A comma list whose items are all empty is not "every namespace".
+  EXPECT_THAT(Joined(Parse({"--namespaces=,"}).errors), HasSubstr("empty item"));
+  EXPECT_THAT(Joined(Parse({"--namespaces=a,,b"}).errors), HasSubstr("empty item"));
+  // What is meant stays accepted.
+  ParsedConfig ok = Parse({"--config=/a.yaml"}, {}, {{"/a.yaml", "namespaces: [a, b]\n"}});
+  ASSERT_THAT(ok.errors, IsEmpty()) << Joined(ok.errors);
+  EXPECT_THAT(ok.options.namespaces, ElementsAre("a", "b"));
+  EXPECT_THAT(Parse({"--config=/a.yaml"}, {}, {{"/a.yaml", "namespaces: []\n"}}).errors, IsEmpty());
+  EXPECT_THAT(Parse({"--config=/a.yaml"}, {}, {{"/a.yaml", "namespaces: \"\"\n"}}).errors, IsEmpty());
+}
+
+TEST(ConfigHardeningTest, DuplicateKeysAndOtherShapesAreErrors) {
+  EXPECT_THAT(FileErrors("workers: 2\nworkers: 3\n"),
+              HasSubstr("key workers: given more than once (keep one)"));
+  EXPECT_THAT(FileErrors("router-name: a\nrouter_name: b\n"), HasSubstr("given more than once"));
+  EXPECT_THAT(FileErrors("? [a]\n: b\n"), HasSubstr("a key is not a string"));
+  // Only the first document was read; the rest was dropped silently.
+  EXPECT_THAT(FileErrors("workers: 2\n---\nworkers: 3\n"), HasSubstr("more than one YAML document"));
+  EXPECT_THAT(FileErrors("router-name: {a: b}\n"), HasSubstr("expected a single value"));
+}
+
+// The real reader: a directory, a FIFO and a device are refused at once
+// (a directory read as an empty config; a FIFO blocked forever).
+TEST(ConfigHardeningTest, ReaderRefusesWhatIsNotARegularFile) {
+  char dir_template[] = "/tmp/config_test_XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  std::string dir = dir_template;
+  std::string fifo = dir + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const auto& [path, what] : std::vector<std::pair<std::string, std::string>>{
+           {dir, "is a directory"}, {fifo, "is a FIFO"}, {"/dev/zero", "is a character device"}}) {
+    ParsedConfig c = ParseConfig({"--config=" + path}, {}, &ReadWholeFile);
+    EXPECT_THAT(Joined(c.errors), HasSubstr("config file " + path + ": cannot read: " + what)) << path;
+  }
+  std::string big = dir + "/big.yaml";
+  {
+    std::string text = "namespaces:\n";
+    while (text.size() <= (1u << 20)) text += "- a\n";
+    FILE* f = std::fopen(big.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  }
+  EXPECT_THAT(Joined(ParseConfig({"--config=" + big}, {}, &ReadWholeFile).errors),
+              HasSubstr("larger than the limit of 1 MiB"));
+  std::remove(big.c_str());
+  std::remove(fifo.c_str());
+  ::rmdir(dir.c_str());
+}
+
+// --qps=1e-9 never became ready and logged nothing; 1e-10 overflowed the
+// token bucket's wait. Rates and durations have ranges that mean something.
+TEST(ConfigHardeningTest, RatesAndDurationsHaveSensibleRanges) {
+  struct Case {
+    std::string flag;
+    std::string message;  // "" = accepted
+  } cases[] = {
+      {"--qps=1e-9", "--qps must be at least 0.1 and at most 100000 (got 1e-09)"},
+      {"--qps=1e-300", "(got 1e-300)"},
+      {"--qps=0.05", "(got 0.05)"},
+      {"--qps=0", "(got 0)"},
+      {"--qps=1e6", "(got 1e+06)"},
+      {"--qps=0.1", ""},
+      {"--qps=100000", ""},
+      {"--lease-interval=2h", "--lease-interval must be at most 1h (got 2h)"},
+      {"--lease-retry-interval=90m", "--lease-retry-interval must be at most 1h"},
+      {"--lease-election-delay=61m", "--lease-election-delay must be at most 1h"},
+      {"--contention-interval=25h", "--contention-interval must be at most 24h"},
+      {"--resync-interval=169h", "--resync-interval must be at most 168h"},
+      {"--watch-timeout-max=25h", "--watch-timeout-max must be at most 24h"},
+      {"--watch-timeout-min=25h", "--watch-timeout-min must be at most 24h"},
+      {"--shutdown-timeout=2h", "--shutdown-timeout must be at most 1h"},
+      {"--lease-interval=1h", ""},
+      {"--resync-interval=168h", ""},
+  };
+  for (const Case& c : cases) {
+    ParsedConfig parsed = Parse({c.flag});
+    if (c.message.empty()) {
+      EXPECT_THAT(parsed.errors, IsEmpty()) << c.flag << ": " << Joined(parsed.errors);
+    } else {
+      EXPECT_THAT(Joined(parsed.errors), HasSubstr(c.message)) << c.flag;
+    }
+  }
+}
+
+}  // namespace hardening
 
 }  // namespace
 }  // namespace routestatus::cmd

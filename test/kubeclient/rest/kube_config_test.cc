@@ -7,9 +7,12 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "kubeclient/rest/tls_material.h"
 #include "kubeclient/rest/token_source.h"
 
 namespace routestatus::kubeclient::rest {
@@ -267,6 +270,48 @@ TEST_F(KubeConfigTest, TokenFileIsReReadWhenItRotates) {
   EXPECT_EQ(t.status().code(), StatusCode::kUnauthorized);
   EXPECT_EQ(TokenSource("static", path).Token().value(), "static");
   EXPECT_EQ(TokenSource("", "").Token().value(), "");
+}
+
+// Every file the client reads has a size limit and must be a regular file:
+// --kubeconfig=/dev/zero aborted with bad_alloc; a FIFO blocked forever.
+TEST_F(KubeConfigTest, InputFilesAreBoundedAndRegular) {
+  ASSERT_EQ(::mkfifo((dir_ + "/fifo").c_str(), 0600), 0);
+  for (const auto& [path, what] : std::vector<std::pair<std::string, std::string>>{
+           {"/dev/zero", "is a character device"}, {dir_ + "/fifo", "is a FIFO (named pipe)"}, {dir_, "is a directory"}}) {
+    auto cfg = LoadKubeconfigFile(path);
+    ASSERT_FALSE(cfg.ok()) << path;
+    EXPECT_EQ(cfg.status().code(), StatusCode::kInvalid);
+    EXPECT_EQ(cfg.status().message(), "kubeconfig " + path + ": cannot read the file: " + what +
+                                          ", not a regular file (give the path of a file)");
+  }
+  std::string big = Write("big", Kubeconfig("", "    token: " + std::string(5 << 20, 'a') + "\n"));
+  EXPECT_EQ(LoadKubeconfigFile(big).status().message(),
+            "kubeconfig " + big + ": cannot read the file: larger than the limit of 4 MiB for this file");
+
+  // In-cluster: the token file.
+  Write("sa/token", std::string(100 << 10, 't'));
+  auto in_cluster = LoadInClusterConfig(InClusterEnv{"10.0.0.1", "443", dir_ + "/sa"});
+  ASSERT_FALSE(in_cluster.ok());
+  EXPECT_NE(in_cluster.status().message().find("larger than the limit of 64 KiB"), std::string::npos)
+      << in_cluster.status().message();
+  // The token file re-read at run time.
+  TokenSource ts("", dir_ + "/sa/token");
+  auto token = ts.Token();
+  ASSERT_FALSE(token.ok());
+  EXPECT_NE(token.status().message().find("larger than the limit of 64 KiB"), std::string::npos)
+      << token.status().message();
+  TokenSource fifo_token("", dir_ + "/fifo");
+  EXPECT_NE(fifo_token.Token().status().message().find("is a FIFO"), std::string::npos);
+  // certificate-authority and client certificate files.
+  RestConfig tls;
+  tls.origin = "kubeconfig k context c";
+  tls.ca_file = "/dev/zero";
+  EXPECT_EQ(LoadTlsMaterial(tls).status().message(),
+            "kubeconfig k context c: certificate-authority /dev/zero: cannot read the file: is a "
+            "character device, not a regular file (give the path of a file)");
+  tls.ca_file = Write("ca.crt", std::string(5 << 20, 'c'));
+  EXPECT_NE(LoadTlsMaterial(tls).status().message().find("larger than the limit of 4 MiB"),
+            std::string::npos);
 }
 
 }  // namespace
