@@ -77,8 +77,12 @@ void BackoffWriteLease::ScheduleLocked(const std::string& key, Slot& slot, Stead
                                        bool lease_deferred) {
   if (slot.queued) {
     // Why: replacing work never postpones it (a delaying queue keeps the
-    // earliest time); the run-time follower check still applies.
-    if (slot.due <= due) return;
+    // earliest time); the run-time follower check still applies. New work
+    // deferred because we follow is held even if an older retry is due first.
+    if (slot.due <= due) {
+      slot.lease_deferred = slot.lease_deferred || lease_deferred;
+      return;
+    }
     due_.erase(DueEntry(slot.due, slot.seq, key));
   }
   slot.due = due;
@@ -334,12 +338,6 @@ std::optional<std::string> BackoffWriteLease::PickLocked(
     Slot& slot = slots_.at(picked);
     it = due_.erase(it);
     slot.queued = false;
-    if (state_ == LeaseState::kFollower && slot.parked) {
-      // Why: a key that fails on its own is retried by the leader; it
-      // waits here (unqueued) until we lead or a new change replaces it.
-      VLOG(4) << options_.name << ": " << picked << " is parked while we follow";
-      continue;
-    }
     if (state_ == LeaseState::kFollower && now < expires_) {
       const SteadyTime change_due = ChangeTakeoverDueLocked(slot);
       if (change_due <= now) {
@@ -386,10 +384,6 @@ void BackoffWriteLease::TransitionLocked(LeaseState to, const char* cause, Fired
       if (slot.running && slot.work && slot.lease_deferred) {
         slot.due = std::min(slot.due, now);
         slot.lease_deferred = false;
-      }
-      // Why: parked keys are the leader's to retry, at their own backoff.
-      if (slot.parked && slot.work && !slot.queued && !slot.running) {
-        ScheduleLocked(key, slot, std::max(slot.due, now), false);
       }
       UpdateHeldLocked(slot, now);
     }

@@ -24,10 +24,11 @@ struct WorkOutcome {
   Duration retry_after = Duration::zero();
   // With `retry`: the write fails for this key alone (the server rejects
   // this object, or errs on it while other requests succeed), so the key is
-  // parked: it is no leader's progress to wait for. A Follower neither
-  // counts it as held work nor takes it over nor retries it; it runs after
-  // `retry_after` while this replica leads (or is in Election), so one
-  // replica retries it, not all. A new Try for the key ends the parking.
+  // parked: it is no leader's progress to wait for. A Follower never counts
+  // it as held work nor takes it over; like any follower work it runs only
+  // once its lease has expired (no peer write for a while), after
+  // `retry_after`. So while a leader makes progress, only the leader
+  // retries it. A new Try for the key ends the parking.
   bool key_failing = false;
 };
 
