@@ -8,12 +8,6 @@ ShardFilter::ShardFilter(ShardOptions options,
                          const kubeclient::cache::ObjectStore<kubeclient::Namespace>* namespaces)
     : options_(std::move(options)), namespaces_(namespaces) {}
 
-bool ShardFilter::NamespaceSelected(const std::string& ns,
-                                    const kubeclient::Labels& labels) const {
-  return InNamespaceList(ns) &&
-         (options_.namespace_selector.Empty() || options_.namespace_selector.Matches(labels));
-}
-
 bool ShardFilter::InNamespaceList(const std::string& ns) const {
   return options_.namespaces.empty() ||
          std::find(options_.namespaces.begin(), options_.namespaces.end(), ns) !=

@@ -38,6 +38,7 @@ class ShardFilter {
   ShardFilter(ShardOptions options,
               const kubeclient::cache::ObjectStore<kubeclient::Namespace>* namespaces);
 
+  // True when `route` belongs to this shard (our entry belongs on it).
   bool InShard(const kubeclient::Route& route) const { return Check(route) == ShardRule::kInShard; }
   // InShard, saying which selector excluded the route (the first that does,
   // in the order route labels, namespace list, namespace labels).
@@ -46,10 +47,6 @@ class ShardFilter {
   // True when namespace labels matter (the controller then needs the
   // namespace informer).
   bool NeedsNamespaces() const { return !options_.namespace_selector.Empty(); }
-  // True when `ns` (with these labels) is selected by the namespace list and
-  // selector.
-  bool NamespaceSelected(const std::string& ns,
-                         const kubeclient::Labels& labels) const;
 
  private:
   bool InNamespaceList(const std::string& ns) const;
