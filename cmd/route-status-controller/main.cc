@@ -179,7 +179,7 @@ int Main(int argc, char** argv) {
   if (!client.ok()) {
     if (client.status().code() == StatusCode::kInvalid) {
       // Why: the client's messages mostly name the origin already.
-      const std::string& message = client.status().message();
+      std::string message = client.status().message();
       bool named = message.rfind(rest_config->origin + ":", 0) == 0;
       return ConfigError(named ? message : rest_config->origin + ": " + message);
     }
