@@ -163,23 +163,65 @@ std::vector<std::string> HostClaimPeerKeys(const Route& route, const AdmissionOp
   return keys;
 }
 
+namespace {
+
+// Where EffectiveHost's answer came from, for messages: "" for spec.host,
+// else " (spec.subdomain ...)" or " (from --hostname-template ...)".
+std::string HostOrigin(const Route& route, const AdmissionOptions& options) {
+  bool from_template = (options.override_hostname || route.spec.host.empty()) &&
+                       !options.hostname_template.empty() &&
+                       (options.override_hostname || route.spec.subdomain.empty() ||
+                        options.router_domain.empty());
+  if (from_template) {
+    return " (from --hostname-template '" + options.hostname_template + "' of router " +
+           options.router_name +
+           (options.override_hostname ? "; --override-hostname applies it to every route)" : ")");
+  }
+  if (route.spec.host.empty()) {
+    return " (spec.subdomain '" + route.spec.subdomain + "' + router domain '" +
+           options.router_domain + "')";
+  }
+  return "";
+}
+
+// What to change when the effective host is not valid, by where it came from.
+std::string HostFix(const Route& route, const AdmissionOptions& options) {
+  std::string origin = HostOrigin(route, options);
+  if (origin.empty()) return "fix spec.host";
+  if (origin.find("--hostname-template") == std::string::npos) return "fix spec.subdomain";
+  if (options.override_hostname) {
+    return "change the template or rename the route (spec.host is not used with "
+           "--override-hostname)";
+  }
+  return "set spec.host, or shorten the route's name or namespace, or change the template";
+}
+
+}  // namespace
+
 AdmissionDecision AdmitAlone(const Route& route, const AdmissionOptions& options) {
   AdmissionDecision d;
   d.host = EffectiveHost(route, options);
   d.wildcard_policy = NormalizedPolicy(route);
   const std::string who = "route " + route.Key();
   if (d.host.empty()) {
+    if (!route.spec.subdomain.empty()) {
+      return Reject(std::move(d), AdmissionRule::kNoHost, kReasonNoHostValue,
+                    who + " has spec.subdomain '" + route.spec.subdomain + "' but router " +
+                        options.router_name + " has no domain for it: set --router-domain on router " +
+                        options.router_name + ", or set spec.host");
+    }
     return Reject(std::move(d), AdmissionRule::kNoHost, kReasonNoHostValue,
                   who + " has no host: set spec.host or spec.subdomain, or configure a "
-                        "hostname template for router " + options.router_name);
+                        "hostname template (--hostname-template) for router " + options.router_name);
   }
   bool wildcard = IsSubdomainPolicy(route);
   std::string bad = ValidateDns1123Subdomain(d.host, wildcard);
   if (!bad.empty()) {
     d.host_problem = bad;
     return Reject(std::move(d), AdmissionRule::kInvalidHost, kReasonInvalidHost,
-                  who + " has host '" + d.host + "' that is not a valid DNS-1123 subdomain: " +
-                      bad + "; fix spec.host");
+                  who + " has host '" + d.host + "'" + HostOrigin(route, options) +
+                      " that is not a valid DNS-1123 subdomain: " + bad + "; " +
+                      HostFix(route, options));
   }
   if (d.wildcard_policy != kWildcardNone && d.wildcard_policy != kWildcardSubdomain) {
     return Reject(std::move(d), AdmissionRule::kUnknownWildcardPolicy, kReasonRouteNotAdmitted,

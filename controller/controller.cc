@@ -92,7 +92,7 @@ class Controller::NamespaceHandler final : public kubeclient::cache::EventHandle
 Controller::Controller(StatusSyncer& syncer, const kubeclient::cache::ObjectStore<Route>& routes,
                        const kubeclient::cache::ObjectStore<Namespace>* namespaces,
                        const ShardFilter& shard, kubeclient::cache::WorkQueueInterface& queue,
-                       ContentionGate& gate, const Clock& clock)
+                       ContentionGate& gate, const Clock& clock, Duration namespace_settle)
     : syncer_(syncer),
       routes_(routes),
       namespaces_(namespaces),
@@ -100,6 +100,7 @@ Controller::Controller(StatusSyncer& syncer, const kubeclient::cache::ObjectStor
       queue_(queue),
       gate_(gate),
       clock_(clock),
+      namespace_settle_(namespace_settle),
       route_handler_(std::make_unique<RouteHandler>(*this)),
       namespace_handler_(std::make_unique<NamespaceHandler>(*this)) {}
 
@@ -111,31 +112,53 @@ kubeclient::cache::EventHandler<Namespace>& Controller::namespace_handler() {
   return *namespace_handler_;
 }
 
-void Controller::EnqueueClaimPeers(const Route& route) {
+void Controller::EnqueueClaimPeers(const Route& route, Duration delay) {
   // Why the peer keys, not the index keys: a wildcard route must re-queue
   // the plain routes in its subdomain and a plain route the wildcard routes
   // over its host (HostClaimPeerKeys is symmetric).
   for (const auto& host : HostClaimPeerKeys(route, syncer_.admission_options())) {
     for (const auto& peer : routes_.ByIndex(kRoutesByHostIndex, host)) {
-      if (peer && peer->metadata.uid != route.metadata.uid) queue_.Add(peer->Key());
+      if (peer && peer->metadata.uid != route.metadata.uid) EnqueueAfter(peer->Key(), delay);
     }
   }
 }
 
 void Controller::EnqueueNamespace(const std::string& ns) {
+  // Why a leading-edge window, not a plain delay: an isolated change (the
+  // common case) is applied at once; only changes that follow it within
+  // the window wait for its end, where one reconcile sees the latest labels.
+  Duration delay = Duration::zero();
+  if (namespace_settle_ > Duration::zero()) {
+    SteadyTime now = clock_.Now();
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = namespace_window_.begin(); it != namespace_window_.end();) {
+      it = now - it->second >= namespace_settle_ ? namespace_window_.erase(it) : std::next(it);
+    }
+    auto [it, fresh] = namespace_window_.emplace(ns, now);
+    if (!fresh) delay = it->second + namespace_settle_ - now;
+  }
   // Why a full scan: namespace label changes are rare; an index by
   // namespace would cost memory on every route.
   int n = 0;
   for (const auto& route : routes_.List()) {
     if (route && route->metadata.namespace_name == ns) {
-      queue_.Add(route->Key());
+      EnqueueAfter(route->Key(), delay);
       // Why: the route enters or leaves the shard, so its host claims appear
       // or vanish for the routes of other namespaces that share the hosts.
-      EnqueueClaimPeers(*route);
+      EnqueueClaimPeers(*route, delay);
       ++n;
     }
   }
-  VLOG(2) << "namespace " << ns << " changed: re-evaluating " << n << " routes";
+  VLOG(2) << "namespace " << ns << " changed: re-evaluating " << n << " routes"
+          << (delay > Duration::zero() ? " at the end of its settle window" : "");
+}
+
+void Controller::EnqueueAfter(const std::string& key, Duration delay) {
+  if (delay > Duration::zero()) {
+    queue_.AddAfter(key, delay);
+  } else {
+    queue_.Add(key);
+  }
 }
 
 bool Controller::CachesSynced() const {

@@ -4,6 +4,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "base/clock.h"
@@ -32,12 +33,20 @@ namespace routestatus::controller {
 // References must outlive the controller.
 class Controller {
  public:
+  // How often a namespace's routes are re-evaluated at most while its labels
+  // keep changing (docs/design.md section 5): the first change is queued at
+  // once, later ones within this window at its end, so a flapping label
+  // costs one write per route per window instead of one per flip.
+  static constexpr Duration kDefaultNamespaceSettle = std::chrono::seconds(1);
+
   // `namespaces` may be null when the shard has no namespace selector.
-  // `clock` paces the wait for the caches (WaitForCacheSync).
+  // `clock` paces the wait for the caches (WaitForCacheSync) and the
+  // namespace settle window (0 = every change at once).
   Controller(StatusSyncer& syncer, const kubeclient::cache::ObjectStore<kubeclient::Route>& routes,
              const kubeclient::cache::ObjectStore<kubeclient::Namespace>* namespaces,
              const ShardFilter& shard, kubeclient::cache::WorkQueueInterface& queue,
-             ContentionGate& gate, const Clock& clock);
+             ContentionGate& gate, const Clock& clock,
+             Duration namespace_settle = kDefaultNamespaceSettle);
   ~Controller();
 
   // Register these with the route and namespace informers.
@@ -72,8 +81,9 @@ class Controller {
   class RouteHandler;
   class NamespaceHandler;
 
-  void EnqueueClaimPeers(const kubeclient::Route& route);
+  void EnqueueClaimPeers(const kubeclient::Route& route, Duration delay = Duration::zero());
   void EnqueueNamespace(const std::string& ns);
+  void EnqueueAfter(const std::string& key, Duration delay);
 
   StatusSyncer& syncer_;
   const kubeclient::cache::ObjectStore<kubeclient::Route>& routes_;
@@ -88,6 +98,9 @@ class Controller {
   // Keys whose entry of ours a watch update changed since their last
   // reconcile (see StatusSyncer::Sync).
   std::unordered_set<std::string> entry_changed_;  // GUARDED_BY(mu_)
+  const Duration namespace_settle_;
+  // Namespace -> start of its current settle window. GUARDED_BY(mu_)
+  std::unordered_map<std::string, SteadyTime> namespace_window_;
   std::once_flag listed_reported_;  // ReportListedEntries ran
   std::unique_ptr<RouteHandler> route_handler_;
   std::unique_ptr<NamespaceHandler> namespace_handler_;

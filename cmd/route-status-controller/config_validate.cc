@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <sstream>
 #include <tuple>
@@ -82,6 +83,52 @@ std::string RedactUrlCredentials(const std::string& s) {
       out.replace(begin, at - begin, "<redacted>");
     }
     pos = begin;
+  }
+  return out;
+}
+
+std::string EscapeForTerminal(std::string_view s) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  auto escape = [&](unsigned char c) {
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  };
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (c < 0x20 || c == 0x7f) {
+        escape(c);
+      } else {
+        out += static_cast<char>(c);
+      }
+      ++i;
+      continue;
+    }
+    // Length and smallest code point of the sequence c starts (RFC 3629).
+    size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    bool valid = len > 0 && i + len <= s.size();
+    uint32_t cp = len == 2 ? (c & 0x1f) : len == 3 ? (c & 0x0f) : (c & 0x07);
+    for (size_t k = 1; valid && k < len; ++k) {
+      unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      valid = (cc & 0xc0) == 0x80;
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    // Why: overlong forms, surrogates and code points past U+10FFFF are not UTF-8.
+    if (valid && ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+                  (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))) {
+      valid = false;
+    }
+    if (!valid) {
+      escape(c);
+      ++i;
+      continue;
+    }
+    out.append(s.substr(i, len));
+    i += len;
   }
   return out;
 }

@@ -26,6 +26,11 @@ bool IsDns1123Label(std::string_view s);
 // "<redacted>@". Other text is returned unchanged.
 std::string RedactUrlCredentials(const std::string& s);
 
+// `s` safe to print on a terminal or in a log line: valid UTF-8 stays as it
+// is; every other byte, and every control character (tab, newline and DEL
+// included), becomes \xNN. Pure; thread-safe.
+std::string EscapeForTerminal(std::string_view s);
+
 // Splits "host:port" / "[v6]:port" / ":port"; false if malformed or the port
 // is not 0..65535. An empty host means all interfaces.
 bool SplitHostPort(const std::string& address, std::string* host, int* port);

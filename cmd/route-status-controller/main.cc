@@ -24,6 +24,7 @@
 #include "cmd/route-status-controller/api_metrics.h"
 #include "cmd/route-status-controller/component_options.h"
 #include "cmd/route-status-controller/config.h"
+#include "cmd/route-status-controller/config_validate.h"
 #include "cmd/route-status-controller/controller_app.h"
 #include "cmd/route-status-controller/explain_command.h"
 #include "cmd/route-status-controller/http_endpoint.h"
@@ -74,7 +75,7 @@ std::string WithoutUserInfo(const std::string& url) {
 // Prints a configuration error the way ParseConfig's errors are printed.
 int ConfigError(const std::string& message) {
   // Why not LOG: glog also writes to stderr; one clear line is enough.
-  std::cerr << "route-status-controller: " << message << "\n";
+  std::cerr << "route-status-controller: " << EscapeForTerminal(message) << "\n";
   return kExitConfig;
 }
 
@@ -141,7 +142,9 @@ int Main(int argc, char** argv) {
     return 0;
   }
   if (!parsed.errors.empty()) {
-    for (const std::string& e : parsed.errors) std::cerr << "route-status-controller: " << e << "\n";
+    for (const std::string& e : parsed.errors) {
+      std::cerr << "route-status-controller: " << EscapeForTerminal(e) << "\n";
+    }
     std::cerr << "route-status-controller: " << parsed.errors.size()
               << " configuration error(s); see --help\n";
     return kExitConfig;
@@ -186,7 +189,10 @@ int Main(int argc, char** argv) {
   auto client = kubeclient::rest::NewRestKubeClient(*rest_config, clock, rest);
   if (!client.ok()) {
     if (client.status().code() == StatusCode::kInvalid) {
-      return ConfigError(rest_config->origin + ": " + client.status().message());
+      // Why: the client's messages mostly name the origin already.
+      std::string message = client.status().message();
+      bool named = message.rfind(rest_config->origin + ":", 0) == 0;
+      return ConfigError(named ? message : rest_config->origin + ": " + message);
     }
     LOG(ERROR) << "cannot build the API client: " << client.status().ToString();
     return parsed.command == Command::kExplain ? kExplainApiError : kExitRuntime;

@@ -1,6 +1,8 @@
 #include "kubeclient/rest/kube_config.h"
 
 #include <cstdlib>
+#include <unordered_set>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
@@ -270,6 +272,38 @@ StatusOr<RestConfig> ParseNode(const YAML::Node& root, const std::string& path,
   return cfg;
 }
 
+// Why a node budget: aliases share nodes, so an "anchor bomb" of a few
+// KiB would make the walk below visit billions; a real kubeconfig of the
+// 4 MiB limit has far fewer nodes.
+constexpr size_t kMaxKubeconfigNodes = 1 << 20;
+
+// kInvalid naming the field when a mapping anywhere under `node` has a key
+// twice (kubectl's YAML decoder refuses that too; yaml-cpp would keep one
+// silently), or when the document has more than *budget nodes.
+Status CheckDuplicateKeys(const YAML::Node& node, const std::string& field, size_t* budget) {
+  if (*budget == 0) return Invalid("too many YAML nodes (aliases expanding?)");
+  --*budget;
+  if (node.IsSequence()) {
+    size_t i = 0;
+    for (const auto& item : node) {
+      if (Status s = CheckDuplicateKeys(item, field + "[" + std::to_string(i++) + "]", budget); !s.ok()) {
+        return s;
+      }
+    }
+  } else if (node.IsMap()) {
+    std::unordered_set<std::string> keys;
+    for (const auto& kv : node) {
+      std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "";
+      std::string child = (field.empty() ? "" : field + ".") + key;
+      if (kv.first.IsScalar() && !keys.insert(key).second) {
+        return Invalid(child + ": given more than once (keep one)");
+      }
+      if (Status s = CheckDuplicateKeys(kv.second, child, budget); !s.ok()) return s;
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 bool ReadFileText(const std::string& path, std::string* out, std::string* error, size_t max_bytes) {
@@ -337,7 +371,16 @@ StatusOr<RestConfig> ParseKubeconfig(std::string_view yaml, const std::string& p
                                      const std::string& base_dir, const std::string& context) {
   // Why: yaml-cpp reports everything by exception; none may escape.
   try {
-    YAML::Node root = YAML::Load(std::string(yaml));
+    std::vector<YAML::Node> documents = YAML::LoadAll(std::string(yaml));
+    if (documents.size() > 1) {
+      return Invalid("kubeconfig " + path + ": holds more than one YAML document ('---'); give "
+                     "one kubeconfig per file");
+    }
+    YAML::Node root = documents.empty() ? YAML::Node() : documents[0];
+    size_t budget = kMaxKubeconfigNodes;
+    if (Status s = CheckDuplicateKeys(root, "", &budget); !s.ok()) {
+      return Invalid("kubeconfig " + path + ": " + s.message());
+    }
     return ParseNode(root, path, base_dir, context);
   } catch (const std::exception& e) {
     return Invalid("kubeconfig " + path + ": not valid YAML: " + e.what());

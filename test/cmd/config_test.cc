@@ -1,4 +1,5 @@
 #include "cmd/route-status-controller/config.h"
+#include "cmd/route-status-controller/config_validate.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -478,6 +479,23 @@ TEST(ConfigHardeningTest, RatesAndDurationsHaveSensibleRanges) {
       EXPECT_THAT(Joined(parsed.errors), HasSubstr(c.message)) << c.flag;
     }
   }
+}
+
+// Values echoed in messages: non-UTF-8 bytes went raw to stderr.
+TEST(ConfigHardeningTest, EscapeForTerminal) {
+  struct Case {
+    std::string in, want;
+  } cases[] = {
+      {"plain", "plain"},
+      {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
+      {"bad\xff", "bad\\xff"},
+      {"\x01\n\t\x7f", "\\x01\\x0a\\x09\\x7f"},
+      {"\xc3", "\\xc3"},                  // truncated sequence
+      {"\xc0\xaf", "\\xc0\\xaf"},        // overlong '/'
+      {"\xed\xa0\x80", "\\xed\\xa0\\x80"},  // a surrogate
+      {"\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80"},  // past U+10FFFF
+  };
+  for (const Case& c : cases) EXPECT_EQ(EscapeForTerminal(c.in), c.want) << c.want;
 }
 
 }  // namespace hardening

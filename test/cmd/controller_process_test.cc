@@ -3,6 +3,7 @@
 // The run tests point --server at a closed port: the controller keeps
 // retrying its lists (so /readyz stays 503) while the process is tested.
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -71,6 +72,60 @@ TEST(ControllerProcessTest, BadConfigurationExitsTwoWithEveryError) {
   EXPECT_THAT(out, HasSubstr("--workers must be between 1 and 256 (got -3)"));
   EXPECT_THAT(out, HasSubstr("from env ROUTESTATUS_CONTENTION_LIMIT"));
   EXPECT_THAT(out, HasSubstr("3 configuration error(s)"));
+}
+
+// Inputs that used to abort (bad_alloc), block or widen the shard: each is
+// exit 2 with one message that says what to change.
+TEST(ControllerProcessTest, HostileInputsExitTwoWithOneClearMessage) {
+  const std::string dir = ::testing::TempDir() + "/rsc_hostile_" + std::to_string(::getpid());
+  ::mkdir(dir.c_str(), 0700);
+  const std::string kubeconfig = dir + "/kubeconfig";
+  {
+    FILE* f = std::fopen(kubeconfig.c_str(), "w");
+    std::fputs("apiVersion: v1\nkind: Config\ncurrent-context: x\ncontexts:\n- name: x\n"
+               "  context: {cluster: c, user: u}\nclusters:\n- name: c\n  cluster:\n"
+               "    server: https://127.0.0.1:1\n    certificate-authority: /nonexistent/ca.crt\n"
+               "users:\n- name: u\n  user: {token: t}\n",
+               f);
+    std::fclose(f);
+  }
+  const std::string nested = dir + "/nested.yaml";
+  {
+    FILE* f = std::fopen(nested.c_str(), "w");
+    std::fputs("namespaces:\n- [x]\n", f);
+    std::fclose(f);
+  }
+  struct Case {
+    std::vector<std::string> args;
+    std::string want;
+  } cases[] = {
+      {{"--config=/dev/zero"}, "config file /dev/zero: cannot read: is a character device"},
+      {{"--config=" + dir}, "config file " + dir + ": cannot read: is a directory"},
+      {{"--config=" + nested}, "key namespaces: item 1 is a list"},
+      {{"--kubeconfig=/dev/zero"}, "kubeconfig /dev/zero: cannot read the file: is a character device"},
+      {{"--qps=1e-10"}, "--qps must be at least 0.1"},
+      {{"--kubeconfig=" + kubeconfig},
+       "kubeconfig " + kubeconfig + " context x: certificate-authority /nonexistent/ca.crt: cannot "
+       "read the file: No such file or directory"},
+      {{"--router-name=bad\xff\x01name"}, "--router-name: \"bad\\xff\\x01name\" is not a valid name"},
+  };
+  for (const Case& c : cases) {
+    std::string log = LogPath("hostile");
+    EXPECT_EQ(RunToExit(c.args, log), 2) << c.args[0] << "\n" << ReadFile(log);
+    std::string out = ReadFile(log);
+    EXPECT_THAT(out, HasSubstr(c.want)) << c.args[0];
+    // The origin of a kubeconfig error is named once, not twice.
+    size_t first = out.find(" context x:");
+    if (first != std::string::npos) {
+      EXPECT_EQ(out.find(" context x:", first + 1), std::string::npos) << out;
+    }
+    // Bytes that are not UTF-8 (or are control characters) are escaped.
+    EXPECT_EQ(out.find('\xff'), std::string::npos) << c.args[0];
+    EXPECT_EQ(out.find('\x01'), std::string::npos) << c.args[0];
+  }
+  std::remove(kubeconfig.c_str());
+  std::remove(nested.c_str());
+  ::rmdir(dir.c_str());
 }
 
 TEST(ControllerProcessTest, ServesHealthAndStopsOnSigterm) {

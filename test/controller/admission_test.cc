@@ -177,6 +177,55 @@ TEST(AdmitAloneTest, MessagesSayWhatToDo) {
             std::string::npos);
 }
 
+// Each message names what to change for where the host came from: a route
+// with spec.subdomain was told to "set spec.host or spec.subdomain"; a bad
+// host built from the template was told to "fix spec.host".
+TEST(AdmitAloneTest, MessagesNameWhatToChangeForTheCaseAtHand) {
+  struct Case {
+    const char* name;
+    std::string host, subdomain, domain, tmpl;
+    bool override_hostname;
+    std::vector<std::string> want;     // substrings of the message
+    std::vector<std::string> not_want;
+  } cases[] = {
+      {"nothing at all", "", "", "", "", false,
+       {"route ns/r has no host: set spec.host or spec.subdomain, or configure a hostname "
+        "template (--hostname-template) for router default"},
+       {}},
+      {"subdomain without a router domain", "", "shop", "", "", false,
+       {"route ns/r has spec.subdomain 'shop' but router default has no domain for it: set "
+        "--router-domain on router default, or set spec.host"},
+       {"set spec.host or spec.subdomain"}},
+      {"bad spec.host", "A.com", "", "", "", false, {"host 'A.com'", "; fix spec.host"}, {}},
+      {"bad subdomain", "", "Shop", "apps.example.com", "", false,
+       {"host 'Shop.apps.example.com' (spec.subdomain 'Shop' + router domain 'apps.example.com')",
+        "; fix spec.subdomain"},
+       {"fix spec.host"}},
+      {"bad host from the template", "", "", "", "${name}-${namespace}.apps.example.com", false,
+       {"host '" + std::string(70, 'r') + "-ns.apps.example.com' (from --hostname-template '${name}-${namespace}.apps.example.com' of router default)",
+        "; set spec.host, or shorten the route's name or namespace, or change the template"},
+       {"fix spec.host"}},
+      {"bad host from the template with override", "ok.example.com", "", "",
+       "${name}-${namespace}.apps.example.com", true,
+       {"(from --hostname-template", "--override-hostname applies it to every route",
+        "; change the template or rename the route"},
+       {"fix spec.host", "set spec.host"}},
+  };
+  for (const auto& c : cases) {
+    std::string name = c.tmpl.empty() ? "r" : std::string(70, 'r');
+    Route r = MakeRoute("ns", name, c.host);
+    r.spec.subdomain = c.subdomain;
+    AdmissionOptions o = Opts();
+    o.router_domain = c.domain;
+    o.hostname_template = c.tmpl;
+    o.override_hostname = c.override_hostname;
+    AdmissionDecision d = AdmitAlone(r, o);
+    EXPECT_FALSE(d.admitted) << c.name;
+    for (const auto& w : c.want) EXPECT_NE(d.message.find(w), std::string::npos) << c.name << ": " << d.message;
+    for (const auto& w : c.not_want) EXPECT_EQ(d.message.find(w), std::string::npos) << c.name << ": " << d.message;
+  }
+}
+
 TEST(IsOlderTest, TimestampThenUid) {
   EXPECT_TRUE(IsOlder(MakeRoute("a", "x", "h", 1, "z"), MakeRoute("a", "y", "h", 2, "a")));
   EXPECT_FALSE(IsOlder(MakeRoute("a", "x", "h", 2, "a"), MakeRoute("a", "y", "h", 1, "z")));

@@ -72,7 +72,10 @@ class FakeStore final : public kubeclient::cache::ObjectStore<T> {
 class FakeWorkQueue final : public kubeclient::cache::WorkQueueInterface {
  public:
   void Add(const std::string& key) override;
-  void AddAfter(const std::string& key, Duration) override { delayed.push_back(key); }
+  void AddAfter(const std::string& key, Duration delay) override {
+    delayed.push_back(key);
+    delays.emplace_back(key, delay);
+  }
   void AddRateLimited(const std::string& key) override { Add(key); }
   void Forget(const std::string& key) override { forgotten.insert(key); }
   int NumRequeues(const std::string&) const override { return 0; }
@@ -86,6 +89,7 @@ class FakeWorkQueue final : public kubeclient::cache::WorkQueueInterface {
 
   std::deque<std::string> keys;
   std::vector<std::string> delayed;
+  std::vector<std::pair<std::string, Duration>> delays;  // every AddAfter, in order
   std::set<std::string> forgotten;
 };
 

@@ -12,10 +12,10 @@ AdmissionOptions Harness::DefaultOptions() {
   return o;
 }
 
-Harness::Harness(ShardOptions shard_options, AdmissionOptions admission)
+Harness::Harness(ShardOptions shard_options, AdmissionOptions admission, Duration namespace_settle)
     : shard(std::move(shard_options), &namespaces),
       syncer(admission, shard, routes, api, lease, gate, clock, stats),
-      controller(syncer, routes, &namespaces, shard, queue, gate, clock) {
+      controller(syncer, routes, &namespaces, shard, queue, gate, clock, namespace_settle) {
   routes.AddIndex(kRoutesByHostIndex, RoutesByHostIndexFunc(admission));
 }
 

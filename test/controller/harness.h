@@ -16,7 +16,8 @@ namespace routestatus::controller::testing {
 // as the informer cache (tests "deliver" server objects into it, calling
 // the controller's handlers like an informer would).
 struct Harness {
-  explicit Harness(ShardOptions shard_options = {}, AdmissionOptions admission = DefaultOptions());
+  explicit Harness(ShardOptions shard_options = {}, AdmissionOptions admission = DefaultOptions(),
+                   Duration namespace_settle = Controller::kDefaultNamespaceSettle);
 
   static AdmissionOptions DefaultOptions();
   // A route JSON object with an unknown field in spec and metadata.

@@ -130,6 +130,14 @@ TEST_F(KubeConfigTest, ErrorsNameFileAndField) {
        "  cluster: {server: ftp://x}\n",
        "", "clusters[name=c].cluster.server"},
       {"[unclosed", "", "not valid YAML"},
+      {Kubeconfig("", "    token: a\n    token: b\n"), "", "users[1].user.token: given more than once"},
+      {Kubeconfig("", "    token: a\n") + "current-context: other\n", "", "current-context: given more than once"},
+      {Kubeconfig("", "    token: a\n") + "---\nkind: Config\n", "", "more than one YAML document"},
+      {"a: &a [x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\n"
+       "c: &c [*b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c]\n"
+       "e: &e [*d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e]\n"
+       "g: &g [*f, *f, *f, *f, *f, *f, *f, *f]\n",
+       "", "too many YAML nodes"},
       {"- a list\n", "", "(document)"},
   };
   for (const auto& c : cases) {
