@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -72,7 +73,10 @@ class FakeStore final : public kubeclient::cache::ObjectStore<T> {
 class FakeWorkQueue final : public kubeclient::cache::WorkQueueInterface {
  public:
   void Add(const std::string& key) override;
-  void AddAfter(const std::string& key, Duration) override { delayed.push_back(key); }
+  void AddAfter(const std::string& key, Duration after) override {
+    delayed.push_back(key);
+    delays.push_back(after);
+  }
   void AddRateLimited(const std::string& key) override { Add(key); }
   void Forget(const std::string& key) override { forgotten.insert(key); }
   int NumRequeues(const std::string&) const override { return 0; }
@@ -85,7 +89,10 @@ class FakeWorkQueue final : public kubeclient::cache::WorkQueueInterface {
   std::vector<std::string> Take();
 
   std::deque<std::string> keys;
-  std::vector<std::string> delayed;
+  std::vector<std::string> delayed;  // AddAfter's keys, in order
+  std::vector<Duration> delays;      // and their delays
+  // Adds every delayed key (their time has come) and forgets them.
+  void FireDelayed();
   std::set<std::string> forgotten;
 };
 
@@ -167,6 +174,9 @@ class FakeKubeClient final : public kubeclient::KubeClient {
                             const std::string& name) override;
 
   std::deque<Status> next_status_errors;  // returned by the next UpdateStatus calls
+  // Run once after the next successful UpdateStatus is applied, before its
+  // answer returns (the watch may deliver our write before its answer).
+  std::function<void()> after_status_put;
   std::vector<nlohmann::json> puts;                   // every UpdateStatus body received
   int successful_puts = 0;
   int gets = 0;

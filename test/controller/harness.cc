@@ -12,10 +12,11 @@ AdmissionOptions Harness::DefaultOptions() {
   return o;
 }
 
-Harness::Harness(ShardOptions shard_options, AdmissionOptions admission)
+Harness::Harness(ShardOptions shard_options, AdmissionOptions admission,
+                 ContentionGate* real_gate)
     : shard(std::move(shard_options), &namespaces),
-      syncer(admission, shard, routes, api, lease, gate, clock, stats),
-      controller(syncer, routes, &namespaces, shard, queue, gate, clock) {
+      syncer(admission, shard, routes, api, lease, real_gate ? *real_gate : gate, clock, stats),
+      controller(syncer, routes, &namespaces, shard, queue, real_gate ? *real_gate : gate, clock) {
   routes.AddIndex(kRoutesByHostIndex, RoutesByHostIndexFunc(admission));
 }
 
