@@ -631,4 +631,33 @@ TEST_F(TrackerTest, ACarelessWriterIsRepairedOnce) {
   EXPECT_EQ(t.Snapshot().contended_routes, 0u);
 }
 
+
+// Issue 23 item 5, confirmed: the start-up rule reads the writer's wall
+// clock (lastTransitionTime) against ours with 1 s of slack, so a writer
+// whose clock is 5 s off is misjudged both ways. What bounds the damage
+// since item 4: a false positive (a previous configuration's entry taken
+// for a live fight) is repaired when its block ends, not at the resync;
+// a false negative is overwritten once, and a live writer's answer then
+// counts through the watch as usual.
+TEST_F(TrackerTest, ListedRuleMisjudgesSkewedWritersAndTheBlockEndBoundsIt) {
+  ContentionTracker t(clock_, Options());
+  const RouteIngress ours = Entry("a.example.com"), theirs = Entry("a.other.com");
+  const auto d = ContentionTracker::Difference::kConfiguration;
+  const auto started = clock_.WallNow();
+  clock_.Advance(seconds(2));  // the initial list
+  // Writer 5 s ahead: written 4 s before we started, stamped 1 s after.
+  t.Listed("ahead", "ns/a", theirs, &ours, d, started - seconds(4) + seconds(5));
+  EXPECT_TRUE(t.IsChangeContended("ahead")) << "misjudged as written since we started";
+  EXPECT_EQ(t.RecheckAfter("ahead"), minutes(3)) << "repaired when its block ends";
+  clock_.Advance(minutes(3));
+  EXPECT_FALSE(t.IsChangeContended("ahead"));
+  // Writer 5 s behind: written 1 s after we started, stamped 4 s before.
+  t.Listed("behind", "ns/b", theirs, &ours, d, started + seconds(1) - seconds(5));
+  EXPECT_FALSE(t.IsChangeContended("behind")) << "misjudged as older than us: overwritten";
+  t.Clear("behind", ours);
+  t.Changed("behind", "ns/b", ours, theirs, &ours);  // the live writer answers
+  EXPECT_TRUE(t.IsChangeContended("behind"));
+  EXPECT_EQ(t.Snapshot().contentions, 2) << "the misjudged entry's and the live writer's";
+}
+
 }  // namespace routestatus::conflict
