@@ -127,8 +127,6 @@ void ContentionTracker::ObserveLocked(const std::string& uid, const std::string&
                                       const std::optional<RouteIngress>& new_entry,
                                       const RouteIngress* desired, Difference difference,
                                       SteadyTime now) {
-  // Cut-off: stop tracking for the rest of the window.
-  if (contentions_ > options_.limit) return;
   const uint64_t new_print = new_entry ? kubeclient::IngressFingerprint(*new_entry) : 0;
   const bool ours = new_entry ? desired != nullptr && kubeclient::IngressEqual(*new_entry, *desired)
                               : desired == nullptr;
@@ -142,10 +140,38 @@ void ContentionTracker::ObserveLocked(const std::string& uid, const std::string&
     }
     Element& e = it->second;
     if (e.state == State::kSuspect) RestoredLocked(e, now);
+    if (e.held && !(e.own && e.last == new_print)) {
+      // Another writer set ours: the fight is over (or was reconfigured).
+      e.held = false;
+      e.state = State::kCandidate;
+    }
+    if (e.fought) {  // a peer replica of ours made the probe
+      e.fought = false;
+      e.probed = true;
+    }
     if (e.state == State::kCandidate) e.at = now;
     e.last = new_print;
     e.own = false;
     VLOG(4) << "contention: " << route_key << " changed to our desired entry";
+    return;
+  }
+  if (contentions_ > options_.limit) {
+    // Cut-off: nothing is counted for the rest of the window, but a value
+    // that answers our probe still shows a live fight (see Element::held).
+    if (it == ids_.end() || it->second.last == new_print || desired == nullptr || !new_entry ||
+        difference == Difference::kView) {
+      return;
+    }
+    Element& e = it->second;
+    e.fought = true;
+    e.last = new_print;
+    e.own = false;
+    if (e.state == State::kCandidate) e.at = now;
+    if (e.probed && !e.held) {
+      e.held = true;
+      e.state = State::kContended;
+      e.at = now;
+    }
     return;
   }
   if (desired == nullptr && old_entry && new_entry) {
@@ -226,6 +252,9 @@ void ContentionTracker::CountLocked(Element& e, const std::string& route_key,
   e.at = now;
   e.last = new_print;
   e.own = false;
+  // Why: our rewrite when the block ended was answered: a live fight.
+  if (e.probed) e.held = true;
+  e.fought = true;
   ++contentions_;
   ++window_events_;
   ++events_total_;
@@ -281,6 +310,11 @@ void ContentionTracker::Clear(const std::string& uid, const std::optional<RouteI
     if (it != ids_.end()) {
       Element& e = it->second;
       if (e.state == State::kSuspect) RestoredLocked(e, now);
+      // Why: a write of ours over a fought value is the probe made when
+      // its block ended.
+      if (e.fought) e.probed = true;
+      e.fought = false;
+      e.held = false;
       e.at = now;
       e.state = State::kCandidate;
       e.last = written ? kubeclient::IngressFingerprint(*written) : 0;
@@ -317,18 +351,28 @@ bool ContentionTracker::BlockedLocked(const Element& e, SteadyTime now) const {
   switch (e.state) {
     case State::kCandidate: return false;
     case State::kSuspect: return e.at + options_.suspect_block > now;
-    case State::kContended: return e.at + options_.interval > now;
+    case State::kContended: return e.held || e.at + options_.interval > now;
   }
   return false;
 }
 
 Duration ContentionTracker::RecheckAfter(const std::string& uid) const {
   std::lock_guard<std::mutex> l(mu_);
-  auto it = ids_.find(uid);
-  if (it == ids_.end() || it->second.state != State::kSuspect) return Duration::zero();
-  const SteadyTime end = it->second.at + options_.suspect_block;
   const SteadyTime now = clock_.Now();
-  return end > now ? end - now : Duration::zero();
+  auto left = [now](SteadyTime end) { return end > now ? end - now : Duration::zero(); };
+  // Why the flush for every route under the cut-off: it ends only there
+  // (when the count falls back to the limit); a route held by it, or by its
+  // own block that outlasts it, is asked again then.
+  auto it = ids_.find(uid);
+  if (it != ids_.end() && it->second.held) return Duration::zero();
+  if (contentions_ > options_.limit) return left(next_flush_);
+  if (it == ids_.end()) return Duration::zero();
+  switch (it->second.state) {
+    case State::kCandidate: return Duration::zero();
+    case State::kSuspect: return left(it->second.at + options_.suspect_block);
+    case State::kContended: return left(it->second.at + options_.interval);
+  }
+  return Duration::zero();
 }
 
 std::string ContentionTracker::Flush() {
@@ -348,15 +392,25 @@ std::string ContentionTracker::FlushLocked(SteadyTime now) {
   if (!summary.empty()) VLOG(1) << "contention: window summary: " << summary;
   int still = 0;
   for (auto it = ids_.begin(); it != ids_.end();) {
-    const Element& e = it->second;
+    Element& e = it->second;
     const auto age = now - e.at;
-    const bool drop = e.state != State::kCandidate ? age > options_.interval
-                                                   : age > 3 * options_.interval;
-    if (drop) {
+    const bool expired = e.state != State::kCandidate ? age > options_.interval
+                                                      : age > 3 * options_.interval;
+    if (expired && e.state == State::kContended && !e.held) {
+      // Why kept as a Candidate: whether our next write of it is a probe
+      // (fought) must outlive the window, or a fight restarts every flush.
+      e.state = State::kCandidate;
+      e.at = now;
+      ++it;
+      continue;
+    }
+    // Why a fought or held record stays: until we rewrite the value that
+    // fought us, our next write of it is the probe (see Element::held).
+    if (expired && !e.held && !e.fought) {
       it = ids_.erase(it);
       continue;
     }
-    if (e.state == State::kContended) ++still;
+    if (e.state == State::kContended && !e.held) ++still;
     ++it;
   }
   contentions_ = still;

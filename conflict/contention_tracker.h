@@ -141,12 +141,18 @@ class ContentionTracker {
   // The route was deleted.
   void Forget(const std::string& uid);
   // True if we must not change our existing entry of `uid` now: the global
-  // cut-off is active, `uid` is Contended and its interval has not passed,
-  // or Suspect and its suspect_block has not passed.
+  // cut-off is active, `uid` is Contended and its interval has not passed
+  // (or it is held: see RecheckAfter), or Suspect and its suspect_block has
+  // not passed.
   bool IsChangeContended(const std::string& uid);
-  // While `uid` is Suspect and blocked: the time until the block ends (the
-  // caller reconciles it then); otherwise zero (a Contended route waits for
-  // the next change or resync, as with the OpenShift router).
+  // While a change of `uid` is blocked: the time until the block may end,
+  // when the caller reconciles the route again (issue 23: a wrong entry of
+  // ours is repaired within a window, not at the next resync). Under the
+  // cut-off that is the next flush, for every route; otherwise the end of
+  // the route's suspect_block (Suspect) or interval (Contended). Zero when
+  // nothing blocks it, and for a held route: one that was Contended again
+  // after our rewrite at the end of its block (a live fight, not a careless
+  // writer; so a fight settles instead of being replayed every window).
   Duration RecheckAfter(const std::string& uid) const;
 
   // Warnings (LOG(WARNING), at once, from the call that counts): the first
@@ -190,6 +196,16 @@ class ContentionTracker {
     // Until then a view difference counts: the entry was restored to ours
     // at least suspect_block after the suspicion.
     SteadyTime armed_until{};
+    // Another writer's value fought ours (a contention, counted or under
+    // the cut-off) and our configuration has not rewritten it since.
+    bool fought = false;
+    // Our configuration (we or a peer replica) rewrote a fought value: the
+    // probe made when a block ends. Kept until the record is dropped.
+    bool probed = false;
+    // Fought again after the probe: the other writer is still there.
+    // Blocked until another writer sets the entry we compute, or the route
+    // is deleted; never re-queued, not counted, kept across flushes.
+    bool held = false;
   };
   struct Example {
     std::string route_key;

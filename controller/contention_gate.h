@@ -45,9 +45,10 @@ class ContentionGate {
   // True when we must not change our existing entry of `uid` now. Not asked
   // when our entry is absent (creating it is never blocked).
   virtual bool IsChangeContended(const std::string& uid) = 0;
-  // When a change of `uid` is blocked only for a short while (another
-  // writer's value may be a slightly older view of ours): how long until it
-  // should be reconciled again; zero otherwise.
+  // While a change of `uid` is blocked (IsChangeContended): how long until
+  // the block may end and the route should be reconciled again, so that
+  // every route a block held is reconciled when it ends; zero when nothing
+  // blocks it.
   virtual Duration RecheckAfter(const std::string& uid) {
     (void)uid;
     return Duration::zero();

@@ -52,6 +52,14 @@ bool IsAuthFailure(const Status& status) {
   return m.find(" cannot ") != std::string::npos && m.find(" resource ") != std::string::npos;
 }
 
+// True when `route` carries more than one entry of `router_name`: a write
+// reduces them to one (WithIngressEntry), as openshift-router does.
+bool Duplicated(const Route& route, const std::string& router_name) {
+  int n = 0;
+  for (const auto& e : route.Ingress()) n += e.router_name == router_name ? 1 : 0;
+  return n > 1;
+}
+
 uint64_t Fingerprint(const std::optional<RouteIngress>& entry) {
   return entry ? kubeclient::IngressFingerprint(*entry) : 0;
 }
@@ -119,7 +127,7 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
                         decision.admitted ? kReasonAdmitted : decision.reason);
   }
   const bool own_write =
-      watched_entry_change && TakeOwnWrite(key, route->metadata.resource_version);
+      watched_entry_change && TakeOwnWrite(key, route->metadata.resource_version, observed);
   if (!desired && !observed) {
     ClearFailure(key, false);  // nothing to write any more
     if (watched_entry_change) {
@@ -134,7 +142,7 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
     VLOG(4) << "route " << key << ": outside our shard, no entry of ours";
     return SyncResult::kOutOfShard;
   }
-  if (SameEntry(observed, desired)) {
+  if (SameEntry(observed, desired) && !Duplicated(*route, admission_.router_name)) {
     ClearFailure(key, false);  // nothing to write any more
     if (watched_entry_change && IsNewestEntry(*route, admission_.router_name)) {
       // Why: docs/design.md section 2: a follower seeing its entry already correct
@@ -177,7 +185,7 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
   }
   std::optional<RouteIngress> observed = route->FindIngress(admission_.router_name);
   std::optional<RouteIngress> desired = DesiredGiven(*route, observed, nullptr);
-  if (SameEntry(observed, desired)) {
+  if (SameEntry(observed, desired) && !Duplicated(*route, admission_.router_name)) {
     ++stats_.skipped_done;  // e.g. after a 409 the watch brought a correct entry
     // Why: the work ends here; a failure record left behind would make
     // every later reconcile of this entry wait for a retry nobody holds.
@@ -198,7 +206,7 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
     LOG(ERROR) << "route " << key << ": cannot build status: " << body.status().ToString();
     return {WorkResult::kNone, false};
   }
-  BeginOwnWrite(key, route->metadata.resource_version);
+  BeginOwnWrite(key, route->metadata.resource_version, desired);
   auto result = client_.UpdateStatus(kubeclient::RoutesResource(), *body);
   EndOwnWrite(key, result.ok() ? kubeclient::ResourceVersionOf(*result) : "");
   if (result.ok()) {
@@ -358,9 +366,10 @@ bool StatusSyncer::InBackoff(const std::string& key, const std::optional<RouteIn
   return it != failures_.end() && it->second.entry == Fingerprint(entry);
 }
 
-void StatusSyncer::BeginOwnWrite(const std::string& key, const std::string& read_version) {
+void StatusSyncer::BeginOwnWrite(const std::string& key, const std::string& read_version,
+                                 const std::optional<RouteIngress>& written) {
   std::lock_guard<std::mutex> lock(own_writes_mu_);
-  own_writes_[key] = OwnWrite{true, read_version, "", ""};
+  own_writes_[key] = OwnWrite{true, read_version, "", "", Fingerprint(written)};
 }
 
 void StatusSyncer::EndOwnWrite(const std::string& key, const std::string& resource_version) {
@@ -379,17 +388,22 @@ void StatusSyncer::EndOwnWrite(const std::string& key, const std::string& resour
   w.resource_version = resource_version;
 }
 
-bool StatusSyncer::TakeOwnWrite(const std::string& key, const std::string& resource_version) {
+bool StatusSyncer::TakeOwnWrite(const std::string& key, const std::string& resource_version,
+                                const std::optional<RouteIngress>& observed) {
   std::lock_guard<std::mutex> lock(own_writes_mu_);
   auto it = own_writes_.find(key);
   if (it == own_writes_.end()) return false;
-  if (it->second.in_flight) {
-    OwnWrite& w = it->second;
+  OwnWrite& w = it->second;
+  // Why by content too: the work queue coalesces our echo with later
+  // updates of the key; the version we reconcile is then past our write's
+  // although our entry is still the one we wrote (issue 23 item 2).
+  const bool same_entry = Fingerprint(observed) == w.written;
+  if (w.in_flight) {
     if (resource_version == w.read_version) return true;
     if (w.echo_seen.empty()) w.echo_seen = resource_version;
-    return resource_version == w.echo_seen;
+    return same_entry || resource_version == w.echo_seen;
   }
-  const bool ours = it->second.resource_version == resource_version;
+  const bool ours = same_entry || w.resource_version == resource_version;
   own_writes_.erase(it);
   return ours;
 }

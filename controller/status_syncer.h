@@ -113,27 +113,36 @@ class StatusSyncer {
   // was ours" (the lease is told, Extend(key, kUs | kPeer)). Removals are
   // recorded too: their echo is an entry change (the leader's progress for
   // a follower), which a leader must not take for a peer's write.
-  // BeginOwnWrite before the PUT, with the version the PUT names;
-  // EndOwnWrite with its answer's version ("" when it failed).
-  void BeginOwnWrite(const std::string& key, const std::string& read_version);
+  // BeginOwnWrite before the PUT, with the version the PUT names and the
+  // entry it writes (nullopt: removal); EndOwnWrite with its answer's
+  // version ("" when it failed).
+  void BeginOwnWrite(const std::string& key, const std::string& read_version,
+                     const std::optional<kubeclient::RouteIngress>& written);
   void EndOwnWrite(const std::string& key, const std::string& resource_version);
-  // True when the entry change of `key` at `resource_version` is our own
-  // write. While our PUT is in flight, the first change past the version it
-  // names is taken as ours: it is its echo (the watch can beat the answer),
-  // or a write that landed first, and then our PUT fails with 409 and we
-  // follow anyway. A second one is not ours: nothing lands between the
-  // version our PUT names and our write, so it is newer than our write.
-  // (The named version itself, reconciled late, is taken as ours.)
-  // Otherwise the record is forgotten: the first entry change after our
-  // write is either its echo or something newer. So records live from a
-  // write until its echo.
-  bool TakeOwnWrite(const std::string& key, const std::string& resource_version);
+  // True when the entry change of `key` seen at `resource_version`, where
+  // our entry is `observed`, is our own write. An entry equal to the one we
+  // wrote is ours (our echo, or our echo coalesced by the work queue with
+  // later updates that left our entry alone: labels, annotations, another
+  // router's entry), never a peer's: a peer writes only what differs from
+  // what it sees, and its write over ours needs a version past ours. While
+  // our PUT is in flight, the first change past the version it names is
+  // taken as ours: it is its echo (the watch can beat the answer), or a
+  // write that landed first, and then our PUT fails with 409 and we follow
+  // anyway. A second one with another entry is not ours: nothing lands
+  // between the version our PUT names and our write, so it is newer than
+  // our write. (The named version itself, reconciled late, is taken as
+  // ours.) Otherwise the record is forgotten: the first entry change after
+  // our write is either its echo or something newer. So records live from
+  // a write until its echo.
+  bool TakeOwnWrite(const std::string& key, const std::string& resource_version,
+                    const std::optional<kubeclient::RouteIngress>& observed);
 
   struct OwnWrite {
     bool in_flight = false;        // the PUT is sent; its answer is not back
     std::string read_version;      // the version the PUT names
     std::string resource_version;  // the answer's version
     std::string echo_seen;         // the first change past read_version seen in flight
+    uint64_t written = 0;          // IngressFingerprint of the entry written (0: removal)
   };
 
   // A permanent failure of `key`'s write of `entry` (nullopt: removal):

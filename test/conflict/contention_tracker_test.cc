@@ -240,9 +240,44 @@ TEST_F(TrackerTest, ViewDifferenceIsSuspectUntilItHappensAgain) {
   t.Changed("u", "ns/a", admitted, claimed, &admitted, D::kView);
   EXPECT_EQ(t.Snapshot().contentions, 1);
   EXPECT_TRUE(t.IsChangeContended("u"));
-  EXPECT_EQ(t.RecheckAfter("u"), seconds(0)) << "contended: waits for the next change";
+  EXPECT_EQ(t.RecheckAfter("u"), minutes(3)) << "contended: asked again when the interval ends";
   clock_.Advance(minutes(3));
   EXPECT_FALSE(t.IsChangeContended("u"));
+  EXPECT_EQ(t.RecheckAfter("u"), seconds(0));
+}
+
+// Issue 23 item 4: every block tells when it may end, so the status path
+// reconciles the route again then (before: a Contended route, and every
+// route held by the cut-off, waited for its next change or the resync).
+TEST_F(TrackerTest, RecheckAfterTellsWhenEachBlockEnds) {
+  ContentionTracker t(clock_, Options());
+  const RouteIngress ours = Entry("a.example.com");
+  const RouteIngress theirs = Entry("a.other.com");
+  t.Clear("u", ours);
+  clock_.Advance(seconds(20));
+  t.Changed("u", "ns/a", ours, theirs, &ours);
+  ASSERT_TRUE(t.IsChangeContended("u"));
+  EXPECT_EQ(t.RecheckAfter("u"), minutes(3));
+  clock_.Advance(minutes(1));
+  EXPECT_EQ(t.RecheckAfter("u"), minutes(2));
+  EXPECT_EQ(t.RecheckAfter("never-seen"), seconds(0)) << "not blocked";
+  // More than the limit (5): the cut-off holds every route until the flush
+  // (6 min after the tracker was made), whatever its own state.
+  for (int i = 0; i < 5; ++i) {
+    const std::string uid = "v" + std::to_string(i);
+    t.Clear(uid, ours);
+    t.Changed(uid, "ns/v", ours, theirs, &ours);
+  }
+  ASSERT_TRUE(t.Snapshot().cutoff_active);
+  const Duration to_flush = t.NextFlush() - clock_.Now();
+  EXPECT_EQ(to_flush, minutes(6) - seconds(80));
+  EXPECT_TRUE(t.IsChangeContended("never-seen"));
+  EXPECT_EQ(t.RecheckAfter("never-seen"), to_flush);
+  EXPECT_EQ(t.RecheckAfter("u"), to_flush);
+  clock_.Advance(to_flush);
+  EXPECT_FALSE(t.IsChangeContended("never-seen")) << "the flush ended the cut-off";
+  EXPECT_FALSE(t.IsChangeContended("u"));
+  EXPECT_EQ(t.RecheckAfter("u"), seconds(0));
 }
 
 // The leader of item 2 wrote an entry computed before a host holder was
@@ -535,4 +570,94 @@ TEST_F(TrackerTest, ConcurrentInformerAndWriters) {
 }
 
 }  // namespace
+
+// Issue 23: a route re-queued when its block ends is rewritten once (the
+// probe: a careless writer's value is repaired); a writer that fights the
+// probe again is a live fight, and the route is then held (not re-queued,
+// not rewritten) until another writer sets ours, so a fight settles
+// instead of replaying every window. As seen by a follower replica, whose
+// leader makes the writes, and under the cut-off.
+TEST_F(TrackerTest, AFightAnsweringTheProbeIsHeld) {
+  ContentionTrackerOptions o = Options();
+  o.limit = 1;
+  ContentionTracker t(clock_, o);
+  const int n = 4;
+  auto uid = [](int i) { return "u" + std::to_string(i); };
+  std::vector<RouteIngress> our_entries, their_entries;
+  for (int i = 0; i < n; ++i) {
+    our_entries.push_back(Entry("r" + std::to_string(i) + ".example.com"));
+    their_entries.push_back(Entry("r" + std::to_string(i) + ".other.com"));
+  }
+  auto ours = [&](int i) -> const RouteIngress& { return our_entries[i]; };
+  auto theirs = [&](int i) -> const RouteIngress& { return their_entries[i]; };
+  for (int i = 0; i < n; ++i) t.Changed(uid(i), "ns/r", theirs(i), ours(i), &ours(i));
+  clock_.Advance(seconds(30));
+  for (int i = 0; i < n; ++i) t.Changed(uid(i), "ns/r", ours(i), theirs(i), &ours(i));
+  ASSERT_TRUE(t.Snapshot().cutoff_active) << "2 counted, 2 under the cut-off";
+  for (int i = 0; i < n; ++i) EXPECT_GT(t.RecheckAfter(uid(i)), seconds(0)) << i;
+  clock_.Advance(t.NextFlush() - clock_.Now());
+  for (int i = 0; i < n; ++i) {
+    EXPECT_FALSE(t.IsChangeContended(uid(i))) << "the block ended: " << i;
+    t.Changed(uid(i), "ns/r", theirs(i), ours(i), &ours(i));  // our leader's probe
+  }
+  clock_.Advance(seconds(30));
+  for (int i = 0; i < n; ++i) t.Changed(uid(i), "ns/r", ours(i), theirs(i), &ours(i));
+  clock_.Advance(minutes(30));
+  for (int i = 0; i < n; ++i) {
+    EXPECT_TRUE(t.IsChangeContended(uid(i))) << "held: " << i;
+    EXPECT_EQ(t.RecheckAfter(uid(i)), seconds(0)) << "held: " << i;
+  }
+  EXPECT_FALSE(t.Snapshot().cutoff_active) << "held routes are not counted";
+  // The other writer gives in: it writes ours; the route is free again.
+  t.Changed(uid(0), "ns/r", theirs(0), ours(0), &ours(0));
+  EXPECT_FALSE(t.IsChangeContended(uid(0)));
+}
+
+// A careless writer's value is repaired by the probe and, left alone
+// afterwards, never held.
+TEST_F(TrackerTest, ACarelessWriterIsRepairedOnce) {
+  ContentionTracker t(clock_, Options());
+  const RouteIngress ours = Entry("a.example.com");
+  const RouteIngress garbage = Entry("a.example.com", "router.apps.example.com", "False", "Garbage");
+  t.Clear("u", ours);
+  t.Changed("u", "ns/a", ours, garbage, &ours);
+  EXPECT_EQ(t.RecheckAfter("u"), minutes(3));
+  clock_.Advance(minutes(3));
+  EXPECT_FALSE(t.IsChangeContended("u"));
+  t.Clear("u", ours);  // the probe
+  t.Changed("u", "ns/a", garbage, ours, &ours);  // its echo
+  clock_.Advance(minutes(30));
+  EXPECT_FALSE(t.IsChangeContended("u"));
+  EXPECT_EQ(t.Snapshot().contended_routes, 0u);
+}
+
+
+// Issue 23 item 5, confirmed: the start-up rule reads the writer's wall
+// clock (lastTransitionTime) against ours with 1 s of slack, so a writer
+// whose clock is 5 s off is misjudged both ways. What bounds the damage
+// since item 4: a false positive (a previous configuration's entry taken
+// for a live fight) is repaired when its block ends, not at the resync;
+// a false negative is overwritten once, and a live writer's answer then
+// counts through the watch as usual.
+TEST_F(TrackerTest, ListedRuleMisjudgesSkewedWritersAndTheBlockEndBoundsIt) {
+  ContentionTracker t(clock_, Options());
+  const RouteIngress ours = Entry("a.example.com"), theirs = Entry("a.other.com");
+  const auto d = ContentionTracker::Difference::kConfiguration;
+  const auto started = clock_.WallNow();
+  clock_.Advance(seconds(2));  // the initial list
+  // Writer 5 s ahead: written 4 s before we started, stamped 1 s after.
+  t.Listed("ahead", "ns/a", theirs, &ours, d, started - seconds(4) + seconds(5));
+  EXPECT_TRUE(t.IsChangeContended("ahead")) << "misjudged as written since we started";
+  EXPECT_EQ(t.RecheckAfter("ahead"), minutes(3)) << "repaired when its block ends";
+  clock_.Advance(minutes(3));
+  EXPECT_FALSE(t.IsChangeContended("ahead"));
+  // Writer 5 s behind: written 1 s after we started, stamped 4 s before.
+  t.Listed("behind", "ns/b", theirs, &ours, d, started + seconds(1) - seconds(5));
+  EXPECT_FALSE(t.IsChangeContended("behind")) << "misjudged as older than us: overwritten";
+  t.Clear("behind", ours);
+  t.Changed("behind", "ns/b", ours, theirs, &ours);  // the live writer answers
+  EXPECT_TRUE(t.IsChangeContended("behind"));
+  EXPECT_EQ(t.Snapshot().contentions, 2) << "the misjudged entry's and the live writer's";
+}
+
 }  // namespace routestatus::conflict

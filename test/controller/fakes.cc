@@ -17,6 +17,12 @@ bool FakeWorkQueue::Get(std::string* key) {
   return true;
 }
 
+void FakeWorkQueue::FireDelayed() {
+  for (const auto& key : delayed) Add(key);
+  delayed.clear();
+  delays.clear();
+}
+
 std::vector<std::string> FakeWorkQueue::Take() {
   std::vector<std::string> out(keys.begin(), keys.end());
   keys.clear();
@@ -147,7 +153,13 @@ StatusOr<json> FakeKubeClient::UpdateStatus(const kubeclient::ResourceRef&,
   json stored = it->second;
   stored["status"] = object.contains("status") ? object["status"] : json::object();
   ++successful_puts;
-  return Put(std::move(stored));
+  json answer = Put(std::move(stored));
+  if (after_status_put) {
+    auto hook = std::move(after_status_put);
+    after_status_put = nullptr;
+    hook();
+  }
+  return answer;
 }
 
 Status FakeKubeClient::Delete(const kubeclient::ResourceRef&, const std::string& ns,

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -172,6 +173,9 @@ class FakeKubeClient final : public kubeclient::KubeClient {
                             const std::string& name) override;
 
   std::deque<Status> next_status_errors;  // returned by the next UpdateStatus calls
+  // Run once after the next successful UpdateStatus is applied, before its
+  // answer returns (the watch may deliver our write before its answer).
+  std::function<void()> after_status_put;
   std::vector<nlohmann::json> puts;                   // every UpdateStatus body received
   int successful_puts = 0;
   int gets = 0;

@@ -12,10 +12,12 @@ AdmissionOptions Harness::DefaultOptions() {
   return o;
 }
 
-Harness::Harness(ShardOptions shard_options, AdmissionOptions admission, Duration namespace_settle)
+Harness::Harness(ShardOptions shard_options, AdmissionOptions admission, Duration namespace_settle,
+                 ContentionGate* real_gate)
     : shard(std::move(shard_options), &namespaces),
-      syncer(admission, shard, routes, api, lease, gate, clock, stats),
-      controller(syncer, routes, &namespaces, shard, queue, gate, clock, namespace_settle) {
+      syncer(admission, shard, routes, api, lease, real_gate ? *real_gate : gate, clock, stats),
+      controller(syncer, routes, &namespaces, shard, queue, real_gate ? *real_gate : gate, clock,
+                 namespace_settle) {
   routes.AddIndex(kRoutesByHostIndex, RoutesByHostIndexFunc(admission));
 }
 

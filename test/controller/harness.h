@@ -16,8 +16,11 @@ namespace routestatus::controller::testing {
 // as the informer cache (tests "deliver" server objects into it, calling
 // the controller's handlers like an informer would).
 struct Harness {
+  // `real_gate` (optional; must outlive the harness) replaces `gate` as the
+  // gate the syncer and controller use.
   explicit Harness(ShardOptions shard_options = {}, AdmissionOptions admission = DefaultOptions(),
-                   Duration namespace_settle = Controller::kDefaultNamespaceSettle);
+                   Duration namespace_settle = Controller::kDefaultNamespaceSettle,
+                   ContentionGate* real_gate = nullptr);
 
   static AdmissionOptions DefaultOptions();
   // A route JSON object with an unknown field in spec and metadata.

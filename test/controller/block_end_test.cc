@@ -1,0 +1,177 @@
+// Issue 23 items 4 and 7: a route blocked by the contention tracker
+// (Contended, Suspect, or every route under the cut-off) is reconciled
+// again when its block ends, so a wrong entry of ours is repaired within a
+// window, not at the next resync; and duplicated entries of our router
+// name are reduced to one.
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "conflict/contention_tracker.h"
+#include "controller/status_syncer.h"
+#include "controller/tracker_gate.h"
+#include "test/controller/harness.h"
+
+namespace routestatus::controller::testing {
+namespace {
+
+using nlohmann::json;
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+// Forwards to `to`, set once the gate exists (the tracker needs the
+// harness's clock, the harness needs a gate).
+class ForwardingGate final : public ContentionGate {
+ public:
+  ContentionGate* to = nullptr;
+  void EntryChanged(const kubeclient::Route& r, const std::optional<kubeclient::RouteIngress>& o,
+                    const std::optional<kubeclient::RouteIngress>& n,
+                    const std::optional<kubeclient::RouteIngress>& d) override {
+    to->EntryChanged(r, o, n, d);
+  }
+  void EntriesListed(const std::vector<ListedEntry>& listed) override { to->EntriesListed(listed); }
+  void Forget(const std::string& uid) override { to->Forget(uid); }
+  bool IsChangeContended(const std::string& uid) override { return to->IsChangeContended(uid); }
+  Duration RecheckAfter(const std::string& uid) override { return to->RecheckAfter(uid); }
+  void Clear(const std::string& uid, const std::optional<kubeclient::RouteIngress>& w) override {
+    to->Clear(uid, w);
+  }
+};
+
+conflict::ContentionTrackerOptions TrackerOptions() {
+  conflict::ContentionTrackerOptions o;
+  o.router_name = "default";
+  o.interval = minutes(3);
+  o.limit = 2;
+  return o;
+}
+
+class BlockEndTest : public ::testing::Test {
+ protected:
+  BlockEndTest() : h_({}, Harness::DefaultOptions(), Controller::kDefaultNamespaceSettle, &forward_), tracker_(h_.clock, TrackerOptions()),
+                   gate_(tracker_) {
+    forward_.to = &gate_;
+  }
+
+  // Creates route `name` and lets us write our entry (and see its echo).
+  void CreateAdmitted(const std::string& name) {
+    h_.Create(Harness::RouteJson("ns", name, name + ".example.com"));
+    h_.Drain();
+    h_.Deliver("ns", name);
+    h_.Drain();
+    ASSERT_TRUE(h_.ServerEntry("ns", name).has_value());
+  }
+  // Another writer of our router name changes our entry of `name`.
+  void Scribble(const std::string& name, const std::function<void(json&)>& change) {
+    json o = h_.api.Object("ns", name);
+    for (json& e : o["status"]["ingress"]) {
+      if (e["routerName"] == "default") change(e);
+    }
+    h_.api.Put(o);
+    h_.Deliver("ns", name);
+  }
+  static void Garbage(json& e) {
+    e["conditions"][0]["status"] = "False";
+    e["conditions"][0]["reason"] = "Garbage";
+  }
+  static void WrongHost(json& e) { e["host"] = "wrong.example.com"; }
+  bool Correct(const std::string& name) {
+    auto e = h_.ServerEntry("ns", name);
+    return e && e->host == name + ".example.com" && e->conditions.size() == 1 &&
+           e->conditions[0].status == "True";
+  }
+
+  ForwardingGate forward_;
+  Harness h_;
+  conflict::ContentionTracker tracker_;
+  TrackerGate gate_;
+};
+
+// A careless writer leaves a garbage condition on one route and a wrong
+// host on another: both Contended, not overwritten during the interval,
+// and rewritten when it ends (before: only at their next change or the
+// 30 min resync; RecheckAfter was zero for Contended routes).
+TEST_F(BlockEndTest, ContendedRouteIsRepairedWhenItsIntervalEnds) {
+  CreateAdmitted("a");
+  CreateAdmitted("b");
+  const int writes = h_.api.successful_puts;
+  Scribble("a", Garbage);
+  Scribble("b", WrongHost);
+  h_.Drain();
+  EXPECT_EQ(tracker_.Snapshot().contended_routes, 2u);
+  EXPECT_EQ(h_.api.successful_puts, writes) << "contended: not written during the interval";
+  ASSERT_EQ(h_.queue.delays.size(), 2u) << "reconciled again when the block ends";
+  EXPECT_EQ(h_.queue.delays[0].second, minutes(3));
+  h_.clock.Advance(minutes(3));
+  h_.queue.FireDelayed();
+  h_.Drain();
+  EXPECT_TRUE(Correct("a"));
+  EXPECT_TRUE(Correct("b"));
+  EXPECT_EQ(h_.api.successful_puts, writes + 2);
+}
+
+// More than `limit` contentions engage the cut-off: a legitimate change of
+// another route is held until the window is flushed, then written; the
+// contended routes are repaired then too.
+TEST_F(BlockEndTest, RoutesHeldByTheCutOffAreReconciledWhenItEnds) {
+  for (const char* n : {"a", "b", "c", "d"}) CreateAdmitted(n);
+  const int writes = h_.api.successful_puts;
+  h_.clock.Advance(seconds(10));
+  Scribble("a", Garbage);
+  Scribble("b", WrongHost);
+  Scribble("c", Garbage);
+  h_.Drain();
+  ASSERT_TRUE(tracker_.Snapshot().cutoff_active);
+  // The owner of d changes its host: held by the cut-off.
+  json d = h_.api.Object("ns", "d");
+  d["spec"]["host"] = "d2.example.com";
+  h_.api.Put(d);
+  h_.Deliver("ns", "d");
+  h_.Drain();
+  EXPECT_EQ(h_.api.successful_puts, writes);
+  // The first flush is due 6 min after the tracker was made.
+  const Duration to_flush = tracker_.NextFlush() - h_.clock.Now();
+  ASSERT_EQ(h_.queue.delays.size(), 4u);
+  for (const auto& [key, d] : h_.queue.delays) EXPECT_EQ(d, to_flush);
+  h_.clock.Advance(to_flush);
+  h_.queue.FireDelayed();
+  h_.Drain();
+  EXPECT_FALSE(tracker_.Snapshot().cutoff_active);
+  EXPECT_TRUE(Correct("a"));
+  EXPECT_TRUE(Correct("b"));
+  EXPECT_TRUE(Correct("c"));
+  auto moved = h_.ServerEntry("ns", "d");
+  ASSERT_TRUE(moved.has_value());
+  EXPECT_EQ(moved->host, "d2.example.com");
+  EXPECT_EQ(h_.api.successful_puts, writes + 4);
+}
+
+// Three entries of our router name on one route (all equal to ours):
+// reduced to one by one write, other routers' entries kept, as
+// openshift-router removes duplicates. Before: "already correct", never
+// written.
+TEST_F(BlockEndTest, DuplicatedEntriesOfOursAreReducedToOne) {
+  CreateAdmitted("a");
+  json o = h_.api.Object("ns", "a");
+  json ours = o["status"]["ingress"][0];
+  json other = ours;
+  other["routerName"] = "internal";
+  o["status"]["ingress"] = {ours, other, ours, ours};
+  h_.api.Put(o);
+  const int writes = h_.api.successful_puts;
+  h_.Deliver("ns", "a");
+  h_.Drain();
+  EXPECT_EQ(h_.api.successful_puts, writes + 1);
+  json stored = h_.api.Object("ns", "a");
+  ASSERT_EQ(stored["status"]["ingress"].size(), 2u);
+  EXPECT_EQ(stored["status"]["ingress"][0]["routerName"], "default");
+  EXPECT_EQ(stored["status"]["ingress"][1]["routerName"], "internal");
+  // Its echo: one entry, nothing more to write.
+  h_.Deliver("ns", "a");
+  h_.Drain();
+  EXPECT_EQ(h_.api.successful_puts, writes + 1);
+}
+
+}  // namespace
+}  // namespace routestatus::controller::testing

@@ -1,0 +1,108 @@
+// Issue 23 item 2: the record of our own writes when the work queue
+// coalesces our write's echo with a later update that leaves our entry
+// alone. Such an update is our echo (or nobody's), never a peer's write:
+// taking it for a peer's made the leader step down.
+
+#include <functional>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "controller/status_syncer.h"
+#include "test/controller/harness.h"
+
+namespace routestatus::controller::testing {
+namespace {
+
+using lease::EntryWriter;
+using nlohmann::json;
+
+// Our first write of ns/web, then its echo delivered (the key is queued, not
+// reconciled), then `change` applied on the server and delivered too: the
+// queue holds the key once, so one reconcile sees both updates.
+void WriteThenCoalesce(Harness& h, const std::function<void(json&)>& change) {
+  h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
+  ASSERT_EQ(h.Drain(), 1);
+  ASSERT_EQ(h.api.successful_puts, 1);
+  h.Deliver("ns", "web");  // our write's echo
+  json o = h.api.Object("ns", "web");
+  change(o);
+  h.api.Put(o);
+  h.Deliver("ns", "web");
+  ASSERT_EQ(h.queue.keys.size(), 1u) << "one reconcile for both updates";
+  h.Drain();
+}
+
+void ExpectOurEcho(const Harness& h) {
+  EXPECT_EQ(h.api.successful_puts, 1) << "nothing to write";
+  EXPECT_EQ(h.lease.writers, std::vector<EntryWriter>{EntryWriter::kUs})
+      << "the leader would step down";
+  EXPECT_EQ(h.stats.skipped_own_write.load(), 1);
+  EXPECT_EQ(h.stats.skipped_follower.load(), 0);
+  EXPECT_EQ(h.syncer.own_write_records(), 0u) << "the echo was seen";
+}
+
+// Each of these failed before the fix: the lease was told kPeer.
+TEST(OwnWriteTest, EchoCoalescedWithALabelChangeIsOurs) {
+  Harness h;
+  WriteThenCoalesce(h, [](json& o) { o["metadata"]["labels"] = {{"tier", "web"}}; });
+  ExpectOurEcho(h);
+}
+
+TEST(OwnWriteTest, EchoCoalescedWithAnAnnotationChangeIsOurs) {
+  Harness h;
+  WriteThenCoalesce(h, [](json& o) { o["metadata"]["annotations"]["note"] = "changed"; });
+  ExpectOurEcho(h);
+}
+
+TEST(OwnWriteTest, EchoCoalescedWithAnotherRoutersEntryInTheSameSecondIsOurs) {
+  Harness h;
+  WriteThenCoalesce(h, [](json& o) {
+    json ours = o["status"]["ingress"][0];
+    json other = ours;
+    other["routerName"] = "internal";
+    other["host"] = "www.internal.example.com";
+    o["status"]["ingress"].push_back(other);  // same lastTransitionTime: a tie is ours
+  });
+  ExpectOurEcho(h);
+}
+
+// The other way round: our echo coalesced with a peer's write of another
+// entry (the route moved, a replica of our router name wrote first) is
+// the peer's write, and the leader follows.
+TEST(OwnWriteTest, EchoCoalescedWithAPeersDifferentEntryIsThePeers) {
+  Harness h;
+  WriteThenCoalesce(h, [&h](json& o) {
+    o["spec"]["host"] = "moved.example.com";
+    auto moved = kubeclient::RouteFromJson(o).value();
+    auto entry = h.syncer.Desired(moved, nullptr);
+    ASSERT_TRUE(entry.has_value());
+    o = kubeclient::WithIngressEntry(moved, "default", entry).value();
+  });
+  EXPECT_EQ(h.api.successful_puts, 1) << "the peer wrote what we compute";
+  EXPECT_EQ(h.lease.writers, std::vector<EntryWriter>{EntryWriter::kPeer});
+  EXPECT_EQ(h.stats.skipped_follower.load(), 1);
+  EXPECT_EQ(h.syncer.own_write_records(), 0u);
+}
+
+// While our PUT is in flight, the watch brings its echo coalesced with a
+// label change: not a peer's write either.
+TEST(OwnWriteTest, EchoInFlightCoalescedWithALabelChangeIsOurs) {
+  Harness h;
+  h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
+  h.api.after_status_put = [&h] {
+    h.Deliver("ns", "web");  // echo
+    json o = h.api.Object("ns", "web");
+    o["metadata"]["labels"] = {{"tier", "web"}};
+    h.api.Put(o);
+    h.Deliver("ns", "web");
+    h.Drain();  // reconciled before our PUT's answer is back
+  };
+  h.Drain();
+  EXPECT_EQ(h.api.successful_puts, 1);
+  EXPECT_EQ(h.lease.writers, std::vector<EntryWriter>{EntryWriter::kUs});
+  EXPECT_EQ(h.syncer.own_write_records(), 0u);
+}
+
+}  // namespace
+}  // namespace routestatus::controller::testing
