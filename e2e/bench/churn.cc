@@ -1,5 +1,6 @@
 #include "e2e/bench/churn.h"
 
+#include <algorithm>
 #include <thread>
 
 #include <glog/logging.h>
@@ -89,7 +90,15 @@ int RouteModel::RandomChanges(int count, double rate) {
 bool RouteModel::Converged(std::string* why) const {
   std::string ignored;
   if (why == nullptr) why = &ignored;
-  std::vector<nlohmann::json> routes = cluster_.ListRoutes();
+  std::vector<nlohmann::json> routes;
+  // Why only the model's namespaces: a scenario may seed routes of its own
+  // elsewhere (the lease bench's failing route).
+  for (auto& route : cluster_.ListRoutes()) {
+    const std::string ns = route["metadata"].value("namespace", "");
+    if (std::find(namespaces_.begin(), namespaces_.end(), ns) != namespaces_.end()) {
+      routes.push_back(std::move(route));
+    }
+  }
   if (routes.size() != routes_.size()) {
     *why = "route count " + std::to_string(routes.size()) + " != " + std::to_string(routes_.size());
     return false;
