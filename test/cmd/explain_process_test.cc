@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <iterator>
 #include <functional>
 #include <map>
 #include <string>
@@ -190,11 +191,13 @@ TEST_F(ExplainProcessTest, EveryRejectionInTheDemoData) {
     } else {
       continue;  // plain unique hosts and template hosts: admitted (checked below)
     }
-    // Two explains per shard and admission rule keep the test quick; every
-    // route of a shared host is asked (which of the two HostAlreadyClaimed
-    // rules each gets depends on creation times and uids).
+    // One explain per other rule keeps the test quick (each is a process
+    // that lists 200 routes; under ASan a second or more); every route of
+    // three shared hosts is asked (which of the two HostAlreadyClaimed rules
+    // each gets depends on creation times and uids).
     const bool shared = host.rfind("www-", 0) == 0;
-    if (!shared && checked[want_rule] >= 2) continue;
+    if (!shared && checked[want_rule] >= 1) continue;
+    if (shared && std::distance(holder.begin(), holder.find(host)) >= 3) continue;
     SCOPED_TRACE(key + " " + host);
     json e = ExplainJson(key);
     ASSERT_TRUE(e.is_object());
