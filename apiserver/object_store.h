@@ -129,9 +129,15 @@ class ObjectStore {
 
   // Opens a watch. `from_rv` nullopt or 0: synthetic ADDED events for the
   // current objects first; otherwise events after that version (410 Expired
-  // if it is older than the history window).
+  // if it is older than the history window). With `initial` (a watch's
+  // sendInitialEvents), `from_rv` is ignored: the objects the filter selects
+  // now go into *initial in key order, their version into *initial_rv, and
+  // the watcher gets the events after it (one snapshot, read from memory
+  // as kube's watch cache serves it: no storage read).
   ApiResult<std::shared_ptr<Watcher>> Watch(const ResourceInfo& r, ObjectFilter filter,
-                                            std::optional<uint64_t> from_rv);
+                                            std::optional<uint64_t> from_rv,
+                                            std::vector<ObjectPtr>* initial = nullptr,
+                                            uint64_t* initial_rv = nullptr);
   // Removes a finished watcher (the HTTP layer calls this when a watch ends).
   void Unwatch(const std::shared_ptr<Watcher>& watcher);
 

@@ -124,11 +124,24 @@ int64_t ObjectStore::CountAfter(const Table& table, const std::map<std::string, 
 }
 
 ApiResult<std::shared_ptr<Watcher>> ObjectStore::Watch(const ResourceInfo& r, ObjectFilter filter,
-                                                       std::optional<uint64_t> from_rv) {
+                                                       std::optional<uint64_t> from_rv,
+                                                       std::vector<ObjectPtr>* initial,
+                                                       uint64_t* initial_rv) {
   using Result = ApiResult<std::shared_ptr<Watcher>>;
   auto watcher = std::make_shared<Watcher>(r, std::move(filter), options_.watcher_buffer, clock_);
   std::lock_guard<std::mutex> lock(mu_);
-  if (!from_rv || *from_rv == 0) {
+  if (initial != nullptr) {
+    const Table* table = FindTable(r);
+    if (table != nullptr) {
+      const std::string& ns = watcher->filter().ns;
+      const std::string prefix = ns.empty() || !r.namespaced ? "" : ns + "/";
+      for (auto it = table->lower_bound(prefix);
+           it != table->end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+        if (watcher->filter().Matches(*it->second)) initial->push_back(it->second);
+      }
+    }
+    if (initial_rv != nullptr) *initial_rv = rv_;
+  } else if (!from_rv || *from_rv == 0) {
     const Table* table = FindTable(r);
     if (table != nullptr) {
       for (const auto& [key, obj] : *table) {
