@@ -217,9 +217,9 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
   std::deque<WatchRecord> batch;
   std::string out;
   bool alive = true;
-  uint64_t sent = 0;
+  // Why counted per chunk: a watch may stay open for its whole timeout.
   auto write = [&](const std::string& data) {
-    sent += data.size();
+    server_.metrics_.AddSentBytes("WATCH", r.resource, data.size());
     return WriteChunk(req.conn, data);
   };
   if (send_initial) {
@@ -269,7 +269,6 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
     }
   }
   server_.store_->Unwatch(watcher);
-  server_.metrics_.AddSentBytes("WATCH", r.resource, sent);
   if (alive) EndChunks(req.conn);
   return 200;
 }
