@@ -263,7 +263,7 @@ ApiResult<ObjectPtr> ObjectStore::Create(const ResourceInfo& r, const std::strin
   // object is validated, and validation comes before the name is taken.
   if (r.namespaced) {
     const Table* namespaces = FindTable(NamespacesInfo());
-    if (namespaces == nullptr || namespaces->count(ns) == 0) {
+    if (namespaces == nullptr || namespaces->find(ns) == namespaces->end()) {
       return Result::Error(NotFoundError("", "namespaces", ns));
     }
   }
@@ -288,7 +288,7 @@ ApiResult<ObjectPtr> ObjectStore::Create(const ResourceInfo& r, const std::strin
   }
   std::string key = Key(r, ns, name);
   Table& table = TableFor(r);
-  if (table.count(key) != 0) return Result::Error(AlreadyExistsError(r.group, r.resource, name));
+  if (table.find(key) != table.end()) return Result::Error(AlreadyExistsError(r.group, r.resource, name));
   ++uid_counter_;
   meta["uid"] = FormatUid(uid_counter_ >> 12, uid_counter_);
   // Why: like kube, a dry-run create answers the object without a resourceVersion.

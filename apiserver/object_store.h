@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <ext/pb_ds/assoc_container.hpp>
+#include <ext/pb_ds/tree_policy.hpp>
 #include <nlohmann/json.hpp>
 
 #include "apiserver/api_error.h"
@@ -127,9 +129,15 @@ class ObjectStore {
 
   // Opens a watch. `from_rv` nullopt or 0: synthetic ADDED events for the
   // current objects first; otherwise events after that version (410 Expired
-  // if it is older than the history window).
+  // if it is older than the history window). With `initial` (a watch's
+  // sendInitialEvents), `from_rv` is ignored: the objects the filter selects
+  // now go into *initial in key order, their version into *initial_rv, and
+  // the watcher gets the events after it (one snapshot, read from memory
+  // as kube's watch cache serves it: no storage read).
   ApiResult<std::shared_ptr<Watcher>> Watch(const ResourceInfo& r, ObjectFilter filter,
-                                            std::optional<uint64_t> from_rv);
+                                            std::optional<uint64_t> from_rv,
+                                            std::vector<ObjectPtr>* initial = nullptr,
+                                            uint64_t* initial_rv = nullptr);
   // Removes a finished watcher (the HTTP layer calls this when a watch ends).
   void Unwatch(const std::shared_ptr<Watcher>& watcher);
 
@@ -152,7 +160,14 @@ class ObjectStore {
   uint64_t OldestResumableRv() const;
 
  private:
-  using Table = std::map<std::string, ObjectPtr>;  // key: "ns/name" or "name"
+  // key: "ns/name" or "name". Why an order-statistics tree (a red-black
+  // tree whose nodes count their subtree): a cut page's remainingItemCount
+  // is the number of keys after it, which order_of_key answers in O(log n);
+  // walking the rest of a std::map made each 500-object page O(n) and a
+  // paged list of n objects O(n^2/500) (6x slower restarts at 100k routes).
+  using Table = __gnu_pbds::tree<std::string, ObjectPtr, std::less<std::string>,
+                                 __gnu_pbds::rb_tree_tag,
+                                 __gnu_pbds::tree_order_statistics_node_update>;
   struct Event {
     const ResourceInfo* resource;
     std::string key;
@@ -173,6 +188,11 @@ class ObjectStore {
   // stored CRD's, else the built-in Route CRD's; none for built-in types.
   const CrdSchema& SchemaLocked(const ResourceInfo& r);
   const Table* FindTable(const ResourceInfo& r) const;
+  // REQUIRES: mu_ is held. How many objects of the snapshot whose changes
+  // after it `overlay` undoes (key -> state at the snapshot) have a key
+  // after `after` and starting with `prefix`. O(log n + overlay).
+  static int64_t CountAfter(const Table& table, const std::map<std::string, ObjectPtr>& overlay,
+                            const std::string& after, const std::string& prefix);
   // REQUIRES: mu_ is held. Stamps rv, serializes, stores/erases, records history
   // and fans the event out. `object` nullopt means delete.
   ObjectPtr CommitLocked(const ResourceInfo& r, const std::string& key, nlohmann::json* object,

@@ -69,8 +69,6 @@ ApiResult<ListPage> ObjectStore::List(const ResourceInfo& r, const ObjectFilter&
   Result result;
   result.value.rv = snapshot_rv;
   std::string last_key;
-  int64_t remaining = 0;
-  bool cut = false;
   while (cur != table.end() || ov != overlay.end()) {
     const std::string* key;
     ObjectPtr obj;
@@ -86,31 +84,64 @@ ApiResult<ListPage> ObjectStore::List(const ResourceInfo& r, const ObjectFilter&
     }
     if (!ns_prefix.empty() && key->compare(0, ns_prefix.size(), ns_prefix) != 0) break;
     if (!obj) continue;  // created after the snapshot
-    if (cut) {
-      ++remaining;
-      continue;
-    }
     if (limit != 0 && result.value.items.size() >= limit) {
       result.value.continue_token = EncodeContinueToken(
           ContinueToken{static_cast<int64_t>(snapshot_rv), last_key.substr(ns_prefix.size())});
-      if (!unfiltered) break;
-      cut = true;
-      remaining = 1;
-      continue;
+      if (unfiltered) result.value.remaining = CountAfter(table, overlay, last_key, ns_prefix);
+      break;
     }
     last_key = *key;
     if (filter.Matches(*obj)) result.value.items.push_back(obj);
   }
-  if (cut) result.value.remaining = remaining;
   return result;
 }
 
+int64_t ObjectStore::CountAfter(const Table& table, const std::map<std::string, ObjectPtr>& overlay,
+                                const std::string& after, const std::string& prefix) {
+  auto rank = [&table](const std::string& key) {  // keys before `key`
+    return static_cast<int64_t>(table.order_of_key(key));
+  };
+  int64_t end = static_cast<int64_t>(table.size());
+  // Why: the keys with `prefix` are one range; its end is the prefix with
+  // its last byte below 0xff incremented.
+  std::string prefix_end = prefix;
+  while (!prefix_end.empty() && static_cast<unsigned char>(prefix_end.back()) == 0xff) {
+    prefix_end.pop_back();
+  }
+  if (!prefix_end.empty()) {
+    ++prefix_end.back();
+    end = rank(prefix_end);
+  }
+  int64_t count = end - rank(after) - (table.find(after) != table.end() ? 1 : 0);
+  // The snapshot differs from the table only in the overlay's keys.
+  for (auto it = overlay.upper_bound(after); it != overlay.end(); ++it) {
+    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+    const bool now = table.find(it->first) != table.end();
+    const bool then = it->second != nullptr;
+    count += (then ? 1 : 0) - (now ? 1 : 0);
+  }
+  return count;
+}
+
 ApiResult<std::shared_ptr<Watcher>> ObjectStore::Watch(const ResourceInfo& r, ObjectFilter filter,
-                                                       std::optional<uint64_t> from_rv) {
+                                                       std::optional<uint64_t> from_rv,
+                                                       std::vector<ObjectPtr>* initial,
+                                                       uint64_t* initial_rv) {
   using Result = ApiResult<std::shared_ptr<Watcher>>;
   auto watcher = std::make_shared<Watcher>(r, std::move(filter), options_.watcher_buffer, clock_);
   std::lock_guard<std::mutex> lock(mu_);
-  if (!from_rv || *from_rv == 0) {
+  if (initial != nullptr) {
+    const Table* table = FindTable(r);
+    if (table != nullptr) {
+      const std::string& ns = watcher->filter().ns;
+      const std::string prefix = ns.empty() || !r.namespaced ? "" : ns + "/";
+      for (auto it = table->lower_bound(prefix);
+           it != table->end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+        if (watcher->filter().Matches(*it->second)) initial->push_back(it->second);
+      }
+    }
+    if (initial_rv != nullptr) *initial_rv = rv_;
+  } else if (!from_rv || *from_rv == 0) {
     const Table* table = FindTable(r);
     if (table != nullptr) {
       for (const auto& [key, obj] : *table) {

@@ -30,11 +30,29 @@ struct RequestLabels {
   bool operator<(const RequestLabels& o) const { return Tie() < o.Tie(); }
 };
 
-// Counts requests the way kube-apiserver's apiserver_request_total does and
-// renders them in the Prometheus text format. Thread-safe.
+// Where a list's objects were read from.
+enum class ListSource {
+  kStorage,     // etcd in kube (a quorum or exact read): every paged list's page
+  kWatchCache,  // a list at resourceVersion "0"
+  kWatchList,   // a watch's sendInitialEvents, from the watch cache
+};
+
+// Counts requests the way kube-apiserver's apiserver_request_total does,
+// where lists read their objects from (apiserver_storage_list_total,
+// apiserver_cache_list_total, apiserver_watch_list_total) and the bytes of
+// list and watch responses, and renders them in the Prometheus text
+// format. Thread-safe.
 class RequestMetrics {
  public:
   void Record(const RequestLabels& labels);
+  // One list of `group`/`resource` (plural) served from `source`.
+  void RecordList(const std::string& group, const std::string& resource, ListSource source);
+  // `bytes` of a LIST response body or a WATCH stream were sent.
+  void AddSentBytes(const std::string& verb, const std::string& resource, uint64_t bytes);
+  // Lists served from `source` (of `resource`, "" = any).
+  uint64_t ListCount(ListSource source, const std::string& resource = "") const;
+  // Bytes sent for `verb` ("LIST", "WATCH"; "" = both) of `resource` ("" = any).
+  uint64_t SentBytes(const std::string& verb = "", const std::string& resource = "") const;
   // Sum over every series matching the given values ("" / -1 = any; for
   // subresource pass "-" to require an empty one).
   uint64_t Count(const std::string& verb, const std::string& resource,
@@ -44,6 +62,9 @@ class RequestMetrics {
  private:
   mutable std::mutex mu_;
   std::map<RequestLabels, uint64_t> counts_;  // guarded by mu_
+  // (source, group, resource) -> lists; guarded by mu_
+  std::map<std::tuple<ListSource, std::string, std::string>, uint64_t> lists_;
+  std::map<std::pair<std::string, std::string>, uint64_t> sent_bytes_;  // (verb, resource); mu_
 };
 
 }  // namespace routestatus::apiserver

@@ -103,10 +103,53 @@ bool Server::Handler::ReadListOptions(const HttpRequest& req, bool watch, ListOp
   out->continue_token = req.Query("continue");
   out->bookmarks = QueryBool(req, "allowWatchBookmarks");
   const std::string match = req.Query("resourceVersionMatch");
-  // Why: kube's ValidateListOptions (lists only), answered as 422 Invalid.
+  // Why: kube's ValidateListOptions, answered as 422 Invalid: for lists
+  // (and, on a server without WatchList, for watches: kube 1.26's rules,
+  // which forbid resourceVersionMatch on a watch); validateWatchOptions of
+  // kube 1.27+ for watches on a server that streams initial events.
   std::vector<FieldCause> causes;
-  if (!watch && !match.empty()) {
-    const char* field = "resourceVersionMatch";
+  const char* field = "resourceVersionMatch";
+  const bool watch_list = server_.options_.watch_list;
+  if (watch && watch_list) {
+    if (std::optional<bool> send = QueryOptionalBool(req, "sendInitialEvents")) {
+      out->send_initial_events = send;
+      if (match != "NotOlderThan") {
+        causes.push_back({field,
+                          "Forbidden: sendInitialEvents requires setting resourceVersionMatch to "
+                          "NotOlderThan",
+                          "FieldValueForbidden"});
+      }
+      if (*send && !out->bookmarks) {
+        causes.push_back({"allowWatchBookmarks",
+                          "Forbidden: sendInitialEvents requires setting allowWatchBookmarks to "
+                          "true",
+                          "FieldValueForbidden"});
+      }
+    }
+    if (!match.empty()) {
+      if (!out->send_initial_events) {
+        causes.push_back({field,
+                          "Forbidden: resourceVersionMatch is forbidden for watch unless "
+                          "sendInitialEvents is provided",
+                          "FieldValueForbidden"});
+      }
+      if (match != "NotOlderThan") {
+        causes.push_back({field,
+                          "Unsupported value: \"" + match +
+                              "\": supported values: \"NotOlderThan\"",
+                          "FieldValueNotSupported"});
+      }
+      if (!out->continue_token.empty()) {
+        causes.push_back({field,
+                          "Forbidden: resourceVersionMatch is forbidden when continue is provided",
+                          "FieldValueForbidden"});
+      }
+    }
+  } else if (!match.empty()) {
+    if (watch) {
+      causes.push_back(
+          {field, "Forbidden: resourceVersionMatch is forbidden for watch", "FieldValueForbidden"});
+    }
     if (out->resource_version.empty()) {
       causes.push_back(
           {field, "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",

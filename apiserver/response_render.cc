@@ -129,6 +129,7 @@ int Server::Handler::List(const HttpRequest& req, const ResourceInfo& r, const L
   }
   if (page.remaining) out += "\"remainingItemCount\":" + std::to_string(*page.remaining) + ",";
   out += "\"resourceVersion\":\"" + rv + "\"}}";
+  if (req.method == "GET") server_.metrics_.AddSentBytes("LIST", r.resource, out.size());
   Write(req, 200, out, format_.ContentType());
   return 200;
 }

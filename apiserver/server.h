@@ -39,6 +39,12 @@ struct ServerOptions {
   std::chrono::milliseconds bookmark_interval{60000};
   int threads = 128;                   // HTTP worker threads (one per open connection)
   bool create_default_namespace = true;  // "default", like a fresh cluster
+  // Watches take sendInitialEvents (KEP-3157) as kube-apiserver 1.27+ with
+  // the WatchList feature serves them: the initial state from the watch
+  // cache as ADDED events, then a BOOKMARK annotated
+  // k8s.io/initial-events-end: "true". false answers as kube 1.26 does: a
+  // watch with resourceVersionMatch is 422 (sendInitialEvents is unknown).
+  bool watch_list = true;
   const Clock* clock = nullptr;  // nullptr = the real clock
 };
 
@@ -97,6 +103,7 @@ class Server {
   ObjectStore& store() { return *store_; }
   FaultInjector& faults() { return faults_; }
   const RequestMetrics& metrics() const { return metrics_; }
+  RequestMetrics& metrics() { return metrics_; }
 
   // Seeding helpers. CreateRoute keeps .status (unlike a POST) and needs
   // metadata.namespace set.

@@ -54,6 +54,7 @@ class Server::Handler {
     bool not_older_than = false;            // resourceVersionMatch=NotOlderThan
     std::string continue_token;
     bool bookmarks = false;                 // allowWatchBookmarks
+    std::optional<bool> send_initial_events;  // sendInitialEvents (watch only)
   };
   // False + error response written (400 for a non-integer limit or
   // timeoutSeconds, 422 for a bad resourceVersionMatch, 400/500 for a

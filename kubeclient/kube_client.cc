@@ -48,6 +48,16 @@ std::string ResourceVersionOf(const nlohmann::json& object) {
 
 std::string WatchEvent::ResourceVersion() const { return ResourceVersionOf(object); }
 
+bool IsInitialEventsEnd(const nlohmann::json& bookmark) {
+  if (!bookmark.is_object()) return false;
+  auto m = bookmark.find("metadata");
+  if (m == bookmark.end() || !m->is_object()) return false;
+  auto a = m->find("annotations");
+  if (a == m->end() || !a->is_object()) return false;
+  auto end = a->find("k8s.io/initial-events-end");
+  return end != a->end() && end->is_string() && end->get<std::string>() == "true";
+}
+
 Status WatchEvent::ErrorStatus() const {
   int code = 500;
   if (object.is_object()) {

@@ -70,7 +70,18 @@ struct WatchOptions {
   std::string field_selector;
   bool allow_bookmarks = true;
   std::chrono::seconds timeout{300};  // the server's timeoutSeconds
+  // A watch list (KEP-3157, kube 1.27+ with WatchList): the server first
+  // sends the current state as ADDED events, then a BOOKMARK annotated
+  // k8s.io/initial-events-end: "true" (IsInitialEventsEnd). Sent as
+  // sendInitialEvents=true&resourceVersionMatch=NotOlderThan; needs
+  // allow_bookmarks. Servers without it answer 422 Invalid (kube 1.26:
+  // "resourceVersionMatch is forbidden for watch").
+  bool send_initial_events = false;
 };
+
+// True when `bookmark` (a BOOKMARK event's object) ends a watch list's
+// initial events: metadata.annotations["k8s.io/initial-events-end"] is "true".
+bool IsInitialEventsEnd(const nlohmann::json& bookmark);
 
 enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
 

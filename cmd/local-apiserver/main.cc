@@ -19,7 +19,7 @@ namespace {
 void Usage() {
   std::cerr << "usage: local-apiserver [--listen HOST:PORT] [--kubeconfig-out PATH] [--token T]\n"
                "                       [--tls] [--watch-history N] [--bookmark-interval MS]\n"
-               "                       [--threads N]\n"
+               "                       [--threads N] [--watch-list=false]\n"
                "  --listen             address to serve on (default 127.0.0.1:0, 0 = pick a port)\n"
                "  --kubeconfig-out     write a kubeconfig for kubectl/clients to PATH\n"
                "  --token              require this bearer token\n"
@@ -27,6 +27,8 @@ void Usage() {
                "  --watch-history      events kept for watch resume (default 10000)\n"
                "  --bookmark-interval  milliseconds between watch bookmarks (default 60000, as\n"
                "                       kube-apiserver's watch cache; also 2 s before a timeout)\n"
+               "  --watch-list=false   answer watches as kube 1.26 (resourceVersionMatch is 422,\n"
+               "                       no sendInitialEvents); default: as kube 1.27+ with WatchList\n"
                "Fault injection (admin endpoints, token-protected like the API):\n"
                "  POST /admin/faults {FaultRule}   DELETE /admin/faults   POST /admin/compact\n"
                "  POST /admin/close-watches   POST /admin/drop-connections\n"
@@ -69,6 +71,8 @@ int main(int argc, char** argv) {
       return 0;
     } else if (arg == "--tls") {
       options.tls = !has_value || value == "true" || value == "1";
+    } else if (arg == "--watch-list") {
+      options.watch_list = !has_value || value == "true" || value == "1";
     } else if (arg == "--listen" && next()) {
       options.listen = value;
     } else if (arg == "--kubeconfig-out" && next()) {

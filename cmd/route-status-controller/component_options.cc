@@ -35,6 +35,7 @@ StatusOr<ComponentOptions> BuildComponentOptions(const Options& o, const EnvMap&
   std::string only_namespace = o.namespaces.size() == 1 ? o.namespaces[0] : "";
   for (auto* informer : {&c.route_informer, &c.namespace_informer}) {
     informer->page_size = o.list_page_size;
+    informer->stream_initial_events = o.watch_list;
     informer->watch_timeout_min = WholeSeconds(o.watch_timeout_min);
     informer->watch_timeout_max = WholeSeconds(o.watch_timeout_max);
   }

@@ -114,6 +114,11 @@ const std::vector<OptionSpec>& Specs() {
        "longest server-side watch timeout", &Options::watch_timeout_max},
       {"list-page-size", {"ROUTESTATUS_LIST_PAGE_SIZE"}, "items per list page (limit=)",
        &Options::list_page_size},
+      {"watch-list", {"ROUTESTATUS_WATCH_LIST"},
+       "get the initial state by a watch list (sendInitialEvents: the API server streams its "
+       "watch cache, no storage read; kube 1.27+ with WatchList), paged lists where the server "
+       "refuses it; false: paged lists only",
+       &Options::watch_list},
       {"workers", {"ROUTESTATUS_WORKERS"}, "reconcile worker threads", &Options::workers},
       {"qps", {"ROUTESTATUS_QPS"}, "API requests per second (token bucket rate), 0.1 to 100000", &Options::qps},
       {"burst", {"ROUTESTATUS_BURST"}, "API request burst (token bucket size)", &Options::burst},

@@ -71,6 +71,7 @@ struct Options {
   Duration watch_timeout_min = std::chrono::minutes(5);
   Duration watch_timeout_max = std::chrono::minutes(10);
   int list_page_size = 500;
+  bool watch_list = true;
   int workers = 4;
 
   // API client rate limits.

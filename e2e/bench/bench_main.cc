@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <set>
@@ -48,10 +49,17 @@ void Usage() {
                "                         [--lease-configs=naive,openshift,default]\n"
                "                         [--failover-kills=20] [--expiry-failover-kills=5]\n"
                "                         [--idle-failover-kills=5] [--failing-route=CODE]\n"
+               "                         [--repeat=N] [--accept]\n"
+               "                         [--fleet-replicas=10] [--scale-routes=N]\n"
                "  writes   (a) writes and PUTs per change vs N=1,3,10,20 (+ (e) CPU per change)\n"
                "  latency  (b) create -> Admitted-visible latency, N=3, 100 creates/s\n"
                "  idle     (c) write verbs while idle (60 s)\n"
-               "  scale    (d) 100,000 routes: cold start and restart\n"
+               "  scale    (d) 100,000 routes: cold start, restart, fleet restart (N=10,\n"
+               "           streamed and paged); figures beside results/baseline.json\n"
+               "  --repeat=N  (d) whole runs; medians are compared (default 1)\n"
+               "  --fleet-replicas=N  (d) the fleet restart's N (default 10)\n"
+               "  --scale-routes=N  (d) routes (default 100,000; --quick 10,000)\n"
+               "  --accept  (d) write the measured medians into results/baseline.json\n"
                "  lease    (g) lease settings side by side (start-up, churn, 500-route burst,\n"
                "           failover after SIGKILLing the leader), N=3,10; settings: naive,\n"
                "           openshift, default, and the alternatives per-change\n"
@@ -83,6 +91,7 @@ int main(int argc, char** argv) {
   int kills_override = -1;
   int expiry_kills_override = -1;
   int idle_kills_override = -1;
+  int scale_routes_override = -1;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&a](const std::string& name) -> std::string {
@@ -112,6 +121,14 @@ int main(int argc, char** argv) {
       expiry_kills_override = std::atoi(v.c_str());
     } else if (std::string v = value("--idle-failover-kills"); v != "\x01") {
       idle_kills_override = std::atoi(v.c_str());
+    } else if (std::string v = value("--repeat"); v != "\x01") {
+      options.scale_repeats = std::max(1, std::atoi(v.c_str()));
+    } else if (std::string v = value("--fleet-replicas"); v != "\x01") {
+      options.fleet_replicas = std::max(1, std::atoi(v.c_str()));
+    } else if (std::string v = value("--scale-routes"); v != "\x01") {
+      scale_routes_override = std::max(1, std::atoi(v.c_str()));
+    } else if (a == "--accept") {
+      options.accept_baseline = true;
     } else if (std::string v = value("--seed"); v != "\x01") {
       options.seed = static_cast<unsigned>(std::strtoul(v.c_str(), nullptr, 10));
     } else {
@@ -147,6 +164,7 @@ int main(int argc, char** argv) {
   if (kills_override >= 0) options.failover_kills = kills_override;
   if (expiry_kills_override >= 0) options.expiry_failover_kills = expiry_kills_override;
   if (idle_kills_override >= 0) options.idle_failover_kills = idle_kills_override;
+  if (scale_routes_override > 0) options.scale_routes = scale_routes_override;
   mkdir(options.results_dir.c_str(), 0755);
   auto want = [&only](const char* name) { return only.empty() || only.count(name) > 0; };
   std::cout << "# routestatus benchmarks" << (options.quick ? " (--quick)" : "") << "\n";

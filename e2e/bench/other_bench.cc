@@ -1,17 +1,22 @@
 // (b) create -> Admitted latency, (c) idle writes, (d) scale.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <glog/logging.h>
 
+#include "e2e/bench/baseline.h"
 #include "e2e/bench/bench_cluster.h"
 #include "e2e/bench/provenance.h"
 #include "e2e/bench/scenarios.h"
@@ -191,33 +196,95 @@ void RunIdle(const BenchOptions& options) {
   WriteResultMarkdown(options, "idle.md", md);
 }
 
-void RunScale(const BenchOptions& options) {
+namespace {
+
+// This process's current and peak resident set (the embedded API server
+// runs in it), in MB.
+ProcStats SelfStats() { return ReadProcStats(getpid()); }
+
+// Makes VmHWM start again from the current RSS (Linux clear_refs "5"), so
+// a phase's server peak is its own.
+void ResetPeakRss() {
+  std::ofstream out("/proc/self/clear_refs");
+  out << "5";
+}
+
+// A fleet restart: `n` replicas started at once against the seeded server.
+struct FleetRun {
+  double ready_s = -1;         // the last replica ready
+  double storage_lists = 0;    // apiserver_storage_list_total, routes + namespaces
+  double cache_lists = 0;      // apiserver_cache_list_total
+  double watch_lists = 0;      // apiserver_watch_list_total
+  double sent_mb = 0;          // LIST bodies and WATCH streams
+  double server_peak_mb = 0;   // the server process's peak RSS during the phase
+  double server_growth_mb = 0; // ... above its RSS before the phase
+};
+
+FleetRun MeasureFleet(BenchCluster& cluster, int n, ControllerFlags flags) {
+  FleetRun run;
+  const apiserver::RequestMetrics& m = cluster.server().metrics();
+  using apiserver::ListSource;
+  const double storage0 = m.ListCount(ListSource::kStorage);
+  const double cache0 = m.ListCount(ListSource::kWatchCache);
+  const double watch0 = m.ListCount(ListSource::kWatchList);
+  const double bytes0 = m.SentBytes();
+  const long rss0 = SelfStats().vm_rss_kb;
+  ResetPeakRss();
+  auto start = SteadyClock::now();
+  cluster.StartReplicas(n, flags);
+  if (cluster.WaitReady(std::chrono::seconds(600))) run.ready_s = Since(start);
+  // Why after a pause: the last watch streams' bytes are counted when they end.
+  ProcStats self = SelfStats();
+  cluster.StopReplicas();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  run.storage_lists = m.ListCount(ListSource::kStorage) - storage0;
+  run.cache_lists = m.ListCount(ListSource::kWatchCache) - cache0;
+  run.watch_lists = m.ListCount(ListSource::kWatchList) - watch0;
+  run.sent_mb = (m.SentBytes() - bytes0) / 1e6;
+  run.server_peak_mb = self.vm_hwm_kb / 1024.0;
+  run.server_growth_mb = (self.vm_hwm_kb - rss0) / 1024.0;
+  return run;
+}
+
+// One run of (d): seed, cold start, restart, fleet restarts.
+struct ScaleRun {
+  double cold_ready_s = -1, cold_done_s = -1, cold_writes = 0, cold_conflicts = 0;
+  double cold_writes_per_s = -1, cold_rss_mb = 0, cold_cpu_s = 0;
+  double restart_ready_s = -1, restart_puts = 0, restart_conflicts = 0, restart_rss_mb = 0;
+  double restart_cpu_s = 0;
+  size_t with_entry = 0;
+  FleetRun fleet_stream, fleet_paged;
+};
+
+ScaleRun MeasureScale(const BenchOptions& options, const ControllerFlags& flags) {
   const int count = options.scale_routes;
   const int n = options.scale_replicas;
-  std::cout << "\n## (d) " << count << " routes, N=" << n << "\n\n" << std::flush;
+  ScaleRun run;
   BenchCluster cluster("scale");
   auto seed_start = SteadyClock::now();
   SeedPlainRoutes(cluster, count);
   std::cerr << "  seeded " << count << " routes in " << Fmt("%.1f", Since(seed_start)) << " s"
             << std::endl;
-  ControllerFlags flags;
-  flags.qps = 100000;
-  flags.burst = 100000;
 
   // Cold start: no statuses yet.
   auto cold_start = SteadyClock::now();
   cluster.StartReplicas(n, flags);
-  bool cold_ready = cluster.WaitReady(std::chrono::seconds(600));
-  double cold_ready_s = Since(cold_start);
+  if (cluster.WaitReady(std::chrono::seconds(600))) run.cold_ready_s = Since(cold_start);
   double ready_writes = cluster.Writes().status_ok;
-  double cold_done_s = WaitAllEntries(cluster, static_cast<size_t>(count), cold_start,
-                                      std::chrono::seconds(options.quick ? 300 : 1200),
-                                      std::chrono::seconds(3), std::chrono::seconds(1));
+  run.cold_done_s = WaitAllEntries(cluster, static_cast<size_t>(count), cold_start,
+                                   std::chrono::seconds(options.quick ? 300 : 1200),
+                                   std::chrono::seconds(3), std::chrono::seconds(1));
   ServerWrites cold = cluster.Writes();
   ProcStats cold_stats = cluster.ReplicaStats();
-  long cold_hwm = cold_stats.vm_hwm_kb;
-  double cold_cpu = cold_stats.cpu_seconds;
-  size_t with_entry = cluster.CountRoutesWithEntry("default");
+  run.cold_rss_mb = cold_stats.vm_hwm_kb / 1024.0;
+  run.cold_cpu_s = cold_stats.cpu_seconds / n;
+  run.cold_writes = cold.status_attempts();
+  run.cold_conflicts = cold.status_conflict;
+  double window = run.cold_done_s - std::max(run.cold_ready_s, 0.0);
+  if (run.cold_done_s >= 0 && window > 0) {
+    run.cold_writes_per_s = (cold.status_ok - ready_writes) / window;
+  }
+  run.with_entry = cluster.CountRoutesWithEntry("default");
   cluster.StopReplicas();
   std::cerr << "  cold start done; restarting" << std::endl;
 
@@ -240,33 +307,152 @@ void RunScale(const BenchOptions& options) {
   std::this_thread::sleep_for(std::chrono::seconds(options.quick ? 5 : 15));
   ServerWrites warm = cluster.Writes();
   ProcStats warm_stats = cluster.ReplicaStats();
-  long warm_hwm = warm_stats.vm_hwm_kb;
-  double warm_cpu = warm_stats.cpu_seconds;
+  run.restart_rss_mb = warm_stats.vm_hwm_kb / 1024.0;
+  run.restart_cpu_s = warm_stats.cpu_seconds / n;
   double max_ready = *std::max_element(ready_at.begin(), ready_at.end());
+  bool all_ready = *std::min_element(ready_at.begin(), ready_at.end()) >= 0;
+  run.restart_ready_s = all_ready ? max_ready : -1;
+  run.restart_puts = warm.status_attempts() - cold.status_attempts();
+  run.restart_conflicts = warm.status_conflict - cold.status_conflict;
+  cluster.StopReplicas();
+
+  // Fleet restarts: every replica at once, with the initial state streamed
+  // (the default) and with paged lists (a server without WatchList).
+  std::cerr << "  fleet restart of " << options.fleet_replicas << " replicas" << std::endl;
+  run.fleet_stream = MeasureFleet(cluster, options.fleet_replicas, flags);
+  ControllerFlags paged = flags;
+  paged.extra.push_back("--watch-list=false");
+  run.fleet_paged = MeasureFleet(cluster, options.fleet_replicas, paged);
+  return run;
+}
+
+template <typename Field>
+Figure Collect(const std::vector<ScaleRun>& runs, const std::string& key, const std::string& label,
+               double tolerance, Field field) {
+  Figure f{key, label, {}, tolerance};
+  for (const ScaleRun& r : runs) f.values.push_back(field(r));
+  return f;
+}
+
+std::string Cell(const Figure& f, const char* format) {
+  double m = f.Median();
+  return m < 0 ? "timeout" : Fmt(format, m);
+}
+
+}  // namespace
+
+void RunScale(const BenchOptions& options) {
+  const int count = options.scale_routes;
+  const int n = options.scale_replicas;
+  std::cout << "\n## (d) " << count << " routes, N=" << n << " (fleet restart N="
+            << options.fleet_replicas << "), " << options.scale_repeats << " run(s), medians\n\n"
+            << std::flush;
+  ControllerFlags flags;
+  flags.qps = 100000;
+  flags.burst = 100000;
+  std::vector<ScaleRun> runs;
+  for (int i = 0; i < options.scale_repeats; ++i) runs.push_back(MeasureScale(options, flags));
+
+  const std::string p = "scale." + std::to_string(count) + ".";
+  // Why these tolerances: times move 2x with the machine's load (medians of
+  // repeats damp it); memory and reads do not.
+  auto F = [&](const std::string& key, const std::string& label, double tol, auto field) {
+    return Collect(runs, p + key, label, tol, field);
+  };
+  Figure cold_ready = F("cold_ready_s", "cold start: time to ready (s)", 1.0,
+                        [](const ScaleRun& r) { return r.cold_ready_s; });
+  Figure cold_done = F("cold_done_s", "cold start: all entries in place (s)", 1.0,
+                       [](const ScaleRun& r) { return r.cold_done_s; });
+  Figure cold_rss = F("cold_rss_mb", "cold start: peak RSS per replica (MB)", 0.15,
+                      [](const ScaleRun& r) { return r.cold_rss_mb; });
+  Figure cold_cpu = F("cold_cpu_s", "cold start: CPU s per replica", 0.5,
+                      [](const ScaleRun& r) { return r.cold_cpu_s; });
+  Figure restart_ready = F("restart_ready_s", "restart: time to ready (s)", 1.0,
+                           [](const ScaleRun& r) { return r.restart_ready_s; });
+  Figure restart_rss = F("restart_rss_mb", "restart: peak RSS per replica (MB)", 0.15,
+                         [](const ScaleRun& r) { return r.restart_rss_mb; });
+  Figure restart_cpu = F("restart_cpu_s", "restart: CPU s per replica", 0.5,
+                         [](const ScaleRun& r) { return r.restart_cpu_s; });
+  Figure restart_puts = F("restart_puts", "restart: status PUTs (goal 0)", 0,
+                          [](const ScaleRun& r) { return r.restart_puts; });
+  const double fleet_n = options.fleet_replicas;
+  Figure fleet_ready = F("fleet_ready_s", "fleet restart: time to all ready (s)", 1.0,
+                         [](const ScaleRun& r) { return r.fleet_stream.ready_s; });
+  Figure fleet_reads = F("fleet_storage_reads_per_replica",
+                         "fleet restart: storage reads per replica", 0,
+                         [&](const ScaleRun& r) { return r.fleet_stream.storage_lists / fleet_n; });
+  Figure fleet_mb = F("fleet_sent_mb", "fleet restart: MB sent", 0.15,
+                      [](const ScaleRun& r) { return r.fleet_stream.sent_mb; });
+  Figure fleet_growth = F("fleet_server_growth_mb", "fleet restart: server memory growth (MB)",
+                          0.5, [](const ScaleRun& r) { return r.fleet_stream.server_growth_mb; });
 
   Table table({"phase", "time to ready (s)", "all entries in place (s)", "status PUTs (409s)",
                "writes/s", "peak RSS per replica (MB)", "CPU s per replica"});
-  double cold_writes_window = cold_done_s > cold_ready_s ? cold_done_s - cold_ready_s : 0;
-  table.AddRow({"cold start (no statuses)", cold_ready ? Fmt("%.1f", cold_ready_s) : "timeout",
-                cold_done_s >= 0 ? Fmt("%.1f", cold_done_s) : "timeout",
-                Fmt("%.0f (%.0f)", cold.status_attempts(), cold.status_conflict),
-                cold_writes_window > 0 ? Fmt("%.0f", (cold.status_ok - ready_writes) /
-                                                         cold_writes_window)
-                                       : "-",
-                Fmt("%.0f", cold_hwm / 1024.0), Fmt("%.1f", cold_cpu / n)});
-  double restart_puts = warm.status_attempts() - cold.status_attempts();
-  table.AddRow({"restart (statuses correct)", max_ready >= 0 ? Fmt("%.1f", max_ready) : "timeout",
-                "-", Fmt("%.0f (%.0f)", restart_puts, warm.status_conflict - cold.status_conflict),
-                "-", Fmt("%.0f", warm_hwm / 1024.0), Fmt("%.1f", warm_cpu / n)});
+  const ScaleRun& last = runs.back();
+  table.AddRow({"cold start (no statuses)", Cell(cold_ready, "%.1f"), Cell(cold_done, "%.1f"),
+                Fmt("%.0f (%.0f)", last.cold_writes, last.cold_conflicts),
+                last.cold_writes_per_s >= 0 ? Fmt("%.0f", last.cold_writes_per_s) : "-",
+                Cell(cold_rss, "%.0f"), Cell(cold_cpu, "%.1f")});
+  table.AddRow({"restart (statuses correct)", Cell(restart_ready, "%.1f"), "-",
+                Fmt("%.0f (%.0f)", last.restart_puts, last.restart_conflicts), "-",
+                Cell(restart_rss, "%.0f"), Cell(restart_cpu, "%.1f")});
   std::string md = table.Render();
-  std::cout << md << "\n";
+
+  Table fleet({"fleet restart, N=" + std::to_string(options.fleet_replicas),
+               "time to all ready (s)", "storage reads", "per replica", "watch-cache lists",
+               "watch lists", "MB sent", "server peak RSS (MB)", "server growth (MB)"});
+  auto fleet_row = [&](const char* name, const FleetRun& f) {
+    fleet.AddRow({name, f.ready_s >= 0 ? Fmt("%.1f", f.ready_s) : "timeout",
+                  Fmt("%.0f", f.storage_lists), Fmt("%.1f", f.storage_lists / fleet_n),
+                  Fmt("%.0f", f.cache_lists), Fmt("%.0f", f.watch_lists), Fmt("%.0f", f.sent_mb),
+                  Fmt("%.0f", f.server_peak_mb), Fmt("%.0f", f.server_growth_mb)});
+  };
+  fleet_row("initial events streamed (default)", last.fleet_stream);
+  fleet_row("paged lists (--watch-list=false)", last.fleet_paged);
+  std::string fleet_md = fleet.Render();
+  std::cout << md << "\n" << fleet_md << "\n";
   std::cout << Fmt("%zu of %d routes had our entry after the cold start. writes/s = successful "
                    "status PUTs after the replicas were ready / time until the last entry "
                    "appeared. Restart: PUTs counted from the restart to %d s after the last "
-                   "replica was ready (goal 0). Peak RSS = max VmHWM over replicas (goal <= 400 "
-                   "MB). Controllers ran with --qps=100000 --burst=100000.\n",
-                   with_entry, count, options.quick ? 5 : 15);
-  WriteResultMarkdown(options, "scale.md", md);
+                   "replica was ready (goal 0). Peak RSS = max VmHWM over replicas (goal <= 128 "
+                   "MB). Controllers ran with --qps=100000 --burst=100000. Fleet rows: the "
+                   "embedded API server's apiserver_storage_list_total (a storage read: every "
+                   "page of a paged list), apiserver_cache_list_total, apiserver_watch_list_total "
+                   "and apiserver_response_sent_bytes_total over the phase (fleet figures are "
+                   "from the last run).\n",
+                   last.with_entry, count, options.quick ? 5 : 15);
+  WriteResultMarkdown(options, "scale.md", md + "\n" + fleet_md);
+
+  std::vector<Figure> figures = {cold_ready, cold_done,   cold_rss,     cold_cpu,
+                                 restart_ready, restart_rss, restart_cpu, restart_puts,
+                                 fleet_ready, fleet_reads, fleet_mb,    fleet_growth};
+  const std::string baseline_path = options.results_dir + "/baseline.json";
+  Baseline baseline = Baseline::Load(baseline_path);
+  int regressions = 0;
+  std::cout << "\nAgainst the accepted figures (" << baseline_path << "; a figure regresses "
+               "when its median exceeds the baseline by its tolerance):\n\n"
+            << baseline.Compare(figures, &regressions) << "\n";
+  // Why growth: 10x the routes should cost at most ~10x the time (goal 11x).
+  const std::string other = count == 100000 ? "scale.10000." : "";
+  if (!other.empty()) {
+    for (const char* k : {"cold_ready_s", "restart_ready_s"}) {
+      std::optional<double> small = baseline.Get(other + k);
+      double big = (std::string(k) == "cold_ready_s" ? cold_ready : restart_ready).Median();
+      if (small && *small > 0 && big >= 0) {
+        std::cout << Fmt("growth 10k -> 100k of %s: %.1fx (goal <= 11x)\n", k, big / *small);
+      }
+    }
+  }
+  if (regressions > 0) {
+    std::cout << "REGRESSIONS: " << regressions << " figure(s) beyond tolerance\n";
+  }
+  if (options.accept_baseline) {
+    for (const Figure& f : figures) {
+      if (f.Median() >= 0) baseline.Set(f.key, f.Median());
+    }
+    std::cout << (baseline.Save(baseline_path) ? "accepted into " : "could not write ")
+              << baseline_path << "\n";
+  }
 }
 
 }  // namespace routestatus::e2e::bench

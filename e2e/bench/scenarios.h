@@ -18,6 +18,10 @@ struct BenchOptions {
   int idle_seconds = 60;        // (c)
   int scale_routes = 100000;    // (d)
   int scale_replicas = 3;       // (d)
+  int scale_repeats = 1;        // (d) whole runs; each figure's median is reported
+  int fleet_replicas = 10;      // (d) the fleet restart's N
+  // Write the measured figures into results/baseline.json as the accepted ones.
+  bool accept_baseline = false;
   // (a) controller flags making every replica write (a plain controller);
   // empty = the naive baseline is computed (N PUTs per change), not measured.
   std::vector<std::string> naive_flags = {"--write-lease=false"};

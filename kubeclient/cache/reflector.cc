@@ -168,10 +168,36 @@ Duration Reflector::Step() {
 
 Status Reflector::ListAndReplace() {
   std::unordered_map<std::string, DecodedObject> buffer;
+  std::string list_rv;
+  if (options_.stream_initial_events && !stream_unsupported_) {
+    bool unsupported = false;
+    Status s = StreamInto(&buffer, &list_rv, &unsupported);
+    if (s.ok()) {
+      ReplaceWith(std::move(buffer), list_rv, /*streamed=*/true);
+      return Status::Ok();
+    }
+    if (!unsupported) {
+      std::lock_guard<std::mutex> l(mu_);
+      ++stats_.list_failures;
+      stats_.last_list_error = s.ToString();
+      return s;
+    }
+    stream_unsupported_ = true;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stats_.stream_unsupported = true;
+    }
+    // Why a WARNING, once: each page of a paged list is a storage (etcd)
+    // read on kube-apiserver; kube 1.27+ with WatchList serves the list
+    // from its watch cache instead.
+    LOG(WARNING) << options_.name << ": the API server does not stream initial events ("
+                 << s.ToString() << "); listing in pages of " << options_.page_size
+                 << " from now on (each page a storage read on kube-apiserver)";
+    buffer.clear();
+  }
   ListOptions lo;
   lo.limit = options_.page_size;
   lo.label_selector = options_.label_selector;
-  std::string list_rv;
   for (;;) {
     {
       std::lock_guard<std::mutex> l(mu_);
@@ -188,6 +214,97 @@ Status Reflector::ListAndReplace() {
     if (next.empty()) break;
     lo.continue_token = std::move(next);
   }
+  ReplaceWith(std::move(buffer), list_rv, /*streamed=*/false);
+  return Status::Ok();
+}
+
+Status Reflector::StreamInto(std::unordered_map<std::string, DecodedObject>* buffer,
+                             std::string* list_rv, bool* unsupported) {
+  if (pending_stream_) {
+    Untrack();
+    pending_stream_.reset();
+  }
+  WatchOptions wo;
+  // Why no resourceVersion: the current state, which the watch cache serves
+  // once it has caught up (kube's consistent watch list).
+  wo.label_selector = options_.label_selector;
+  wo.allow_bookmarks = true;
+  wo.send_initial_events = true;
+  wo.timeout = RandomWatchTimeout();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stopping_) return Status(StatusCode::kCancelled, "informer stopped");
+  }
+  auto opened = client_.Watch(resource_, options_.namespace_name, wo);
+  if (!opened.ok()) {
+    // Why only kInvalid: 400/422 is "this server does not take the
+    // parameters"; anything else (403, 5xx, no answer) a paged list would
+    // meet too.
+    *unsupported = opened.status().code() == StatusCode::kInvalid;
+    return opened.status();
+  }
+  std::unique_ptr<WatchStream> stream = std::move(opened).value();
+  if (!Track(stream.get())) return Status(StatusCode::kCancelled, "informer stopped");
+  Status result;
+  for (;;) {
+    auto event = decode_text_ ? stream->NextRaw() : stream->Next();
+    if (!event.ok()) {
+      result = event.status();
+      break;
+    }
+    if (event->type == WatchEventType::kError) {
+      result = event->ErrorStatus();
+      if (result.ok()) result = Status(StatusCode::kInternal, "watch ERROR event without a status");
+      break;
+    }
+    if (event->type == WatchEventType::kBookmark) {
+      if (IsInitialEventsEnd(event->object)) {
+        *list_rv = event->ResourceVersion();
+        pending_stream_ = std::move(stream);  // Why: still tracked; WatchOnce goes on with it.
+        return Status::Ok();
+      }
+      *unsupported = true;
+      result = Status(StatusCode::kInvalid, "a bookmark without k8s.io/initial-events-end came "
+                                            "before the end of the initial events");
+      break;
+    }
+    if (event->type != WatchEventType::kAdded) {
+      *unsupported = true;
+      result = Status(StatusCode::kInvalid, std::string("a ") + WatchEventTypeName(event->type) +
+                                                " event among the initial events");
+      break;
+    }
+    BufferDecoded(event->object_text.empty() || !decode_text_ ? decode_(event->object)
+                                                              : decode_text_(event->object_text),
+                  buffer);
+  }
+  Untrack();
+  stream->Cancel();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stopping_) return Status(StatusCode::kCancelled, "informer stopped");
+  }
+  return result;
+}
+
+bool Reflector::Track(WatchStream* stream) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (stopping_) {
+    stream->Cancel();
+    return false;
+  }
+  current_stream_ = stream;
+  if (watches_opened_++ > 0) ++stats_.watch_restarts;
+  return true;
+}
+
+void Reflector::Untrack() {
+  std::lock_guard<std::mutex> l(mu_);
+  current_stream_ = nullptr;
+}
+
+void Reflector::ReplaceWith(std::unordered_map<std::string, DecodedObject> buffer,
+                            const std::string& list_rv, bool streamed) {
   ReplaceResult result = store_.Replace(std::move(buffer));
   bool first = !synced_.load();
   last_rv_ = list_rv;
@@ -196,14 +313,15 @@ Status Reflector::ListAndReplace() {
     std::lock_guard<std::mutex> l(mu_);
     stats_.tombstones = 0;
     ++stats_.lists;
+    if (streamed) ++stats_.streamed_lists;
     if (!first) ++stats_.relists;
     stats_.last_sync = clock_.WallNow();
     stats_.last_list_error.clear();
     stats_.resource_version = last_rv_;
   }
-  VLOG(2) << options_.name << ": listed at " << list_rv << ": " << result.added.size()
-          << " added, " << result.updated.size() << " updated, " << result.deleted.size()
-          << " deleted";
+  VLOG(2) << options_.name << ": " << (streamed ? "streamed" : "listed") << " at " << list_rv
+          << ": " << result.added.size() << " added, " << result.updated.size() << " updated, "
+          << result.deleted.size() << " deleted";
   for (RawEventHandler* h : handlers_) {
     for (const auto& d : result.deleted) h->OnDelete(d);
   }
@@ -221,26 +339,27 @@ Status Reflector::ListAndReplace() {
     synced_.store(true);
     cv_.notify_all();
   }
-  return Status::Ok();
+}
+
+void Reflector::BufferDecoded(StatusOr<DecodedObject> decoded,
+                              std::unordered_map<std::string, DecodedObject>* buffer) {
+  if (!decoded.ok()) {
+    NoteDecodeError(decoded.status());
+    return;
+  }
+  std::string key = decoded->key;
+  buffer->insert_or_assign(std::move(key), std::move(decoded).value());
 }
 
 Status Reflector::ListPageInto(const ListOptions& lo,
                                 std::unordered_map<std::string, DecodedObject>* buffer,
                                 std::string* list_rv, std::string* next) {
-  auto add = [&](StatusOr<DecodedObject> decoded) {
-    if (!decoded.ok()) {
-      NoteDecodeError(decoded.status());
-      return;
-    }
-    std::string key = decoded->key;
-    buffer->insert_or_assign(std::move(key), std::move(decoded).value());
-  };
   if (decode_text_) {
     auto page = client_.ListRaw(resource_, options_.namespace_name, lo);
     if (!page.ok()) return page.status();
     *list_rv = std::move(page->resource_version);
     *next = std::move(page->continue_token);
-    for (size_t i = 0; i < page->size(); ++i) add(decode_text_(page->Item(i)));
+    for (size_t i = 0; i < page->size(); ++i) BufferDecoded(decode_text_(page->Item(i)), buffer);
     return Status::Ok();
   }
   auto page = client_.List(resource_, options_.namespace_name, lo);
@@ -248,33 +367,29 @@ Status Reflector::ListPageInto(const ListOptions& lo,
   *list_rv = std::move(page->resource_version);
   *next = std::move(page->continue_token);
   for (auto& item : page->items) {
-    add(decode_(item));
+    BufferDecoded(decode_(item), buffer);
     item = nlohmann::json();  // Why: free each page's tree as we go.
   }
   return Status::Ok();
 }
 
 Status Reflector::WatchOnce() {
-  WatchOptions wo;
-  wo.resource_version = last_rv_;
-  wo.label_selector = options_.label_selector;
-  wo.allow_bookmarks = true;
-  wo.timeout = RandomWatchTimeout();
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    if (stopping_) return Status(StatusCode::kCancelled, "informer stopped");
-  }
-  auto opened = client_.Watch(resource_, options_.namespace_name, wo);
-  if (!opened.ok()) return opened.status();
-  std::unique_ptr<WatchStream> stream = std::move(opened).value();
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    if (stopping_) {
-      stream->Cancel();
-      return Status(StatusCode::kCancelled, "informer stopped");
+  // Why: a streamed list's watch goes on after its initial events.
+  std::unique_ptr<WatchStream> stream = std::move(pending_stream_);
+  if (!stream) {
+    WatchOptions wo;
+    wo.resource_version = last_rv_;
+    wo.label_selector = options_.label_selector;
+    wo.allow_bookmarks = true;
+    wo.timeout = RandomWatchTimeout();
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (stopping_) return Status(StatusCode::kCancelled, "informer stopped");
     }
-    current_stream_ = stream.get();
-    if (watches_opened_++ > 0) ++stats_.watch_restarts;
+    auto opened = client_.Watch(resource_, options_.namespace_name, wo);
+    if (!opened.ok()) return opened.status();
+    stream = std::move(opened).value();
+    if (!Track(stream.get())) return Status(StatusCode::kCancelled, "informer stopped");
   }
   Status result;
   for (;;) {

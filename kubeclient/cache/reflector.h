@@ -48,6 +48,16 @@ struct InformerOptions {
   std::string namespace_name;     // "" = all namespaces
   std::string label_selector;
   int64_t page_size = 500;
+  // How a full list is obtained. true: a watch list first (the server
+  // streams its watch cache's state: no storage read, no page in memory,
+  // and the same watch goes on afterwards); when the server answers it
+  // 400/422 (kube 1.26, or 1.27+ without the WatchList feature) or streams
+  // without the end-of-initial-events bookmark, paged lists from then on.
+  // false: paged lists only.
+  // Why false by default: paged lists are what every server (and every
+  // fake KubeClient in the tests) serves; the controller binary turns
+  // streaming on with its --watch-list option (default true).
+  bool stream_initial_events = false;
   // The watch timeoutSeconds is drawn uniformly from [min, max] per watch.
   std::chrono::seconds watch_timeout_min{300};
   std::chrono::seconds watch_timeout_max{600};
@@ -84,6 +94,9 @@ struct InformerStats {
   uint64_t stale_events_ignored = 0;
   uint64_t decode_errors = 0;
   uint64_t lists = 0;            // successful full lists (the first included)
+  uint64_t streamed_lists = 0;   // ... of them, watch lists (initial events streamed)
+  // The server does not stream initial events: lists are paged.
+  bool stream_unsupported = false;
   uint64_t relists = 0;          // successful full lists after the first
   uint64_t list_failures = 0;
   uint64_t watch_restarts = 0;   // watches opened after the first
@@ -130,7 +143,8 @@ class Reflector {
   // process); others the server answered a list with are WARNINGs.
   // Informer thread (or a test) only.
   Duration Step();
-  // The parts of Step(), exposed for tests.
+  // The parts of Step(), exposed for tests. After a streamed list,
+  // WatchOnce goes on with that list's watch.
   Status ListAndReplace();
   Status WatchOnce();
 
@@ -148,6 +162,21 @@ class Reflector {
 
  private:
   Status HandleEvent(const WatchEvent& event);
+  // A watch list into `buffer`: sets *list_rv to the end bookmark's version
+  // and keeps the open stream in pending_stream_. *unsupported when the
+  // server answered that it does not stream initial events.
+  Status StreamInto(std::unordered_map<std::string, DecodedObject>* buffer, std::string* list_rv,
+                    bool* unsupported);
+  // Swaps `buffer` in as the cache at `list_rv` and tells the handlers.
+  void ReplaceWith(std::unordered_map<std::string, DecodedObject> buffer,
+                   const std::string& list_rv, bool streamed);
+  // Makes `stream` the one Stop() cancels; false (stream cancelled) when
+  // stopping.
+  bool Track(WatchStream* stream);
+  void Untrack();
+  // Adds a decoded object to a list's `buffer`; counts a decode error.
+  void BufferDecoded(StatusOr<DecodedObject> decoded,
+                     std::unordered_map<std::string, DecodedObject>* buffer);
   // One page of the list into `buffer`; sets *list_rv and *next (continue).
   Status ListPageInto(const ListOptions& lo, std::unordered_map<std::string, DecodedObject>* buffer,
                       std::string* list_rv, std::string* next);
@@ -179,6 +208,8 @@ class Reflector {
   // min_healthy_watch or lost the server: a 410 now is a relist loop.
   bool just_listed_ = false;
   std::string last_rv_;
+  bool stream_unsupported_ = false;
+  std::unique_ptr<WatchStream> pending_stream_;  // a watch list's stream, for WatchOnce
   std::unordered_map<std::string, std::string> tombstones_;  // deleted key -> version it had
   SteadyTime last_decode_log_{};
   uint64_t decode_errors_unlogged_ = 0;

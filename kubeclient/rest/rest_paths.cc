@@ -59,6 +59,7 @@ std::string WatchQuery(const WatchOptions& o) {
   std::string q = "?watch=true";
   if (o.allow_bookmarks) q += "&allowWatchBookmarks=true";
   if (o.timeout.count() > 0) q += "&timeoutSeconds=" + std::to_string(o.timeout.count());
+  if (o.send_initial_events) q += "&sendInitialEvents=true&resourceVersionMatch=NotOlderThan";
   AddParam(&q, "resourceVersion", o.resource_version);
   AddParam(&q, "labelSelector", o.label_selector);
   AddParam(&q, "fieldSelector", o.field_selector);

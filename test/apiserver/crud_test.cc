@@ -190,6 +190,31 @@ TEST_F(ServerTest, LabelsAndAnnotationsThatAreNotStringsAreRefused) {
   EXPECT_EQ(Body(null_value)["metadata"]["annotations"], (json{{"note", ""}}));
 }
 
+// A merge patch of .status that names metadata.resourceVersion is guarded by
+// it as a PUT is: the current version writes, a stale one is 409 with the
+// PUT's message (what a status write without the whole object relies on).
+TEST_F(ServerTest, StatusMergePatchWithAStaleVersionIsConflict) {
+  json obj = MustCreate("a", "a.example.com");
+  const std::string rv = obj["metadata"]["resourceVersion"];
+  auto patch = [&](const std::string& version, const std::string& router) {
+    return http_->Request("PATCH", RoutesPath() + "/a/status",
+                          json{{"metadata", {{"resourceVersion", version}}},
+                               {"status", {{"ingress", {{{"routerName", router}}}}}}}
+                              .dump(),
+                          "application/merge-patch+json");
+  };
+  HttpResponse ok = patch(rv, "ours");
+  ASSERT_EQ(ok.code, 200) << ok.body;
+  EXPECT_EQ(Body(ok)["status"]["ingress"][0]["routerName"], "ours");
+  EXPECT_EQ(Body(ok)["spec"]["host"], "a.example.com");
+  HttpResponse stale = patch(rv, "late");
+  EXPECT_EQ(stale.code, 409) << stale.body;
+  EXPECT_EQ(Body(stale)["message"],
+            "Operation cannot be fulfilled on routes.route.openshift.io \"a\": the object has "
+            "been modified; please apply your changes to the latest version and try again");
+  EXPECT_EQ(Body(http_->Get(RoutesPath() + "/a"))["status"]["ingress"][0]["routerName"], "ours");
+}
+
 TEST_F(ServerTest, StaleUpdateIsConflictWithRealMessage) {
   json obj = MustCreate("a", "a.example.com");
   json first = obj;

@@ -128,6 +128,85 @@ TEST_F(ServerTest, WatchWithoutVersionStartsWithCurrentState) {
   EXPECT_EQ(e["object"]["metadata"]["name"], "a");
 }
 
+// KEP-3157 as kube 1.27+ serves it: the current state as ADDED events, a
+// bookmark annotated k8s.io/initial-events-end at its version, then the
+// changes after it; counted as a watch list, not as a storage read.
+TEST_F(ServerTest, WatchListStreamsTheStateThenEndsItWithAnAnnotatedBookmark) {
+  MustCreate("a", "a.example.com");
+  json b = MustCreate("b", "b.example.com");
+  LineStream w(server_->port(), RoutesPath() +
+                                    "?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&"
+                                    "resourceVersionMatch=NotOlderThan&resourceVersion=");
+  ASSERT_EQ(w.code(), 200);
+  std::vector<json> events;
+  for (int i = 0; i < 3; ++i) {
+    auto line = w.NextLine(milliseconds(5000));
+    ASSERT_TRUE(line.has_value());
+    events.push_back(json::parse(*line));
+  }
+  EXPECT_EQ(events[0]["type"], "ADDED");
+  EXPECT_EQ(events[0]["object"]["metadata"]["name"], "a");
+  EXPECT_EQ(events[1]["object"]["metadata"]["name"], "b");
+  EXPECT_EQ(events[2]["type"], "BOOKMARK");
+  EXPECT_EQ(events[2]["object"]["metadata"]["resourceVersion"], b["metadata"]["resourceVersion"]);
+  EXPECT_EQ(events[2]["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true");
+  MustCreate("c", "c.example.com");
+  json e = NextEvent(w);
+  EXPECT_EQ(e["type"], "ADDED");
+  EXPECT_EQ(e["object"]["metadata"]["name"], "c");
+  EXPECT_EQ(server_->metrics().ListCount(ListSource::kWatchList, "routes"), 1u);
+  EXPECT_EQ(server_->metrics().ListCount(ListSource::kStorage), 0u);
+  ASSERT_EQ(http_->Get(RoutesPath() + "?limit=1").code, 200);
+  ASSERT_EQ(http_->Get(RoutesPath() + "?resourceVersion=0").code, 200);
+  EXPECT_EQ(server_->metrics().ListCount(ListSource::kStorage, "routes"), 1u);
+  EXPECT_EQ(server_->metrics().ListCount(ListSource::kWatchCache, "routes"), 1u);
+  std::string exposition = http_->Get("/metrics").body;
+  EXPECT_NE(exposition.find("apiserver_storage_list_total{resource=\"routes.route.openshift.io\"} 1"),
+            std::string::npos);
+  EXPECT_NE(exposition.find("apiserver_cache_list_total{index=\"\",resource_prefix=\"/"
+                            "route.openshift.io/routes\"} 1"),
+            std::string::npos);
+}
+
+// validateWatchOptions of kube 1.27+: sendInitialEvents needs NotOlderThan
+// and bookmarks; resourceVersionMatch on a watch needs sendInitialEvents.
+TEST_F(ServerTest, WatchListOptionsAreValidatedLikeKube127) {
+  auto message = [&](const std::string& query) {
+    HttpResponse r = http_->Get(RoutesPath() + "?watch=1&" + query);
+    EXPECT_EQ(r.code, 422) << query;
+    return Body(r)["message"].get<std::string>();
+  };
+  EXPECT_EQ(message("sendInitialEvents=true&allowWatchBookmarks=true"),
+            "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: "
+            "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan");
+  EXPECT_EQ(message("sendInitialEvents=true&resourceVersionMatch=NotOlderThan"),
+            "ListOptions.meta.k8s.io \"\" is invalid: allowWatchBookmarks: Forbidden: "
+            "sendInitialEvents requires setting allowWatchBookmarks to true");
+  EXPECT_EQ(message("resourceVersionMatch=NotOlderThan&resourceVersion=1"),
+            "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: "
+            "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided");
+}
+
+class Kube126ServerTest : public ServerTest {
+  ServerOptions Options() override {
+    ServerOptions o = ServerTest::Options();
+    o.watch_list = false;
+    return o;
+  }
+};
+
+// Without WatchList (kube 1.26) a watch list is refused as 1.26 refuses it.
+TEST_F(Kube126ServerTest, WatchListIsRefusedAsKube126RefusesIt) {
+  HttpResponse r = http_->Get(RoutesPath() +
+                              "?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&"
+                              "resourceVersionMatch=NotOlderThan");
+  EXPECT_EQ(r.code, 422);
+  EXPECT_EQ(Body(r)["message"],
+            "ListOptions.meta.k8s.io \"\" is invalid: [resourceVersionMatch: Forbidden: "
+            "resourceVersionMatch is forbidden for watch, resourceVersionMatch: Forbidden: "
+            "resourceVersionMatch is forbidden unless resourceVersion is provided]");
+}
+
 TEST_F(ServerTest, WatchFromCompactedVersionGetsGoneErrorEvent) {
   json a = MustCreate("a", "a.example.com");
   MustCreate("b", "b.example.com");

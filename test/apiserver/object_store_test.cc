@@ -113,6 +113,43 @@ TEST_F(ObjectStoreTest, PagesComeFromOneSnapshot) {
   EXPECT_EQ(page2.value.rv, page1.value.rv);
 }
 
+// remainingItemCount counts the snapshot's objects after the page, within
+// the listed namespace: objects created after the snapshot do not count,
+// ones deleted since still do (they are in the snapshot).
+TEST_F(ObjectStoreTest, RemainingItemCountIsTheRestOfTheSnapshot) {
+  ASSERT_TRUE(store_.Create(NamespacesInfo(), "", {{"metadata", {{"name", "ns2"}}}}).ok());
+  ASSERT_TRUE(store_.Create(NamespacesInfo(), "", {{"metadata", {{"name", "a"}}}}).ok());
+  for (int i = 0; i < 6; ++i) Create("r" + std::to_string(i));
+  for (const char* ns : {"ns2", "a"}) {
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_TRUE(store_.Create(RoutesInfo(), ns, Route("q" + std::to_string(i), "q.example.com")).ok());
+    }
+  }
+  ObjectFilter all;
+  auto first = store_.List(RoutesInfo(), all, 2, "");
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first.value.remaining, 10);  // a/q0 a/q1 listed; a/q2, 6 in ns, 3 in ns2 left
+  ObjectFilter in_ns;
+  in_ns.ns = "ns";
+  auto ns_first = store_.List(RoutesInfo(), in_ns, 2, "");
+  ASSERT_TRUE(ns_first.ok());
+  EXPECT_EQ(ns_first.value.remaining, 4);  // ns/r2..r5; ns2 is not in the range
+  ASSERT_TRUE(store_.Delete(RoutesInfo(), "ns", "r4").ok());
+  Create("r9");
+  auto ns_second = store_.List(RoutesInfo(), in_ns, 2, ns_first.value.continue_token);
+  ASSERT_TRUE(ns_second.ok());
+  EXPECT_EQ(ns_second.value.items[0]->name, "r2");
+  EXPECT_EQ(ns_second.value.remaining, 2);  // r4 (deleted since) and r5; not r9
+  auto all_second = store_.List(RoutesInfo(), all, 5, first.value.continue_token);
+  ASSERT_TRUE(all_second.ok());
+  EXPECT_EQ(all_second.value.items.back()->name, "r3");
+  EXPECT_EQ(all_second.value.remaining, 5);  // ns/r4 ns/r5 ns2/q0..q2
+  auto newest = store_.List(RoutesInfo(), in_ns, 6, "");
+  ASSERT_TRUE(newest.ok());
+  EXPECT_FALSE(newest.value.remaining.has_value());  // r0 r1 r2 r3 r5 r9: nothing left
+  EXPECT_TRUE(newest.value.continue_token.empty());
+}
+
 TEST_F(ObjectStoreTest, ContinueTokenRoundTrips) {
   std::string error;
   std::string token = EncodeContinueToken({42, "ns/a"});

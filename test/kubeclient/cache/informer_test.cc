@@ -107,6 +107,99 @@ TEST_F(InformerTest, InitialListIsPaginatedAndSyncs) {
   EXPECT_TRUE(client_.watch_calls()[0].allow_bookmarks);
 }
 
+WatchEvent InitialEventsEnd(int64_t rv) {
+  WatchEvent e = Bookmark(rv);
+  e.object["metadata"]["annotations"] = {{"k8s.io/initial-events-end", "true"}};
+  return e;
+}
+
+// A watch list: the initial state streams in, the end bookmark syncs the
+// cache at its version, and the same watch goes on (no list request, no
+// second watch); a repeat of a streamed version is still ignored.
+TEST_F(InformerTest, StreamedInitialEventsSyncAndTheSameWatchGoesOn) {
+  options_.stream_initial_events = true;
+  AddServerRoute("ns", "never-listed", 3);
+  WatchScript w;
+  w.events = {Event(WatchEventType::kAdded, MakeRouteJson("ns", "a", 5)),
+              Event(WatchEventType::kAdded, MakeRouteJson("ns", "b", 7)), InitialEventsEnd(9),
+              Event(WatchEventType::kModified, MakeRouteJson("ns", "b", 7)),
+              Event(WatchEventType::kModified, MakeRouteJson("ns", "a", 10))};
+  client_.AddWatch(w);
+  client_.AddWatch(WatchScript{});
+  RouteInformer inf(client_, clock_, options_);
+  inf.AddEventHandler(&recorder_);
+  EXPECT_EQ(inf.reflector().Step(), Duration::zero());
+  EXPECT_TRUE(inf.HasSynced());
+  EXPECT_EQ(client_.list_calls(), 0);
+  EXPECT_EQ(CacheContent(inf), (std::vector<std::string>{"ns/a@5", "ns/b@7"}));
+  ASSERT_EQ(client_.watch_calls().size(), 1u);
+  EXPECT_TRUE(client_.watch_calls()[0].send_initial_events);
+  EXPECT_TRUE(client_.watch_calls()[0].allow_bookmarks);
+  EXPECT_EQ(client_.watch_calls()[0].resource_version, "");
+  inf.reflector().Step();  // the rest of the same stream
+  EXPECT_EQ(client_.watch_calls().size(), 1u);
+  std::vector<std::string> log = recorder_.log;
+  std::sort(log.begin(), log.end());  // Why: a list's adds come in no particular order
+  EXPECT_EQ(log, (std::vector<std::string>{"add ns/a 5 initial", "add ns/b 7 initial",
+                                           "update ns/a 5->10"}));
+  InformerStats s = inf.Stats();
+  EXPECT_EQ(s.streamed_lists, 1u);
+  EXPECT_EQ(s.stale_events_ignored, 1u);
+  EXPECT_FALSE(s.stream_unsupported);
+  inf.reflector().Step();  // the stream closed: resume after the newest version
+  ASSERT_EQ(client_.watch_calls().size(), 2u);
+  EXPECT_FALSE(client_.watch_calls()[1].send_initial_events);
+  EXPECT_EQ(client_.watch_calls()[1].resource_version, "10");
+}
+
+// kube-apiserver 1.26 answers the watch list 422 ("resourceVersionMatch is
+// forbidden for watch"): page through lists, then and on every relist.
+TEST_F(InformerTest, RefusedWatchListFallsBackToPagedListsForGood) {
+  options_.stream_initial_events = true;
+  for (int i = 0; i < 600; ++i) AddServerRoute("ns", "r" + std::to_string(i), 10);
+  client_.SetListResourceVersion(50);
+  WatchScript refused;
+  refused.open_error = Status(StatusCode::kInvalid,
+                              "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: "
+                              "Forbidden: resourceVersionMatch is forbidden for watch");
+  client_.AddWatch(refused);
+  WatchScript gone;
+  gone.events = {GoneEvent()};
+  client_.AddWatch(gone);
+  client_.AddWatch(WatchScript{});
+  RouteInformer inf(client_, clock_, options_);
+  EXPECT_EQ(inf.reflector().Step(), Duration::zero());
+  EXPECT_TRUE(inf.HasSynced());
+  EXPECT_EQ(client_.list_calls(), 2);
+  EXPECT_EQ(inf.List().size(), 600u);
+  EXPECT_TRUE(inf.Stats().stream_unsupported);
+  inf.reflector().Step();  // 410: relist
+  inf.reflector().Step();  // paged again, no second watch-list attempt
+  EXPECT_EQ(client_.list_calls(), 4);
+  auto calls = client_.watch_calls();
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_FALSE(calls[1].send_initial_events);
+  EXPECT_EQ(inf.Stats().streamed_lists, 0u);
+}
+
+// A server that ignores sendInitialEvents sends a plain bookmark (or a
+// change) before any end marker: it does not stream; page instead.
+TEST_F(InformerTest, BookmarkWithoutTheEndMarkerMeansNoStreaming) {
+  options_.stream_initial_events = true;
+  AddServerRoute("ns", "a", 5);
+  client_.SetListResourceVersion(8);
+  WatchScript ignored;
+  ignored.events = {Event(WatchEventType::kAdded, MakeRouteJson("ns", "a", 5)), Bookmark(8)};
+  client_.AddWatch(ignored);
+  client_.AddWatch(WatchScript{});
+  RouteInformer inf(client_, clock_, options_);
+  EXPECT_EQ(inf.reflector().Step(), Duration::zero());
+  EXPECT_TRUE(inf.HasSynced());
+  EXPECT_EQ(client_.list_calls(), 1);
+  EXPECT_TRUE(inf.Stats().stream_unsupported);
+  EXPECT_EQ(CacheContent(inf), std::vector<std::string>{"ns/a@5"});
+}
+
 TEST_F(InformerTest, ClosedWatchResumesFromNewestVersionWithoutRelist) {
   AddServerRoute("ns", "a", 5);
   client_.SetListResourceVersion(10);
