@@ -138,7 +138,8 @@ soak: build
 # is reachable), fails above 120 MB, then runs the Deployment's 3 replicas,
 # read from deploy/controller/deployment.yaml, against local-apiserver over
 # TLS. Needs root; downloads Debian packages and compiles the controller in
-# the build (4 to 5 min on 2 cores), so it is not part of `make test`. Base
+# the build (18 min measured on the shared 2-core machine, docs/image.md),
+# so it is not part of `make test`. Base
 # tarballs, podman's storage and layer cache, and logs stay in
 # $(IMAGE_CHECK_DIR). IMAGE_CHECK_FLAGS: --pull (make the bases again),
 # --no-build, --build-only, --max-image-mb N.
