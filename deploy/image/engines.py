@@ -29,6 +29,7 @@ class Podman:
         key = hashlib.sha256(self.work.encode()).hexdigest()[:12]
         self.run_root = f"/run/routestatus-image-check-{key}"
         self.ulimits = container_ulimits()
+        nofile, nproc = self.ulimits["nofile"], self.ulimits["nproc"]
         self.containers_conf = os.path.join(conf_dir, "containers.conf")
         self.storage_conf = os.path.join(conf_dir, "storage.conf")
         write_if_changed(self.containers_conf, f"""\
@@ -37,7 +38,7 @@ class Podman:
 # At the hard limits of the shell that ran the check (ulimit -Hn, -Hu), the
 # processes also at most kernel.pid_max: podman's defaults are above what
 # root may set on this machine (no CAP_SYS_RESOURCE).
-default_ulimits = ["nofile={self.ulimits['nofile']}:{self.ulimits['nofile']}", "nproc={self.ulimits['nproc']}:{self.ulimits['nproc']}"]
+default_ulimits = ["nofile={nofile}:{nofile}", "nproc={nproc}:{nproc}"]
 
 [engine]
 # crun fails on this machine's hybrid cgroups; runc with cgroupfs works.

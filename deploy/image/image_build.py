@@ -1,6 +1,6 @@
 """image_build: builds the Dockerfile with a real engine and measures the image."""
 
-import os
+import json
 import subprocess
 import time
 
@@ -41,6 +41,5 @@ def image_facts(engine, tag):
                           "{{.Size}}|{{.Config.User}}|{{json .Config.Entrypoint}}|"
                           "{{json .Config.ExposedPorts}}|{{json .Config.Env}}", tag), env=engine.env)
     size, user, entrypoint, ports, env = out.strip().split("|", 4)
-    import json
     return {"size": int(size), "user": user, "entrypoint": json.loads(entrypoint) or [],
             "ports": sorted((json.loads(ports) or {}).keys()), "env": json.loads(env) or []}

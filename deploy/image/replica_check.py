@@ -31,6 +31,8 @@ SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 
 class Replica:
+    """One container of the Deployment: its name, published ports and probers."""
+
     def __init__(self, name):
         self.name = name
         self.ports = {}     # container port -> "127.0.0.1:N"
@@ -39,6 +41,12 @@ class Replica:
 
 
 class ReplicaCheck:
+    """Runs the Deployment's replicas against a cluster (clusters.py) and
+    checks them; check() raises CheckError at the first failure and always
+    removes its containers and test namespace. Each passed check is printed
+    and appended to report. Driven from one thread (the probers have their
+    own)."""
+
     def __init__(self, engine, image, spec, cluster, run_dir, report):
         self.engine, self.image, self.spec, self.cluster = engine, image, spec, cluster
         self.run_dir, self.report = run_dir, report
