@@ -1,7 +1,8 @@
 # route-status-controller image: build on Debian bookworm with the same -dev
 # packages as `make deps`, run on bookworm-slim with only the runtime libraries,
 # as a non-root user. Both package lists live in deploy/image/ (one package a
-# line), shared with `make deps` and `make image-check`.
+# line), shared with `make deps`. `make image-check` builds it with podman
+# and runs it as deploy/controller/deployment.yaml says (docs/image.md).
 #   docker build -t routestatus/route-status-controller:dev .
 
 FROM debian:bookworm AS build
@@ -23,6 +24,7 @@ COPY deploy/image/runtime-packages.txt /tmp/
 RUN apt-get update -qq \
  && sed 's/#.*//' /tmp/runtime-packages.txt \
     | DEBIAN_FRONTEND=noninteractive xargs apt-get install -y -qq --no-install-recommends \
+ && apt-get clean \
  && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages.txt \
  && groupadd --system --gid 65532 nonroot \
  && useradd --system --uid 65532 --gid 65532 --no-create-home --shell /usr/sbin/nologin nonroot

@@ -23,10 +23,10 @@ CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O2 $(DEBUG_INFO) -DNDEBUG' \
   -DROUTESTATUS_TEST_LABELS='e2e;sim;lint' $(LAUNCHER)
 
-# The image's build packages (one list for the Dockerfile, `make deps` and
-# `make image-check`), plus what the tests use. prometheus brings the server
-# and promtool: the rule tests and the Prometheus e2e start their own on
-# loopback (ports picked at run time), never the package's service.
+# The image's build packages (one list for the Dockerfile and `make deps`),
+# plus what the tests use. prometheus brings the server and promtool: the
+# rule tests and the Prometheus e2e start their own on loopback (ports picked
+# at run time), never the package's service.
 DEB_PACKAGES := $(shell sed 's/\#.*//' deploy/image/build-packages.txt) \
   procps curl python3-yaml shellcheck python3-kubernetes \
   clang lld libclang-rt-dev prometheus
@@ -133,15 +133,23 @@ soak: build
 	  --gtest_repeat=$(SOAK_RUNS) | python3 e2e/suite/fight_soak_summary.py'
 	$(BUILD)/test/sim/route-sim --seeds=$(SEEDS)
 
-# The image without a container engine (deploy/image/image_check.py): the
-# Dockerfile's stages built in chroots from mmdebstrap roots, then the
-# runtime stage checked as its USER against local-apiserver. It downloads
-# packages and compiles the binary in the build root, so it is not part of
-# `make test`; base tarballs and layers are cached in $(IMAGE_CHECK_DIR).
-# IMAGE_CHECK_FLAGS: --no-cache, --pull, --verbose.
+# The image built by a real engine and run as deploy/ runs it
+# (deploy/image/image_check.py, docs/image.md): podman, configured by files
+# of its own in $(IMAGE_CHECK_DIR)/podman (runc, cgroupfs, ulimits at the
+# shell's hard limits; the machine's /etc/containers is left alone), builds
+# the Dockerfile on debian:bookworm[-slim] made with mmdebstrap (no registry
+# is reachable), fails above 120 MB, then runs the Deployment's 3 replicas,
+# read from deploy/controller/deployment.yaml, against local-apiserver over
+# TLS. Needs root; downloads Debian packages and compiles the controller in
+# the build (18 min measured on the shared 2-core machine, docs/image.md),
+# so it is not part of `make test`. Base
+# tarballs, podman's storage and layer cache, and logs stay in
+# $(IMAGE_CHECK_DIR). IMAGE_CHECK_FLAGS: --pull (make the bases again),
+# --no-build, --build-only, --max-image-mb N.
 IMAGE_CHECK_DIR ?= build-image
+IMAGE_CHECK_PACKAGES := podman runc mmdebstrap slirp4netns
 image-check: deps $(BUILD)/Makefile
-	@$(call install_missing,mmdebstrap)
+	@$(call install_missing,$(IMAGE_CHECK_PACKAGES))
 	cmake --build $(BUILD) -j$(JOBS) --target local-apiserver
 	/usr/bin/python3 deploy/image/image_check.py --work $(IMAGE_CHECK_DIR) \
 	  --apiserver $(BUILD)/cmd/local-apiserver/local-apiserver $(IMAGE_CHECK_FLAGS)

@@ -1,5 +1,7 @@
 #include "apiserver/self_signed_cert.h"
 
+#include <arpa/inet.h>
+
 #include <memory>
 
 #include <openssl/bio.h>
@@ -34,6 +36,22 @@ bool AddExt(X509* cert, int nid, const char* value) {
   return ok;
 }
 
+// The subjectAltName value: the loopback names, then extra_hosts.
+StatusOr<std::string> SubjectAltNames(const std::vector<std::string>& extra_hosts) {
+  std::string names = "IP:127.0.0.1,IP:::1,DNS:localhost";
+  for (const std::string& host : extra_hosts) {
+    if (host.empty() || host.find_first_of(", \t\r\n") != std::string::npos) {
+      return Status(StatusCode::kInvalid,
+                    "certificate host name \"" + host + "\": empty or has a comma or space");
+    }
+    unsigned char address[16];
+    bool ip = inet_pton(AF_INET, host.c_str(), address) == 1 ||
+              inet_pton(AF_INET6, host.c_str(), address) == 1;
+    names += (ip ? ",IP:" : ",DNS:") + host;
+  }
+  return names;
+}
+
 std::string BioString(BIO* bio) {
   char* data = nullptr;
   long len = BIO_get_mem_data(bio, &data);
@@ -42,7 +60,9 @@ std::string BioString(BIO* bio) {
 
 }  // namespace
 
-StatusOr<CertAndKey> GenerateSelfSignedCert() {
+StatusOr<CertAndKey> GenerateSelfSignedCert(const std::vector<std::string>& extra_hosts) {
+  StatusOr<std::string> alt_names = SubjectAltNames(extra_hosts);
+  if (!alt_names.ok()) return alt_names.status();
   PkeyPtr key(EVP_EC_gen("P-256"));
   if (!key) return Status(StatusCode::kInternal, "EC key generation failed");
   X509Ptr cert(X509_new());
@@ -63,7 +83,7 @@ StatusOr<CertAndKey> GenerateSelfSignedCert() {
   if (!AddExt(cert.get(), NID_basic_constraints, "critical,CA:TRUE") ||
       !AddExt(cert.get(), NID_key_usage, "critical,digitalSignature,keyEncipherment,keyCertSign") ||
       !AddExt(cert.get(), NID_ext_key_usage, "serverAuth") ||
-      !AddExt(cert.get(), NID_subject_alt_name, "IP:127.0.0.1,IP:::1,DNS:localhost")) {
+      !AddExt(cert.get(), NID_subject_alt_name, alt_names.value().c_str())) {
     return Status(StatusCode::kInternal, "adding certificate extensions failed");
   }
   if (X509_sign(cert.get(), key.get(), EVP_sha256()) == 0) {

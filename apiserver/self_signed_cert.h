@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 
@@ -13,9 +14,12 @@ struct CertAndKey {
 };
 
 // Creates a self-signed (CA:TRUE) certificate for 127.0.0.1, ::1 and
-// localhost, valid for a year, with an EC P-256 key. The certificate is its
-// own CA, so clients trust it by putting it in certificate-authority-data.
-// Thread-safe.
-StatusOr<CertAndKey> GenerateSelfSignedCert();
+// localhost, plus each of extra_hosts (an IPv4 or IPv6 address becomes an IP
+// subjectAltName, anything else a DNS one, as kube-apiserver's generated
+// certificate names its service IP and advertise address), valid for a
+// year, with an EC P-256 key. The certificate is its own CA, so clients
+// trust it by putting it in certificate-authority-data. A host that is empty
+// or holds a comma or whitespace is kInvalid. Thread-safe.
+StatusOr<CertAndKey> GenerateSelfSignedCert(const std::vector<std::string>& extra_hosts = {});
 
 }  // namespace routestatus::apiserver

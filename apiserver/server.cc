@@ -151,7 +151,7 @@ Status Server::Start() {
   }
   // Why: Debian's civetweb crashes in its TLS code with OpenSSL 3, so TLS is
   // terminated by TlsProxy and civetweb serves plain HTTP on loopback.
-  auto cert = GenerateSelfSignedCert();
+  auto cert = GenerateSelfSignedCert(options_.tls_hosts);
   if (!cert.ok()) return cert.status();
   ca_pem_ = cert.value().cert_pem;
   key_pem_ = cert.value().key_pem;

@@ -31,6 +31,9 @@ namespace routestatus::apiserver {
 struct ServerOptions {
   std::string listen = "127.0.0.1:0";  // HOST:PORT; port 0 picks a free one
   bool tls = false;                    // HTTPS with a generated self-signed cert
+  // Names the certificate holds besides 127.0.0.1, ::1 and localhost (IPs
+  // or DNS names; kube-apiserver's hold the service IP a pod dials).
+  std::vector<std::string> tls_hosts;
   std::string token;                   // bearer token required when non-empty
   size_t watch_history = 10000;        // events kept for resume/pagination
   size_t watcher_buffer = 10000;       // events queued per watch before it is closed

@@ -5,6 +5,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -18,12 +19,17 @@ namespace {
 
 void Usage() {
   std::cerr << "usage: local-apiserver [--listen HOST:PORT] [--kubeconfig-out PATH] [--token T]\n"
-               "                       [--tls] [--watch-history N] [--bookmark-interval MS]\n"
+               "                       [--tls] [--tls-host H[,H...]] [--watch-history N]\n"
+               "                       [--bookmark-interval MS]\n"
                "                       [--threads N] [--watch-list=false]\n"
                "  --listen             address to serve on (default 127.0.0.1:0, 0 = pick a port)\n"
                "  --kubeconfig-out     write a kubeconfig for kubectl/clients to PATH\n"
                "  --token              require this bearer token\n"
                "  --tls                serve HTTPS with a generated self-signed certificate\n"
+               "                       (for 127.0.0.1, ::1 and localhost)\n"
+               "  --tls-host           more IPs or DNS names for that certificate, comma-\n"
+               "                       separated, repeatable (what a client in a container\n"
+               "                       dials: KUBERNETES_SERVICE_HOST)\n"
                "  --watch-history      events kept for watch resume (default 10000)\n"
                "  --bookmark-interval  milliseconds between watch bookmarks (default 60000, as\n"
                "                       kube-apiserver's watch cache; also 2 s before a timeout)\n"
@@ -73,6 +79,12 @@ int main(int argc, char** argv) {
       options.tls = !has_value || value == "true" || value == "1";
     } else if (arg == "--watch-list") {
       options.watch_list = !has_value || value == "true" || value == "1";
+    } else if (arg == "--tls-host" && next() && !value.empty()) {
+      for (size_t start = 0; start <= value.size();) {
+        size_t comma = std::min(value.find(',', start), value.size());
+        options.tls_hosts.push_back(value.substr(start, comma - start));
+        start = comma + 1;
+      }
     } else if (arg == "--listen" && next()) {
       options.listen = value;
     } else if (arg == "--kubeconfig-out" && next()) {
