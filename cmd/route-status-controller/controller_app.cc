@@ -100,7 +100,18 @@ ControllerApp::ControllerApp(const Options& options, const ComponentOptions& com
           }
         });
   }
-  if (api != nullptr) api->SetRecoveryHandler([this] { RequeueAllRoutes("API server back"); });
+  if (api != nullptr) {
+    // Why: a replica cut off from the API server cannot see other replicas'
+    // writes; it must neither report itself leader nor write as one when it
+    // is back (docs/design.md section 7).
+    api->SetOutageHandler([this] {
+      if (lease_) lease_->SetCutOff(true);
+    });
+    api->SetRecoveryHandler([this] {
+      if (lease_) lease_->SetCutOff(false);
+      RequeueAllRoutes("API server back");
+    });
+  }
   MetricsSources sources;
   sources.clock = &clock_;
   sources.status = &stats_;
