@@ -265,8 +265,30 @@ TEST_F(KubeConfigTest, TokenFileIsReReadWhenItRotates) {
   auto t = missing.Token();
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().code(), StatusCode::kUnauthorized);
-  EXPECT_EQ(TokenSource("static", path).Token().value(), "static");
+  EXPECT_EQ(TokenSource("static", "").Token().value(), "static");
   EXPECT_EQ(TokenSource("", "").Token().value(), "");
+}
+
+// client-go: tokenFile wins over token when a user sets both.
+TEST_F(KubeConfigTest, TokenFileWinsOverToken) {
+  std::string path = Write("token", "from-file\n");
+  EXPECT_EQ(TokenSource("static", path).Token().value(), "from-file");
+}
+
+// A token with CR or LF would be sent as a second, injected header; Go's
+// HTTP client refuses it, and so do we, from every source.
+TEST_F(KubeConfigTest, TokensWithLineBreaksAreRefused) {
+  auto t = TokenSource("abc\r\nX-Injected: 1", "").Token();
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kUnauthorized);
+  EXPECT_NE(t.status().message().find("kubeconfig users[].user.token"), std::string::npos);
+  EXPECT_EQ(t.status().message().find("X-Injected"), std::string::npos) << "the token is secret";
+  std::string path = Write("token", "abc\nX-Injected: 1\n");
+  t = TokenSource("", path).Token();
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("token file " + path), std::string::npos);
+  EXPECT_FALSE(TokenSource("a\rb", "").Token().ok());
+  EXPECT_TRUE(TokenSource("", Write("ok", "abc\r\n")).Token().ok()) << "a trailing newline is trimmed";
 }
 
 }  // namespace
