@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <stdexcept>
@@ -23,6 +24,7 @@
 #include "base/token_bucket.h"
 #include "kubeclient/rest/exec_credential.h"
 #include "kubeclient/rest/line_splitter.h"
+#include "kubeclient/rest/proxy.h"
 #include "kubeclient/rest/rest_paths.h"
 #include "kubeclient/rest/tls_material.h"
 #include "kubeclient/rest/token_source.h"
@@ -296,8 +298,9 @@ class RestWatchStream final : public WatchStream {
 class RestKubeClient final : public KubeClient {
  public:
   RestKubeClient(const RestConfig& config, const Clock& clock, RestOptions options,
-                 TlsMaterial tls)
+                 TlsMaterial tls, ProxyChoice proxy)
       : config_(config),
+        proxy_(std::move(proxy)),
         clock_(clock),
         options_(std::move(options)),
         tls_(std::move(tls)),
@@ -463,6 +466,16 @@ class RestKubeClient final : public KubeClient {
       Status s = ApplyTlsMaterial(*material, ctx.native_handle());
       if (!s.ok()) throw std::runtime_error(s.message());
     });
+    if (!proxy_.url.empty()) {
+      web::web_proxy proxy{web::uri(proxy_.url)};
+      if (!proxy_.user.empty()) proxy.set_credentials(web::credentials(proxy_.user, proxy_.password));
+      cfg.set_proxy(proxy);
+      // Why no pooled-connection check: through a proxy cpprest hands over
+      // a new https connection as a plain socket and a reused one as a TLS
+      // stream; the two cannot be told apart here. cpprest's own reconnect
+      // still covers reads on a connection closed while idle.
+      return std::make_shared<client::http_client>(web::uri(config_.server), cfg);
+    }
     const bool https = https_;
     cfg.set_nativehandle_options(
         [https](client::native_handle h) { CheckPooledConnection(h, https); });
@@ -619,6 +632,12 @@ class RestKubeClient final : public KubeClient {
         req.set_request_uri(web::uri(path));
         req.headers().add("Accept", "application/json");
         req.headers().add("User-Agent", user_agent_);
+        // Why the Host header: cpprest takes both the TLS SNI and the name it
+        // verifies the certificate against from it (client-go's ServerName
+        // sets only those two; the Host header is a difference).
+        if (https_ && !config_.tls_server_name.empty()) {
+          req.headers().add("Host", config_.tls_server_name);
+        }
         if (!creds->token.empty()) req.headers().add("Authorization", "Bearer " + creds->token);
         if (body) {
           // Why: set_body(std::string) reinterprets a char buffer as uint8_t
@@ -718,6 +737,7 @@ class RestKubeClient final : public KubeClient {
   }
 
   const RestConfig config_;
+  const ProxyChoice proxy_;  // url "" = direct
   const Clock& clock_;
   const RestOptions options_;
   const TlsMaterial tls_;
@@ -756,11 +776,21 @@ StatusOr<std::unique_ptr<KubeClient>> NewRestKubeClient(const RestConfig& config
                  << "certificate is not verified, so anyone on the network path to "
                  << config.server << " can impersonate it and receive our credentials";
   }
+  auto proxy = ChooseProxy(config.server, config.proxy_url, [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v == nullptr ? "" : v);
+  });
+  if (!proxy.ok()) return Invalid(config.origin + ": " + proxy.status().message());
+  if (!proxy->url.empty()) {
+    LOG(INFO) << "reaching " << config.server << " through the HTTP proxy " << proxy->url << " ("
+              << proxy->source << ")";
+  }
   try {
     web::uri check(config.server);
     (void)check;
-    return std::unique_ptr<KubeClient>(
-        std::make_unique<RestKubeClient>(config, clock, std::move(options), std::move(tls).value()));
+    if (!proxy->url.empty()) web::uri proxy_check(proxy->url);
+    return std::unique_ptr<KubeClient>(std::make_unique<RestKubeClient>(
+        config, clock, std::move(options), std::move(tls).value(), std::move(proxy).value()));
   } catch (const std::exception& e) {
     return Invalid(config.origin + ": server \"" + config.server + "\": " + e.what());
   }

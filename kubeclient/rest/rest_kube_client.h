@@ -81,7 +81,10 @@ struct RestOptions {
 // a bad or unreadable one is kInvalid naming it. When the config names a
 // CA, only that CA is trusted (never the system's roots); without one the
 // system's roots are. insecure-skip-tls-verify logs a warning, and with a
-// CA it is kInvalid (as in client-go). Credentials: token, token file
+// CA it is kInvalid (as in client-go). tls-server-name is the name sent as
+// SNI and verified in the certificate (and the Host header). The proxy is
+// chosen as client-go does (ChooseProxy: proxy-url, else HTTPS_PROXY /
+// HTTP_PROXY and NO_PROXY; HTTP CONNECT for https servers). Credentials: token, token file
 // (re-read on rotation), client certificate, or an exec plugin
 // (ExecCredentialProvider). `clock` must outlive the client. The client is
 // thread-safe; every method returns errors as values (never throws):

@@ -5,11 +5,13 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "kubeclient/rest/proxy.h"
 #include "kubeclient/rest/token_source.h"
 
 namespace routestatus::kubeclient::rest {
@@ -289,6 +291,53 @@ TEST_F(KubeConfigTest, TokensWithLineBreaksAreRefused) {
   EXPECT_NE(t.status().message().find("token file " + path), std::string::npos);
   EXPECT_FALSE(TokenSource("a\rb", "").Token().ok());
   EXPECT_TRUE(TokenSource("", Write("ok", "abc\r\n")).Token().ok()) << "a trailing newline is trimmed";
+}
+
+}  // namespace
+}  // namespace routestatus::kubeclient::rest
+
+namespace routestatus::kubeclient::rest {
+namespace {
+
+// ChooseProxy: client-go's proxy-url, and Go's ProxyFromEnvironment.
+TEST(ChooseProxyTest, AsClientGoChoosesIt) {
+  std::map<std::string, std::string> env;
+  auto getenv = [&](const char* name) { return env.count(name) ? env[name] : std::string(); };
+  auto url = [&](const std::string& server, const std::string& proxy_url = "") {
+    auto c = ChooseProxy(server, proxy_url, getenv);
+    return c.ok() ? c->url : "error: " + c.status().message();
+  };
+  EXPECT_EQ(url("https://api.example.com:6443"), "");
+  EXPECT_EQ(url("https://api.example.com:6443", "http://proxy:3128"), "http://proxy:3128");
+  EXPECT_EQ(url("https://127.0.0.1:6443", "http://proxy:3128"), "http://proxy:3128")
+      << "proxy-url is used even for loopback";
+  env["HTTPS_PROXY"] = "proxy.corp:8080";
+  EXPECT_EQ(url("https://api.example.com:6443"), "http://proxy.corp:8080");
+  EXPECT_EQ(url("http://api.example.com:8080"), "") << "HTTPS_PROXY is for https servers";
+  EXPECT_EQ(url("https://127.0.0.1:6443"), "") << "never loopback from the environment";
+  EXPECT_EQ(url("https://localhost:6443"), "");
+  env["NO_PROXY"] = "10.0.0.0/8, .internal,example.com:6443";
+  EXPECT_EQ(url("https://10.1.2.3:6443"), "");
+  EXPECT_EQ(url("https://11.1.2.3:6443"), "http://proxy.corp:8080");
+  EXPECT_EQ(url("https://api.internal"), "");
+  EXPECT_EQ(url("https://internal"), "http://proxy.corp:8080") << ".internal: subdomains only";
+  EXPECT_EQ(url("https://api.example.com:6443"), "");
+  EXPECT_EQ(url("https://example.com:6443"), "");
+  EXPECT_EQ(url("https://api.example.com:443"), "http://proxy.corp:8080") << "another port";
+  env["NO_PROXY"] = "*";
+  EXPECT_EQ(url("https://api.example.com:6443"), "");
+  env.clear();
+  env["http_proxy"] = "http://u:p@proxy:3128";
+  auto c = ChooseProxy("http://api.example.com", "", getenv);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->url, "http://proxy:3128");
+  EXPECT_EQ(c->user, "u");
+  EXPECT_EQ(c->password, "p");
+  EXPECT_EQ(c->source, "http_proxy");
+  EXPECT_NE(url("https://api.example.com", "socks5://proxy:1080").find("not supported"),
+            std::string::npos);
+  EXPECT_NE(url("https://api.example.com", "https://proxy:3128").find("proxy-url: https://"),
+            std::string::npos);
 }
 
 }  // namespace

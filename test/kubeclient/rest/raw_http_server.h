@@ -11,6 +11,10 @@
 
 namespace routestatus::kubeclient::rest {
 
+// A TCP socket listening on 127.0.0.1 on a port picked now (*port);
+// CHECK-fails when it cannot. The caller owns (closes) it.
+int ListenOnLoopback(int* port);
+
 // A tiny HTTP/1.1 server on 127.0.0.1:0 for client tests that need exact
 // control of the bytes on the wire (truncated streams, garbage, stalls).
 // Each connection serves one request: the handler writes the raw response

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kubeclient/rest/rest_kube_client.h"
+#include "test/kubeclient/rest/raw_http_server.h"
 
 namespace routestatus::kubeclient::rest {
 namespace {
@@ -37,15 +38,7 @@ class DropSecondRequestServer {
  public:
   explicit DropSecondRequestServer(bool answer_only_first = false)
       : answer_only_first_(answer_only_first) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    EXPECT_EQ(::listen(fd_, 16), 0);
-    socklen_t len = sizeof(addr);
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
+    fd_ = ListenOnLoopback(&port_);
     acceptor_ = std::thread([this] {
       for (;;) {
         int c = ::accept(fd_, nullptr, nullptr);
