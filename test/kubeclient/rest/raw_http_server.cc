@@ -31,6 +31,31 @@ int ListenOnLoopback(int* port) {
   return fd;
 }
 
+LoopbackAcceptor::LoopbackAcceptor(std::function<void(int fd)> serve) : serve_(std::move(serve)) {
+  fd_ = ListenOnLoopback(&port_);
+  acceptor_ = std::thread([this] {
+    for (;;) {
+      int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      std::lock_guard<std::mutex> l(mu_);
+      workers_.emplace_back([this, c] { serve_(c); });
+    }
+  });
+}
+
+LoopbackAcceptor::~LoopbackAcceptor() {
+  stop_ = true;
+  ::shutdown(fd_, SHUT_RDWR);
+  ::close(fd_);
+  acceptor_.join();
+  std::vector<std::thread> workers;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    workers.swap(workers_);
+  }
+  for (auto& t : workers) t.join();
+}
+
 RawHttpServer::RawHttpServer(Handler handler) : handler_(std::move(handler)) {
   listen_fd_ = ListenOnLoopback(&port_);
   acceptor_ = std::thread([this] { AcceptLoop(); });

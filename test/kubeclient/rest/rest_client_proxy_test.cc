@@ -28,26 +28,8 @@ namespace {
 // Records each CONNECT line. Thread-safe.
 class ConnectProxy {
  public:
-  ConnectProxy() {
-    fd_ = ListenOnLoopback(&port_);
-    acceptor_ = std::thread([this] {
-      for (;;) {
-        int c = ::accept(fd_, nullptr, nullptr);
-        if (c < 0) return;
-        std::lock_guard<std::mutex> l(mu_);
-        workers_.emplace_back([this, c] { Serve(c); });
-      }
-    });
-  }
-  ~ConnectProxy() {
-    stop_ = true;
-    ::shutdown(fd_, SHUT_RDWR);
-    ::close(fd_);
-    acceptor_.join();
-    std::lock_guard<std::mutex> l(mu_);
-    for (auto& t : workers_) t.join();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  ConnectProxy() : acceptor_([this](int c) { Serve(c); }) {}
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(acceptor_.port()); }
   std::vector<std::string> connects() {
     std::lock_guard<std::mutex> l(mu_);
     return connects_;
@@ -91,7 +73,7 @@ class ConnectProxy {
       return;
     }
     pollfd fds[2] = {{c, POLLIN, 0}, {up, POLLIN, 0}};
-    while (!stop_) {
+    while (!acceptor_.stopping()) {
       if (::poll(fds, 2, 100) <= 0) continue;
       bool done = false;
       for (int i = 0; i < 2 && !done; ++i) {
@@ -105,13 +87,9 @@ class ConnectProxy {
     ::close(c);
   }
 
-  int fd_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::thread acceptor_;
   std::mutex mu_;
-  std::vector<std::thread> workers_;    // GUARDED_BY(mu_)
   std::vector<std::string> connects_;  // GUARDED_BY(mu_)
+  LoopbackAcceptor acceptor_;          // last: its threads stop first
 };
 
 class RestClientProxyTest : public ::testing::Test {

@@ -37,25 +37,8 @@ namespace {
 class DropSecondRequestServer {
  public:
   explicit DropSecondRequestServer(bool answer_only_first = false)
-      : answer_only_first_(answer_only_first) {
-    fd_ = ListenOnLoopback(&port_);
-    acceptor_ = std::thread([this] {
-      for (;;) {
-        int c = ::accept(fd_, nullptr, nullptr);
-        if (c < 0) return;
-        std::lock_guard<std::mutex> l(mu_);
-        workers_.emplace_back([this, c] { Serve(c); });
-      }
-    });
-  }
-  ~DropSecondRequestServer() {
-    ::shutdown(fd_, SHUT_RDWR);
-    ::close(fd_);
-    acceptor_.join();
-    std::lock_guard<std::mutex> l(mu_);
-    for (auto& t : workers_) t.join();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+      : answer_only_first_(answer_only_first), acceptor_([this](int c) { Serve(c); }) {}
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(acceptor_.port()); }
   int Count(const std::string& method) {
     std::lock_guard<std::mutex> l(mu_);
     return by_method_[method];
@@ -110,13 +93,10 @@ class DropSecondRequestServer {
   }
 
   const bool answer_only_first_;
-  int fd_ = -1;
-  int port_ = 0;
-  std::thread acceptor_;
   std::mutex mu_;
-  std::vector<std::thread> workers_;       // GUARDED_BY(mu_)
   std::map<std::string, int> by_method_;  // GUARDED_BY(mu_)
   int requests_ = 0;                      // GUARDED_BY(mu_)
+  LoopbackAcceptor acceptor_;             // last: its threads stop first
 };
 
 // Why a pause: cpprest returns a connection to its pool just after the
