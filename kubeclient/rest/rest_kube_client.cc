@@ -107,6 +107,29 @@ Status TransportError(const std::string& what, std::exception_ptr ep) {
   }
 }
 
+// Cancels `cts` when `parent` is cancelled, for as long as it lives.
+// Why not create_linked_source: pplx never deregisters that callback, so
+// one per request would pile up on the client's token for ever.
+class LinkedCancel {
+ public:
+  LinkedCancel(pplx::cancellation_token parent,
+               std::shared_ptr<pplx::cancellation_token_source> cts)
+      : parent_(std::move(parent)),
+        registration_(parent_.register_callback([cts] { cts->cancel(); })) {}
+  ~LinkedCancel() {
+    try {
+      parent_.deregister_callback(registration_);
+    } catch (...) {  // already cancelled: nothing registered
+    }
+  }
+  LinkedCancel(const LinkedCancel&) = delete;
+  LinkedCancel& operator=(const LinkedCancel&) = delete;
+
+ private:
+  pplx::cancellation_token parent_;
+  pplx::cancellation_token_registration registration_;
+};
+
 // How far one attempt got, shared with cpprest's callbacks (which may run
 // after the attempt was abandoned).
 struct AttemptProgress {
@@ -122,12 +145,14 @@ class RestWatchStream final : public WatchStream {
   // `silence` > 0: Next() ends kTimeout once nothing arrived for that long
   // (on `clock`, which must outlive the stream).
   RestWatchStream(std::shared_ptr<client::http_client> http,
-                  std::shared_ptr<pplx::cancellation_token_source> cts, http::http_response response,
+                  std::shared_ptr<pplx::cancellation_token_source> cts,
+                  std::shared_ptr<LinkedCancel> link, http::http_response response,
                   size_t max_line, std::string what, const Clock& clock, Duration silence)
       : clock_(clock),
         silence_(silence),
         http_(std::move(http)),
         cts_(std::move(cts)),
+        link_(std::move(link)),
         response_(std::move(response)),
         body_(response_.body().streambuf()),
         splitter_(max_line),
@@ -284,6 +309,7 @@ class RestWatchStream final : public WatchStream {
   const Duration silence_;
   std::shared_ptr<client::http_client> http_;  // keeps the connection's client alive
   std::shared_ptr<pplx::cancellation_token_source> cts_;
+  std::shared_ptr<LinkedCancel> link_;  // Shutdown() of the client cancels cts_
   http::http_response response_;
   concurrency::streams::streambuf<uint8_t> body_;
   LineSplitter splitter_;
@@ -377,8 +403,8 @@ class RestKubeClient final : public KubeClient {
                                  ? Duration(options_.watch_silence_timeout)
                                  : Duration::zero();
     return std::unique_ptr<WatchStream>(std::make_unique<RestWatchStream>(
-        std::move(s.http), std::move(s.cts), std::move(s.response), options_.max_watch_line_bytes,
-        "watch " + path, clock_, silence));
+        std::move(s.http), std::move(s.cts), std::move(s.link), std::move(s.response),
+        options_.max_watch_line_bytes, "watch " + path, clock_, silence));
   }
 
   StatusOr<json> Create(const ResourceRef& res, const std::string& ns,
@@ -423,6 +449,7 @@ class RestKubeClient final : public KubeClient {
     http::http_response response;
     std::shared_ptr<client::http_client> http;
     std::shared_ptr<pplx::cancellation_token_source> cts;
+    std::shared_ptr<LinkedCancel> link;  // until the body is read
   };
 
   // The credentials of one attempt.
@@ -612,9 +639,8 @@ class RestKubeClient final : public KubeClient {
       try {
         // Why a source per attempt: the connect and watch-start deadlines
         // below end one attempt without touching the others.
-        pplx::cancellation_token parent = shutdown_cts_.get_token();
-        sent.cts = std::make_shared<pplx::cancellation_token_source>(
-            pplx::cancellation_token_source::create_linked_source(parent));
+        sent.cts = std::make_shared<pplx::cancellation_token_source>();
+        sent.link = std::make_shared<LinkedCancel>(shutdown_cts_.get_token(), sent.cts);
         if (watch_idle.count() > 0) {
           sent.http = NewHttpClient(watch_idle, TlsFor(*creds));
         } else if (replay == kUnsafe) {
