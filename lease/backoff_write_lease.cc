@@ -242,6 +242,30 @@ void BackoffWriteLease::Extend(const std::string& key, EntryWriter writer) {
   Notify(fired);
 }
 
+void BackoffWriteLease::SetCutOff(bool cut_off) {
+  Fired fired;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (cut_off_ == cut_off) return;
+    cut_off_ = cut_off;
+    const SteadyTime now = clock_.Now();
+    if (cut_off) {
+      if (state_ == LeaseState::kLeader) {
+        tick_ = 0;
+        expires_ = now + BackoffLocked(tick_);
+        TransitionLocked(LeaseState::kFollower, "cut-off", &fired);
+      }
+    } else if (state_ == LeaseState::kFollower) {
+      // Why: the waits for the leader's progress measured our blindness,
+      // not the leader; start them again from what the watch shows now.
+      expires_ = std::max(expires_, now + FollowerDelayLocked());
+      takeover_.Follow(now);
+    }
+  }
+  cv_.notify_all();
+  Notify(fired);
+}
+
 void BackoffWriteLease::Remove(const std::string& key) {
   std::lock_guard<std::mutex> l(mu_);
   auto it = slots_.find(key);

@@ -156,6 +156,16 @@ class BackoffWriteLease final : public WriteLease {
   // running finishes. Idempotent.
   void Shutdown();
 
+  // The API server has not answered this process for a while (true), or
+  // answers again (false): docs/design.md section 7. Cut off, a Leader
+  // becomes Follower at once: a replica that cannot see other replicas'
+  // writes must not report itself leader, and a follower has taken over by
+  // now. Reconnected, a Follower defers held work by the follower floor
+  // and restarts its takeover wait, so that its watch brings in what the
+  // leader wrote meanwhile before any held write may run (its cache is as
+  // old as the outage). Thread-safe.
+  void SetCutOff(bool cut_off);
+
   LeaseSnapshot Snapshot() const;
   // The backoff for `tick` using the lease's policy, cap and generator
   // (draws from the lease's generator).
@@ -227,6 +237,7 @@ class BackoffWriteLease final : public WriteLease {
   // First Try in Election + election_offset_; unset before it.
   std::optional<SteadyTime> election_gate_;  // GUARDED_BY(mu_)
   bool shutdown_ = false;                     // GUARDED_BY(mu_)
+  bool cut_off_ = false;                      // GUARDED_BY(mu_)
   int in_flight_ = 0;                         // GUARDED_BY(mu_)
   uint64_t next_seq_ = 0;                     // GUARDED_BY(mu_)
   std::unordered_map<std::string, Slot> slots_;  // GUARDED_BY(mu_)

@@ -23,12 +23,13 @@ class InstrumentedKubeClient::Timer {
   Timer(InstrumentedKubeClient& c, const char* verb, const ResourceRef& res,
         const char* subresource = "")
       : c_(c), verb_(verb), res_(res), subresource_(subresource),
-        start_(std::chrono::steady_clock::now()) {}
+        start_(std::chrono::steady_clock::now()),
+        sent_(c.reachability_ != nullptr ? c.reachability_->clock().Now() : SteadyTime{}) {}
 
   // `object`: "namespace/name" of the one object the request concerned.
   void Finish(const Status& status, std::string_view object = {}) {
     std::chrono::duration<double> took = std::chrono::steady_clock::now() - start_;
-    if (c_.reachability_ != nullptr) c_.reachability_->Record(status, object);
+    if (c_.reachability_ != nullptr) c_.reachability_->Record(status, object, sent_);
     c_.requests_
         .Add({{"verb", verb_},
               {"resource", res_.resource},
@@ -48,6 +49,7 @@ class InstrumentedKubeClient::Timer {
   const ResourceRef& res_;
   const char* subresource_;
   std::chrono::steady_clock::time_point start_;
+  SteadyTime sent_;  // on the reachability's Clock
 };
 
 // Forwards a watch stream, recording what each read brought.

@@ -101,9 +101,16 @@ ControllerApp::ControllerApp(const Options& options, const ComponentOptions& com
         });
   }
   if (api != nullptr) {
+    // Why: a replica cut off from the API server cannot see other replicas'
+    // writes; it must neither report itself leader nor write as one when it
+    // is back (docs/design.md section 7).
+    api->SetOutageHandler([this] {
+      if (lease_) lease_->SetCutOff(true);
+    });
     api->SetRecoveryHandler([this] {
-      // Why first: a 5xx during the outage put its route in its own
-      // backoff, which would make the re-queue skip it.
+      if (lease_) lease_->SetCutOff(false);
+      // Why before the re-queue: a 5xx during the outage put its route in
+      // its own backoff, which would make the re-queue skip it.
       syncer_.EndServerErrorBackoffs();
       RequeueAllRoutes("API server back");
     });

@@ -81,16 +81,16 @@ ServerWrites ServerWritesFromSamples(const std::vector<PromSample>& samples) {
   return w;
 }
 
-LocalApiServer::LocalApiServer(const std::string& dir, const std::string& binary)
+LocalApiServer::LocalApiServer(const std::string& dir, const std::string& binary, bool tls)
     : kubeconfig_(dir + "/kubeconfig") {
-  process_ = std::make_unique<Subprocess>(
-      DieWithParent({binary.empty() ? E2eEnvFromProcess().apiserver_binary : binary, "--listen",
-                     "127.0.0.1:0", "--kubeconfig-out", kubeconfig_}),
-      dir + "/local-apiserver.log");
+  std::vector<std::string> argv = {binary.empty() ? E2eEnvFromProcess().apiserver_binary : binary,
+                                   "--listen", "127.0.0.1:0", "--kubeconfig-out", kubeconfig_};
+  if (tls) argv.push_back("--tls");
+  process_ = std::make_unique<Subprocess>(DieWithParent(argv), dir + "/local-apiserver.log");
 }
 
 bool LocalApiServer::WaitStarted(std::chrono::milliseconds timeout, std::string* error) {
-  const std::string marker = "http://127.0.0.1:";
+  const std::string marker = "://127.0.0.1:";
   if (!process_->WaitForLog(marker, timeout)) {
     *error = "local-apiserver did not print its URL (" +
              std::string(process_->Running() ? "timeout" : "it exited") + "); log " +
@@ -99,7 +99,8 @@ bool LocalApiServer::WaitStarted(std::chrono::milliseconds timeout, std::string*
   }
   std::string log = process_->ReadLog();
   size_t at = log.find(marker);
-  url_ = log.substr(at, log.find_first_of("\r\n", at) - at);
+  size_t scheme = log.rfind("http", at);
+  url_ = log.substr(scheme, log.find_first_of("\r\n", at) - scheme);
   port_ = std::atoi(log.c_str() + at + marker.size());
   return port_ > 0;
 }
@@ -137,7 +138,8 @@ std::unique_ptr<TestCluster> TestCluster::Start(const E2eEnv& env, std::string* 
   c->env_ = env;
   c->temp_dir_ = MakeTempDir("routestatus-e2e");
   if (env.kubeconfig.empty()) {
-    c->apiserver_ = std::make_unique<LocalApiServer>(c->temp_dir_, env.apiserver_binary);
+    c->apiserver_ =
+        std::make_unique<LocalApiServer>(c->temp_dir_, env.apiserver_binary, env.apiserver_tls);
     if (!c->apiserver_->WaitStarted(std::chrono::seconds(20), error)) {
       *error = env.apiserver_binary + ": " + *error;
       return nullptr;

@@ -30,6 +30,11 @@ struct E2eEnv {
   int quiet_seconds = 5;          // E2E_QUIET_SECONDS (the figure is 15)
   bool full = false;              // E2E_FULL=1: full-size scale and stress runs
   bool keep_logs = false;         // E2E_KEEP_LOGS=1: keep the temp dir
+  // Set by a test, not from the environment: local-apiserver serves HTTPS
+  // (--tls). Its admin endpoints and /metrics are then out of the
+  // harness's reach (they are read over plain HTTP): no faults, no
+  // server-side write counts.
+  bool apiserver_tls = false;
 };
 
 // Reads E2eEnv from the process environment (defaults as documented above).
@@ -68,8 +73,10 @@ ServerWrites ServerWritesFromSamples(const std::vector<PromSample>& samples);
 // kills it if still running.
 class LocalApiServer {
  public:
-  // Starts `binary` (default: E2eEnvFromProcess().apiserver_binary).
-  explicit LocalApiServer(const std::string& dir, const std::string& binary = "");
+  // Starts `binary` (default: E2eEnvFromProcess().apiserver_binary), over
+  // HTTPS with a self-signed certificate when `tls`.
+  explicit LocalApiServer(const std::string& dir, const std::string& binary = "",
+                          bool tls = false);
   // False (with the log in *error) if it did not print its URL in time.
   bool WaitStarted(std::chrono::milliseconds timeout, std::string* error);
   const std::string& url() const { return url_; }

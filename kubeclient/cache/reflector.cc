@@ -205,6 +205,19 @@ Status Reflector::ListAndReplace() {
     }
     std::string next;
     Status s = ListPageInto(lo, &buffer, &list_rv, &next);
+    if (s.code() == StatusCode::kGone && !lo.continue_token.empty()) {
+      // Why: the continue token's version was compacted mid-list (a slow
+      // list of many pages). Its pages cannot be finished; retrying the
+      // same paginated list can expire the same way for ever. client-go's
+      // pager falls back to one unpaginated list (FullListIfExpired).
+      VLOG(1) << options_.name << ": continue token expired after " << buffer.size()
+              << " objects; listing everything in one request";
+      buffer.clear();
+      list_rv.clear();
+      lo.continue_token.clear();
+      lo.limit = 0;
+      continue;
+    }
     if (!s.ok()) {
       std::lock_guard<std::mutex> l(mu_);
       ++stats_.list_failures;

@@ -11,12 +11,14 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include <glog/logging.h>
 #include <nlohmann/json.hpp>
 
 #include "kubeclient/rest/tls_material.h"
+#include "kubeclient/rest/token_source.h"
 #include "kubeclient/route.h"
 
 extern char** environ;
@@ -26,7 +28,12 @@ namespace {
 
 using nlohmann::json;
 
-constexpr size_t kMaxOutput = 4 << 20;  // a credential is a few KiB
+// Why 1 MiB: a credential is a few KiB (a certificate chain tens); more is
+// a broken plugin, and reading it all would only grow memory.
+constexpr size_t kMaxOutput = 1 << 20;
+// After the plugin is killed, how long output already in the pipes is still
+// read: a grandchild that left the process group keeps them open for ever.
+constexpr std::chrono::milliseconds kDrainAfterKill(50);
 
 Status Unauthorized(std::string m) { return Status(StatusCode::kUnauthorized, std::move(m)); }
 
@@ -43,11 +50,16 @@ struct RunResult {
   int exit_code = -1;   // -1 when killed by a signal, -2 unknown (SIGCHLD ignored)
   bool timed_out = false;
   bool cancelled = false;
+  bool too_much_output = false;  // killed for printing more than kMaxOutput
   std::string out, err;
 };
 
-// Runs argv with `env`, stdin /dev/null, collecting stdout and stderr.
-// Kills the child at `deadline` (on `clock`) or when `cancel` is cancelled.
+// Runs argv with `env`, stdin /dev/null, collecting stdout and stderr, in
+// a process group of its own. Kills the group (the plugin and whatever it
+// started: a shell wrapper's `aws`, `gcloud`) at `deadline` (on `clock`),
+// when `cancel` is cancelled or when it prints more than kMaxOutput, and
+// then stops reading; returns once the plugin exited and either its pipes
+// closed or, after a kill, kDrainAfterKill passed.
 RunResult Run(const std::vector<std::string>& argv, const std::vector<std::string>& env,
               const Clock& clock, SteadyTime deadline, const Cancellation* cancel) {
   RunResult r;
@@ -76,7 +88,11 @@ RunResult Run(const std::vector<std::string>& argv, const std::vector<std::strin
   sigfillset(&all);
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  // Why a group: killing only the plugin's pid leaves its children holding
+  // our pipes (and running) until they exit on their own.
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
   std::vector<char*> args, envp;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -99,9 +115,11 @@ RunResult Run(const std::vector<std::string>& argv, const std::vector<std::strin
   // Why the lock: the cancellation callback must never signal a reaped pid.
   std::mutex pid_mu;
   bool reaped = false;
+  // Why the group while the leader is unreaped: its pid (= the group id)
+  // cannot be reused before then.
   auto kill_child = [&] {
     std::lock_guard<std::mutex> l(pid_mu);
-    if (!reaped) kill(pid, SIGKILL);
+    if (!reaped) kill(-pid, SIGKILL);
   };
   Cancellation::Registration reg;
   if (cancel != nullptr) reg = const_cast<Cancellation*>(cancel)->OnCancel(kill_child);
@@ -109,21 +127,33 @@ RunResult Run(const std::vector<std::string>& argv, const std::vector<std::strin
   std::string* sinks[2] = {&r.out, &r.err};
   char buf[16384];
   int open_fds = 2;
+  std::optional<SteadyTime> killed_at;
+  auto kill_now = [&] {
+    kill_child();
+    if (!killed_at) killed_at = clock.Now();
+  };
   while (open_fds > 0) {
     SteadyTime now = clock.Now();
     if (now >= deadline && !r.timed_out) {
       r.timed_out = true;
-      kill_child();
+      kill_now();
     }
+    if (cancel != nullptr && cancel->cancelled()) kill_now();
+    if (killed_at && now - *killed_at >= kDrainAfterKill) break;
     // Why slices: a fake clock's deadline is only noticed between polls.
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
-    int wait_ms = static_cast<int>(std::clamp<int64_t>(left, 1, 100));
+    int wait_ms = static_cast<int>(std::clamp<int64_t>(left, 1, killed_at ? 10 : 100));
     if (poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR) break;
     for (size_t i = 0; i < fds.size(); ++i) {
       if (fds[i].fd < 0 || fds[i].revents == 0) continue;
       ssize_t n = read(fds[i].fd, buf, sizeof(buf));
       if (n > 0) {
-        if (sinks[i]->size() < kMaxOutput) sinks[i]->append(buf, static_cast<size_t>(n));
+        if (sinks[i]->size() + static_cast<size_t>(n) > kMaxOutput) {
+          r.too_much_output = true;
+          kill_now();
+          continue;
+        }
+        sinks[i]->append(buf, static_cast<size_t>(n));
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
@@ -192,11 +222,43 @@ std::string ClusterInfoJson(const RestConfig& cfg, const std::string& ca_pem) {
   return c.dump();
 }
 
+namespace {
+
+// What is wrong with a plugin's stdout that is not one JSON object, in
+// words that quote none of it (it may hold a token).
+std::string DescribeBadStdout(std::string_view text) {
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return "stdout is empty";
+  try {
+    json doc = json::parse(text);
+    return std::string("stdout is a JSON ") + doc.type_name() + ", not one JSON object";
+  } catch (const json::parse_error& e) {
+    const size_t at = e.byte > 0 ? e.byte - 1 : 0;
+    // Why: a value that parses up to the error and then meets more text is
+    // valid JSON followed by trailing data.
+    if (at > first && at <= text.size() &&
+        json::accept(text.substr(0, at))) {
+      return "trailing data after the JSON object (" + std::to_string(text.size() - at) +
+             " bytes after byte " + std::to_string(at) + " of " + std::to_string(text.size()) +
+             ")";
+    }
+    if (at >= text.size()) {
+      return "not one JSON object: it ends in the middle of a value (" +
+             std::to_string(text.size()) + " bytes)";
+    }
+    return "not one JSON object: syntax error at byte " + std::to_string(at + 1) + " of " +
+           std::to_string(text.size());
+  }
+}
+
+}  // namespace
+
 StatusOr<ExecCredential> ParseExecCredential(std::string_view text, const std::string& api_version) {
   auto invalid = [](const std::string& m) { return Status(StatusCode::kInvalid, m); };
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) {
-    return invalid("decoding stdout: not a JSON object: " + Tail(std::string(text), 200));
+    // Why no excerpt: stdout is where the token is; never log it.
+    return invalid("decoding stdout: " + DescribeBadStdout(text));
   }
   auto str = [&](const json& o, const char* key) {
     auto it = o.find(key);
@@ -220,6 +282,9 @@ StatusOr<ExecCredential> ParseExecCredential(std::string_view text, const std::s
   cred.key_pem = str(*status, "clientKeyData");
   if (cred.token.empty() && cred.cert_pem.empty() && cred.key_pem.empty()) {
     return invalid("exec plugin didn't return a token or cert/key pair");
+  }
+  if (Status s = CheckTokenBytes(cred.token, "the exec plugin"); !s.ok()) {
+    return invalid(s.message());
   }
   if (cred.cert_pem.empty() != cred.key_pem.empty()) {
     return invalid("exec plugin returned only certificate or key, not both");
@@ -292,6 +357,11 @@ StatusOr<std::shared_ptr<const ExecCredential>> ExecCredentialProvider::RunLocke
     report("error");
     return Unauthorized(what + ": killed after running " +
                         std::to_string(options_.timeout.count()) + " ms");
+  }
+  if (r.too_much_output) {
+    report("error");
+    return Unauthorized(what + ": killed for printing more than " +
+                        std::to_string(kMaxOutput) + " bytes");
   }
   // Why -2 passes: with SIGCHLD ignored the exit status is unknown; the
   // output is checked all the same.

@@ -35,8 +35,12 @@ struct ExecCredential {
 //   - the credential is kept until its expirationTimestamp (none: forever),
 //     or until Refresh() after the API server answered 401;
 //   - a missing command is an error naming it, with the installHint.
-// A plugin that runs longer than `timeout`, or while `cancel` is cancelled,
-// is killed. One plugin runs at a time. Thread-safe.
+// A plugin that runs longer than `timeout`, runs while `cancel` is
+// cancelled, or prints more than 1 MiB is killed with its process group
+// (a shell wrapper's children too), and Get() returns at once, whoever
+// still holds its pipes. Its stdout is never logged or quoted in errors
+// (it holds the token): errors say what was wrong with it. A token with
+// CR, LF or NUL is refused. One plugin runs at a time. Thread-safe.
 class ExecCredentialProvider {
  public:
   struct Options {

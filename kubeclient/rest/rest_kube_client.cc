@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <stdexcept>
@@ -23,6 +24,7 @@
 #include "base/token_bucket.h"
 #include "kubeclient/rest/exec_credential.h"
 #include "kubeclient/rest/line_splitter.h"
+#include "kubeclient/rest/proxy.h"
 #include "kubeclient/rest/rest_paths.h"
 #include "kubeclient/rest/tls_material.h"
 #include "kubeclient/rest/token_source.h"
@@ -105,14 +107,52 @@ Status TransportError(const std::string& what, std::exception_ptr ep) {
   }
 }
 
+// Cancels `cts` when `parent` is cancelled, for as long as it lives.
+// Why not create_linked_source: pplx never deregisters that callback, so
+// one per request would pile up on the client's token for ever.
+class LinkedCancel {
+ public:
+  LinkedCancel(pplx::cancellation_token parent,
+               std::shared_ptr<pplx::cancellation_token_source> cts)
+      : parent_(std::move(parent)),
+        registration_(parent_.register_callback([cts] { cts->cancel(); })) {}
+  ~LinkedCancel() {
+    try {
+      parent_.deregister_callback(registration_);
+    } catch (...) {  // already cancelled: nothing registered
+    }
+  }
+  LinkedCancel(const LinkedCancel&) = delete;
+  LinkedCancel& operator=(const LinkedCancel&) = delete;
+
+ private:
+  pplx::cancellation_token parent_;
+  pplx::cancellation_token_registration registration_;
+};
+
+// How far one attempt got, shared with cpprest's callbacks (which may run
+// after the attempt was abandoned).
+struct AttemptProgress {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool written = false;  // GUARDED_BY(mu): connected, and the request headers written
+  bool done = false;     // GUARDED_BY(mu): the response headers (or an error) arrived
+};
+
 // An open watch over a streaming response body. See WatchStream.
 class RestWatchStream final : public WatchStream {
  public:
+  // `silence` > 0: Next() ends kTimeout once nothing arrived for that long
+  // (on `clock`, which must outlive the stream).
   RestWatchStream(std::shared_ptr<client::http_client> http,
-                  std::shared_ptr<pplx::cancellation_token_source> cts, http::http_response response,
-                  size_t max_line, std::string what)
-      : http_(std::move(http)),
+                  std::shared_ptr<pplx::cancellation_token_source> cts,
+                  std::shared_ptr<LinkedCancel> link, http::http_response response,
+                  size_t max_line, std::string what, const Clock& clock, Duration silence)
+      : clock_(clock),
+        silence_(silence),
+        http_(std::move(http)),
         cts_(std::move(cts)),
+        link_(std::move(link)),
         response_(std::move(response)),
         body_(response_.body().streambuf()),
         splitter_(max_line),
@@ -219,7 +259,24 @@ class RestWatchStream final : public WatchStream {
     int value;
     {
       std::unique_lock<std::mutex> l(state->mu);
-      state->cv.wait(l, [&] { return state->done || state->cancelled; });
+      const SteadyTime deadline =
+          silence_ > Duration::zero() ? clock_.Now() + silence_ : SteadyTime::max();
+      while (!state->done && !state->cancelled) {
+        if (deadline == SteadyTime::max()) {
+          state->cv.wait(l);
+          continue;
+        }
+        if (clock_.Now() >= deadline) {
+          // Why: a blackholed path (no FIN, no RST) leaves the socket open
+          // for ever; the server's bookmarks are our only heartbeat.
+          return Status(StatusCode::kTimeout,
+                        what_ + ": timed out: nothing received for " +
+                            std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                               silence_).count()) +
+                            " s (no event, no bookmark); the connection is presumed dead");
+        }
+        clock_.WaitUntil(state->cv, l, deadline);
+      }
       if (state->cancelled) return Status(StatusCode::kCancelled, what_ + ": cancelled");
       if (state->error) return TransportError(what_, state->error);
       value = state->value;
@@ -248,8 +305,11 @@ class RestWatchStream final : public WatchStream {
     return Status::Ok();
   }
 
+  const Clock& clock_;
+  const Duration silence_;
   std::shared_ptr<client::http_client> http_;  // keeps the connection's client alive
   std::shared_ptr<pplx::cancellation_token_source> cts_;
+  std::shared_ptr<LinkedCancel> link_;  // Shutdown() of the client cancels cts_
   http::http_response response_;
   concurrency::streams::streambuf<uint8_t> body_;
   LineSplitter splitter_;
@@ -264,8 +324,9 @@ class RestWatchStream final : public WatchStream {
 class RestKubeClient final : public KubeClient {
  public:
   RestKubeClient(const RestConfig& config, const Clock& clock, RestOptions options,
-                 TlsMaterial tls)
+                 TlsMaterial tls, ProxyChoice proxy)
       : config_(config),
+        proxy_(std::move(proxy)),
         clock_(clock),
         options_(std::move(options)),
         tls_(std::move(tls)),
@@ -338,9 +399,12 @@ class RestKubeClient final : public KubeClient {
     auto sent = Send(http::methods::GET, path, nullptr, kSafe, idle);
     if (!sent.ok()) return sent.status();
     Sent s = std::move(sent).value();
+    const Duration silence = options.allow_bookmarks
+                                 ? Duration(options_.watch_silence_timeout)
+                                 : Duration::zero();
     return std::unique_ptr<WatchStream>(std::make_unique<RestWatchStream>(
-        std::move(s.http), std::move(s.cts), std::move(s.response), options_.max_watch_line_bytes,
-        "watch " + path));
+        std::move(s.http), std::move(s.cts), std::move(s.link), std::move(s.response),
+        options_.max_watch_line_bytes, "watch " + path, clock_, silence));
   }
 
   StatusOr<json> Create(const ResourceRef& res, const std::string& ns,
@@ -370,18 +434,22 @@ class RestKubeClient final : public KubeClient {
  private:
   // Whether a request that may have reached the server can be sent again
   // after a connection failure: reads, and writes guarded by a
-  // resourceVersion (a second copy of a write that did land gets 409).
+  // resourceVersion (a second copy of a write that did land gets 409). A
+  // kUnsafe request is sent once: neither we nor cpprest send it again
+  // once it may have been written (a pooled connection found closed before
+  // sending is no such case).
   enum Replay { kSafe, kUnsafe };
   static Replay GuardedBy(const json& object) {
     return ResourceVersionOf(object).empty() ? kUnsafe : kSafe;
   }
 
   // A sent request: its response (body unread), the client that carries
-  // it and, for a watch, the stream's own cancellation source.
+  // it and its own cancellation source (a watch's stream keeps it).
   struct Sent {
     http::http_response response;
     std::shared_ptr<client::http_client> http;
     std::shared_ptr<pplx::cancellation_token_source> cts;
+    std::shared_ptr<LinkedCancel> link;  // until the body is read
   };
 
   // The credentials of one attempt.
@@ -425,6 +493,16 @@ class RestKubeClient final : public KubeClient {
       Status s = ApplyTlsMaterial(*material, ctx.native_handle());
       if (!s.ok()) throw std::runtime_error(s.message());
     });
+    if (!proxy_.url.empty()) {
+      web::web_proxy proxy{web::uri(proxy_.url)};
+      if (!proxy_.user.empty()) proxy.set_credentials(web::credentials(proxy_.user, proxy_.password));
+      cfg.set_proxy(proxy);
+      // Why no pooled-connection check: through a proxy cpprest hands over
+      // a new https connection as a plain socket and a reused one as a TLS
+      // stream; the two cannot be told apart here. cpprest's own reconnect
+      // still covers reads on a connection closed while idle.
+      return std::make_shared<client::http_client>(web::uri(config_.server), cfg);
+    }
     const bool https = https_;
     cfg.set_nativehandle_options(
         [https](client::native_handle h) { CheckPooledConnection(h, https); });
@@ -489,6 +567,40 @@ class RestKubeClient final : public KubeClient {
     return doc;
   }
 
+  // Waits until the attempt's response headers (or its failure) arrive.
+  // kTimeout when no connection was made within connect_timeout or, for a
+  // watch (`watch`), no response started within request_timeout (other
+  // requests have cpprest's own inactivity timeout for that).
+  Status AwaitResponseHeaders(AttemptProgress& p, const std::string& what, bool watch) {
+    const SteadyTime start = clock_.Now();
+    std::unique_lock<std::mutex> l(p.mu);
+    while (!p.done) {
+      SteadyTime deadline = SteadyTime::max();
+      if (!p.written && options_.connect_timeout.count() > 0) {
+        deadline = start + options_.connect_timeout;
+      } else if (p.written && watch) {
+        deadline = start + options_.request_timeout;
+      }
+      if (deadline == SteadyTime::max()) {
+        p.cv.wait(l);
+        continue;
+      }
+      if (clock_.Now() >= deadline) {
+        if (!p.written) {
+          return Status(StatusCode::kTimeout,
+                        what + ": timed out: no connection to " + config_.server + " within " +
+                            std::to_string(options_.connect_timeout.count()) +
+                            " ms (TCP connect, TLS handshake or proxy CONNECT)");
+        }
+        return Status(StatusCode::kTimeout,
+                      what + ": timed out: the watch's response did not start within " +
+                          std::to_string(options_.request_timeout.count()) + " s");
+      }
+      clock_.WaitUntil(p.cv, l, deadline);
+    }
+    return Status::Ok();
+  }
+
   void NoteRetry(std::string_view reason) {
     if (options_.observer != nullptr) options_.observer->OnConnectionRetry(reason);
   }
@@ -502,9 +614,11 @@ class RestKubeClient final : public KubeClient {
   //   - a 401 with exec credentials re-runs the plugin and retries once (a
   //     401 means the server did not act on the request);
   //   - 429 and 5xx with Retry-After wait and retry as RestOptions says;
-  //   - Shutdown() ends every wait and the request in flight (kCancelled).
+  //   - Shutdown() ends every wait and the request in flight (kCancelled);
+  //   - no connection within connect_timeout, or a watch whose response
+  //     does not start within request_timeout: kTimeout, not retried.
   // `watch_idle` > 0: a watch, on its own client with that inactivity
-  // timeout and its own cancellation source.
+  // timeout.
   StatusOr<Sent> Send(const http::method& method, const std::string& path, const json* body,
                       Replay replay, std::chrono::seconds watch_idle = std::chrono::seconds(0)) {
     const std::string what = method + " " + path;
@@ -523,11 +637,20 @@ class RestKubeClient final : public KubeClient {
       if (!creds.ok()) return creds.status();
       Sent sent;
       try {
+        // Why a source per attempt: the connect and watch-start deadlines
+        // below end one attempt without touching the others.
+        sent.cts = std::make_shared<pplx::cancellation_token_source>();
+        sent.link = std::make_shared<LinkedCancel>(shutdown_cts_.get_token(), sent.cts);
         if (watch_idle.count() > 0) {
           sent.http = NewHttpClient(watch_idle, TlsFor(*creds));
-          pplx::cancellation_token parent = shutdown_cts_.get_token();
-          sent.cts = std::make_shared<pplx::cancellation_token_source>(
-              pplx::cancellation_token_source::create_linked_source(parent));
+        } else if (replay == kUnsafe) {
+          // Why a connection of its own: cpprest re-sends a request whose
+          // reused keep-alive connection fails before the status line, when
+          // the server may have acted on it already. A POST or DELETE must
+          // fail instead of running twice (Go's net/http re-sends only
+          // idempotent requests); on a new connection cpprest never
+          // re-sends. Controllers rarely POST or DELETE.
+          sent.http = NewHttpClient(options_.request_timeout, TlsFor(*creds));
         } else {
           sent.http = SharedClient(*creds);
         }
@@ -535,6 +658,12 @@ class RestKubeClient final : public KubeClient {
         req.set_request_uri(web::uri(path));
         req.headers().add("Accept", "application/json");
         req.headers().add("User-Agent", user_agent_);
+        // Why the Host header: cpprest takes both the TLS SNI and the name it
+        // verifies the certificate against from it (client-go's ServerName
+        // sets only those two; the Host header is a difference).
+        if (https_ && !config_.tls_server_name.empty()) {
+          req.headers().add("Host", config_.tls_server_name);
+        }
         if (!creds->token.empty()) req.headers().add("Authorization", "Bearer " + creds->token);
         if (body) {
           // Why: set_body(std::string) reinterprets a char buffer as uint8_t
@@ -543,9 +672,44 @@ class RestKubeClient final : public KubeClient {
           req.set_body(concurrency::streams::bytestream::open_istream(std::move(bytes)),
                        payload.size(), "application/json");
         }
-        sent.response =
-            sent.http->request(req, sent.cts ? sent.cts->get_token() : shutdown_cts_.get_token())
-                .get();
+        auto progress = std::make_shared<AttemptProgress>();
+        // Why: cpprest reports upload progress first once the request
+        // headers are written, i.e. after TCP connect, TLS handshake and a
+        // proxy's CONNECT: the one sign that the connection was made.
+        req.set_progress_handler(
+            [progress](http::message_direction::direction d, utility::size64_t) {
+              if (d != http::message_direction::upload) return;
+              {
+                std::lock_guard<std::mutex> l(progress->mu);
+                if (progress->written) return;
+                progress->written = true;
+              }
+              progress->cv.notify_all();
+            });
+        pplx::task<http::http_response> task = sent.http->request(req, sent.cts->get_token());
+        task.then([progress](pplx::task<http::http_response> t) {
+          // Why: pplx traps (SIGTRAP) on a failed task that nobody
+          // observed, and an abandoned attempt's task is never got.
+          try {
+            t.wait();
+          } catch (...) {
+          }
+          {
+            std::lock_guard<std::mutex> l(progress->mu);
+            progress->done = true;
+          }
+          progress->cv.notify_all();
+        });
+        if (Status stalled = AwaitResponseHeaders(*progress, what, watch_idle.count() > 0);
+            !stalled.ok()) {
+          // Why not wait for the task: cpprest closes the socket on cancel
+          // except inside a proxy's CONNECT, where only its own timer ends it.
+          sent.cts->cancel();
+          if (shutdown_.cancelled()) return Cancelled(what);
+          VLOG(1) << stalled.message();
+          return stalled;
+        }
+        sent.response = task.get();
       } catch (...) {
         std::exception_ptr ep = std::current_exception();
         if (shutdown_.cancelled()) return Cancelled(what);
@@ -599,6 +763,7 @@ class RestKubeClient final : public KubeClient {
   }
 
   const RestConfig config_;
+  const ProxyChoice proxy_;  // url "" = direct
   const Clock& clock_;
   const RestOptions options_;
   const TlsMaterial tls_;
@@ -637,11 +802,21 @@ StatusOr<std::unique_ptr<KubeClient>> NewRestKubeClient(const RestConfig& config
                  << "certificate is not verified, so anyone on the network path to "
                  << config.server << " can impersonate it and receive our credentials";
   }
+  auto proxy = ChooseProxy(config.server, config.proxy_url, [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v == nullptr ? "" : v);
+  });
+  if (!proxy.ok()) return Invalid(config.origin + ": " + proxy.status().message());
+  if (!proxy->url.empty()) {
+    LOG(INFO) << "reaching " << config.server << " through the HTTP proxy " << proxy->url << " ("
+              << proxy->source << ")";
+  }
   try {
     web::uri check(config.server);
     (void)check;
-    return std::unique_ptr<KubeClient>(
-        std::make_unique<RestKubeClient>(config, clock, std::move(options), std::move(tls).value()));
+    if (!proxy->url.empty()) web::uri proxy_check(proxy->url);
+    return std::unique_ptr<KubeClient>(std::make_unique<RestKubeClient>(
+        config, clock, std::move(options), std::move(tls).value(), std::move(proxy).value()));
   } catch (const std::exception& e) {
     return Invalid(config.origin + ": server \"" + config.server + "\": " + e.what());
   }

@@ -40,6 +40,25 @@ struct RestOptions {
   // watch_idle_timeout when the watch has no timeoutSeconds).
   std::chrono::seconds watch_timeout_margin{30};
   std::chrono::seconds watch_idle_timeout{600};
+  // A new connection must be established (TCP connect, TLS handshake, an
+  // HTTPS proxy's CONNECT) and the request written within this long, or the
+  // attempt ends kTimeout. Why 2 s: a server that accepts TCP and never
+  // completes TLS, or a blackholed path, is reported about a second after
+  // that instead of after request_timeout; a loaded kube-apiserver still
+  // completes a handshake well within it (client-go allows 10 s, but its
+  // HTTP/2 pings find dead connections; we have only this and the watch
+  // silence below). 0 disables it.
+  std::chrono::milliseconds connect_timeout{2000};
+  // A watch that asked for bookmarks and received nothing (no event, no
+  // bookmark, no byte) for this long ends kTimeout: the connection is
+  // presumed dead and the caller re-opens it. kube-apiserver sends a
+  // bookmark about once a minute to such watchers (cacheWatcher
+  // nextBookmarkTime: every minute and 2 s before timeoutSeconds); 15 s of
+  // slack covers a busy server. A quiet resource may get none (the cacher
+  // sends bookmarks only once it has seen an event), so a false alarm must
+  // stay cheap: the watch resumes from its resourceVersion, no relist. See
+  // docs/design.md section 7. 0 disables it.
+  std::chrono::seconds watch_silence_timeout{75};
   // "" = DefaultUserAgent(version).
   std::string user_agent;
   std::string version = "dev";
@@ -62,7 +81,10 @@ struct RestOptions {
 // a bad or unreadable one is kInvalid naming it. When the config names a
 // CA, only that CA is trusted (never the system's roots); without one the
 // system's roots are. insecure-skip-tls-verify logs a warning, and with a
-// CA it is kInvalid (as in client-go). Credentials: token, token file
+// CA it is kInvalid (as in client-go). tls-server-name is the name sent as
+// SNI and verified in the certificate (and the Host header). The proxy is
+// chosen as client-go does (ChooseProxy: proxy-url, else HTTPS_PROXY /
+// HTTP_PROXY and NO_PROXY; HTTP CONNECT for https servers). Credentials: token, token file
 // (re-read on rotation), client certificate, or an exec plugin
 // (ExecCredentialProvider). `clock` must outlive the client. The client is
 // thread-safe; every method returns errors as values (never throws):
@@ -71,7 +93,10 @@ struct RestOptions {
 // kCancelled. A pooled connection the server closed while idle is detected
 // before use and replaced; a connection failure is retried once, at once,
 // for reads and resourceVersion-guarded writes. Watch streams stay valid
-// after the client is destroyed.
+// after the client is destroyed (`clock` must outlive them too). A new
+// connection that is not established within connect_timeout, a watch whose
+// response does not start within request_timeout, and a watch with
+// bookmarks that stays silent for watch_silence_timeout end kTimeout.
 StatusOr<std::unique_ptr<KubeClient>> NewRestKubeClient(const RestConfig& config, const Clock& clock,
                                                         RestOptions options = {});
 

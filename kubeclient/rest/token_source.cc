@@ -12,8 +12,23 @@ namespace routestatus::kubeclient::rest {
 TokenSource::TokenSource(std::string token, std::string token_file)
     : static_token_(std::move(token)), file_(std::move(token_file)) {}
 
+Status CheckTokenBytes(std::string_view token, const std::string& source) {
+  if (token.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos) {
+    return Status::Ok();
+  }
+  return Status(StatusCode::kUnauthorized,
+                "bearer token from " + source +
+                    " contains a line break or NUL (CR, LF or NUL); refused, as it would "
+                    "inject HTTP headers");
+}
+
 StatusOr<std::string> TokenSource::Token() {
-  if (!static_token_.empty() || file_.empty()) return static_token_;
+  if (file_.empty()) {
+    if (Status s = CheckTokenBytes(static_token_, "kubeconfig users[].user.token"); !s.ok()) {
+      return s;
+    }
+    return static_token_;
+  }
   std::lock_guard<std::mutex> l(mu_);
   struct stat st {};
   if (::stat(file_.c_str(), &st) != 0) {
@@ -33,6 +48,7 @@ StatusOr<std::string> TokenSource::Token() {
     token.pop_back();
   }
   if (token.empty() && !cached_.empty()) return cached_;  // a half-written file
+  if (Status s = CheckTokenBytes(token, "token file " + file_); !s.ok()) return s;
   if (!cached_.empty() && token != cached_) VLOG(2) << "bearer token in " << file_ << " rotated";
   cached_ = std::move(token);
   mtime_ns_ = mtime;

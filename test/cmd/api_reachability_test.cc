@@ -309,3 +309,48 @@ TEST_F(ApiReachabilityTest, WorkThatFailedDuringAnOutageRunsWhenTheServerAnswers
 
 }  // namespace
 }  // namespace routestatus::cmd
+
+namespace routestatus::cmd {
+namespace {
+
+// Issue 24: a replica whose path is blackholed hears nothing for a minute;
+// its first failure is a handshake that gave up after 2 s. That is an
+// outage at once (2 s without an answer), reported from the last answer,
+// and the outage handler runs (the lease steps down).
+TEST_F(ApiReachabilityTest, OutageCountsFromTheSendTimeAndIsReportedFromTheLastAnswer) {
+  LineSink sink;
+  int outages_seen = 0;
+  reachability_.SetOutageHandler([&] { ++outages_seen; });
+  reachability_.Record(Status::Ok());  // a bookmark
+  clock_.Advance(seconds(60));
+  const SteadyTime sent = clock_.Now();
+  clock_.Advance(seconds(2));
+  reachability_.Record(Status(StatusCode::kTimeout, "watch: timed out: no connection"), sent);
+  auto lines = sink.Lines();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("unreachable for 62.0 s since its last answer (1 failed requests; "
+                          "latest: timeout: watch: timed out: no connection)"),
+            std::string::npos)
+      << lines[0];
+  EXPECT_FALSE(reachability_.Snapshot().reachable);
+  EXPECT_EQ(outages_seen, 1);
+  clock_.Advance(seconds(30));
+  reachability_.Record(Status::Ok());
+  lines = sink.Lines();
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[1].find("answers again after 92.0 s unreachable"), std::string::npos)
+      << lines[1];
+  EXPECT_EQ(outages_seen, 1);
+
+  // A failure sent before the last answer counts from that answer: a slow
+  // request that gave up while other answers came is no outage.
+  const SteadyTime early = clock_.Now();
+  clock_.Advance(seconds(20));
+  reachability_.Record(Status::Ok());
+  reachability_.Record(Status(StatusCode::kTimeout, "GET: timed out"), early);
+  EXPECT_TRUE(reachability_.Snapshot().reachable);
+  EXPECT_EQ(sink.Lines().size(), 2u);
+}
+
+}  // namespace
+}  // namespace routestatus::cmd

@@ -457,3 +457,46 @@ TEST_F(TakeoverLeaseTest, ExpiredLeaseStillRunsAtTheFollowerFloor) {
 
 }  // namespace
 }  // namespace routestatus::lease
+
+namespace routestatus::lease {
+namespace {
+
+// Issue 24: a leader cut off from the API server steps down at once, and
+// when it answers again no held write runs before the follower floor, so
+// the watch can bring in the new leader's writes first (which drop it).
+TEST_F(TakeoverLeaseTest, CutOffLeaderStepsDownAndHoldsWritesUntilItsWatchCatchesUp) {
+  std::vector<LeaseTransition> seen;
+  WriteLeaseOptions o = Options();
+  o.on_transition = [&](const LeaseTransition& t) { seen.push_back(t); };
+  BackoffWriteLease lease(clock_, o);
+  lease.Try("a", Record("a", kExtendOutcome));
+  ASSERT_EQ(lease.RunDue(), 1);
+  ASSERT_EQ(lease.State(), LeaseState::kLeader);
+
+  lease.SetCutOff(true);
+  EXPECT_EQ(lease.State(), LeaseState::kFollower);
+  ASSERT_FALSE(seen.empty());
+  EXPECT_STREQ(seen.back().cause, "cut-off");
+  lease.SetCutOff(true);  // idempotent
+  // Its writes fail without an answer meanwhile (kNone, retried).
+  lease.Try("b", Record("b", WorkOutcome{WorkResult::kNone, true}));
+  for (int i = 0; i < 30; ++i) RunAtNextDue(lease);
+  EXPECT_EQ(lease.State(), LeaseState::kFollower);
+  ran_.clear();
+
+  // It answers again 100 ms before b's retry is due.
+  ASSERT_TRUE(lease.NextDue().has_value());
+  clock_.Advance(*lease.NextDue() - clock_.Now() - milliseconds(100));
+  lease.SetCutOff(false);
+  clock_.Advance(milliseconds(450));
+  EXPECT_EQ(lease.RunDue(), 0) << "a held write raced the watch";
+  // The watch brings the new leader's write of "b": nothing left to write.
+  lease.Extend("b", EntryWriter::kPeer);
+  clock_.Advance(seconds(20));
+  EXPECT_EQ(lease.RunDue(), 0);
+  EXPECT_TRUE(ran_.empty());
+  EXPECT_EQ(lease.State(), LeaseState::kFollower);
+}
+
+}  // namespace
+}  // namespace routestatus::lease

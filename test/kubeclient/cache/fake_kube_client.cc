@@ -116,10 +116,29 @@ void FakeKubeClient::WaitForIdleWatch() {
   cv_.wait(l, [&] { return idle_waiters_ > 0; });
 }
 
+void FakeKubeClient::ExpireNextContinues(int n) {
+  std::lock_guard<std::mutex> l(mu_);
+  expire_continues_ = n;
+}
+
+std::vector<ListOptions> FakeKubeClient::list_options() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return list_options_;
+}
+
 StatusOr<ListPage> FakeKubeClient::List(const ResourceRef&, const std::string&,
                                         const ListOptions& options) {
   std::lock_guard<std::mutex> l(mu_);
   ++list_calls_;
+  list_options_.push_back(options);
+  if (!options.continue_token.empty() && expire_continues_ > 0) {
+    --expire_continues_;
+    return StatusFromResponse(
+        410,
+        R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"The provided )"
+        R"(continue parameter is too old to display a consistent list result. You can start )"
+        R"(a new list without the continue parameter.","reason":"Expired","code":410})");
+  }
   if (!list_errors_.empty()) {
     Status s = list_errors_.front();
     list_errors_.pop_front();

@@ -42,6 +42,12 @@ class FakeKubeClient final : public KubeClient {
   void SetListResourceVersion(std::string rv);
   // The next List calls fail with these, in order.
   void FailNextLists(std::vector<Status> errors);
+  // The next `n` List calls that carry a continue token fail with 410
+  // Expired, as kube-apiserver answers once the token's version was
+  // compacted.
+  void ExpireNextContinues(int n);
+  // The options of every List call, in order.
+  std::vector<ListOptions> list_options() const;
   void AddWatch(WatchScript script);
 
   int list_calls() const;
@@ -69,6 +75,8 @@ class FakeKubeClient final : public KubeClient {
   std::deque<Status> list_errors_;
   std::deque<WatchScript> watches_;
   int list_calls_ = 0;
+  int expire_continues_ = 0;
+  std::vector<ListOptions> list_options_;
   std::vector<WatchOptions> watch_calls_;
   int idle_waiters_ = 0;
 };

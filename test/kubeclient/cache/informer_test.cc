@@ -200,6 +200,29 @@ TEST_F(InformerTest, BookmarkWithoutTheEndMarkerMeansNoStreaming) {
   EXPECT_EQ(CacheContent(inf), std::vector<std::string>{"ns/a@5"});
 }
 
+// Issue 24: a continue token that expires in the middle of a slow
+// paginated list (410 Expired on a continue page) gets one full list, as
+// client-go's pager does (FullListIfExpired), instead of a retry of the
+// same paginated list for ever.
+TEST_F(InformerTest, ExpiredContinueTokenFallsBackToOneFullList) {
+  for (int i = 0; i < 1200; ++i) AddServerRoute("ns", "r" + std::to_string(i), 10);
+  client_.SetListResourceVersion(50);
+  client_.ExpireNextContinues(1000);  // every continue page expires
+  RouteInformer inf(client_, clock_, options_);
+  inf.AddEventHandler(&recorder_);
+  Status s = inf.reflector().ListAndReplace();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(inf.HasSynced());
+  EXPECT_EQ(inf.List().size(), 1200u);
+  EXPECT_EQ(recorder_.log.size(), 1200u) << "the first page's objects are not added twice";
+  auto calls = client_.list_options();
+  ASSERT_EQ(calls.size(), 3u);  // page 1, the expired page 2, the full list
+  EXPECT_EQ(calls[0].limit, 500);
+  EXPECT_FALSE(calls[1].continue_token.empty());
+  EXPECT_EQ(calls[2].limit, 0);
+  EXPECT_TRUE(calls[2].continue_token.empty());
+}
+
 TEST_F(InformerTest, ClosedWatchResumesFromNewestVersionWithoutRelist) {
   AddServerRoute("ns", "a", 5);
   client_.SetListResourceVersion(10);

@@ -3,6 +3,7 @@
 // plugins that the tests write.
 #include "kubeclient/rest/exec_credential.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -64,6 +65,39 @@ TEST(ParseExecCredentialTest, MistakesAreNamed) {
     EXPECT_EQ(got.status().code(), StatusCode::kInvalid);
     EXPECT_NE(got.status().message().find(c.want), std::string::npos)
         << c.out << " -> " << got.status().message();
+  }
+}
+
+// Issue 24: stdout holds the token; a bad one is described, never quoted.
+TEST(ParseExecCredentialTest, BadStdoutIsDescribedWithoutQuotingIt) {
+  const std::string good = Credential(kV1, {{"token", "SECRET-TOKEN-123"}});
+  const struct {
+    std::string out;
+    std::string want;
+  } cases[] = {
+      {good + "\nDone.\n", "trailing data after the JSON object"},
+      {good + good, "trailing data after the JSON object"},
+      {good.substr(0, good.find("SECRET") + 10), "ends in the middle of a value"},
+      {"", "stdout is empty"},
+      {"[\"SECRET-TOKEN-123\"]", "stdout is a JSON array, not one JSON object"},
+      {"token: SECRET-TOKEN-123", "syntax error at byte"},
+  };
+  for (const auto& c : cases) {
+    auto got = ParseExecCredential(c.out, kV1);
+    ASSERT_FALSE(got.ok()) << c.out;
+    EXPECT_NE(got.status().message().find(c.want), std::string::npos)
+        << c.out << " -> " << got.status().message();
+    EXPECT_EQ(got.status().message().find("SECRET"), std::string::npos) << got.status().message();
+  }
+}
+
+TEST(ParseExecCredentialTest, TokenWithLineBreakIsRefused) {
+  for (const char* token : {"abc\r\nX-Injected: 1", "abc\n", "a\rb"}) {
+    auto got = ParseExecCredential(Credential(kV1, {{"token", token}}), kV1);
+    ASSERT_FALSE(got.ok()) << token;
+    EXPECT_NE(got.status().message().find("line break"), std::string::npos)
+        << got.status().message();
+    EXPECT_EQ(got.status().message().find("Injected"), std::string::npos);
   }
 }
 
@@ -255,6 +289,60 @@ TEST_F(ExecProviderTest, HangingPluginIsKilledAtTheTimeout) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(5));
   ASSERT_FALSE(got.ok());
   EXPECT_NE(got.status().message().find("killed after"), std::string::npos);
+}
+
+// Issue 24: a shell wrapper whose child hangs (aws, gcloud) keeps the pipes
+// open; the whole group is killed and Get() returns at once, releasing the
+// provider (a second caller is not stalled for the child's lifetime).
+TEST_F(ExecProviderTest, ShellWrapperWhoseChildHangsIsKilledWithItsGroup) {
+  ExecConfig e;
+  e.command = Script("plugin", "sleep 6 &\necho $! >> " + dir_ + "/child\nwait\n");
+  e.api_version = kV1;
+  e.interactive_mode = "Never";
+  auto o = Opts(e);
+  o.timeout = milliseconds(200);
+  RealClock clock;
+  ExecCredentialProvider p(o, clock);
+  auto start = std::chrono::steady_clock::now();
+  std::thread second([&] { EXPECT_FALSE(p.Get().ok()); });
+  auto got = p.Get();
+  second.join();
+  auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find("killed after"), std::string::npos);
+  EXPECT_LT(took, milliseconds(1500)) << "two runs of 200 ms each, one after the other";
+  // The wrapper's children died with it.
+  std::istringstream pids(Read("child"));
+  int pid = 0;
+  int children = 0;
+  while (pids >> pid) {
+    ++children;
+    bool gone = false;
+    for (int i = 0; i < 200 && !gone; ++i) {
+      gone = kill(pid, 0) != 0;
+      if (!gone) std::this_thread::sleep_for(milliseconds(10));
+    }
+    EXPECT_TRUE(gone) << "child " << pid << " still runs";
+  }
+  EXPECT_EQ(children, 2);
+}
+
+TEST_F(ExecProviderTest, PluginPrintingWithoutEndIsKilled) {
+  ExecConfig e;
+  e.command = Script("plugin", "exec yes SECRET-TOKEN\n");
+  e.api_version = kV1;
+  e.interactive_mode = "Never";
+  auto o = Opts(e);
+  o.timeout = seconds(20);
+  RealClock clock;
+  ExecCredentialProvider p(o, clock);
+  auto start = std::chrono::steady_clock::now();
+  auto got = p.Get();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(5));
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find("printing more than 1048576 bytes"), std::string::npos)
+      << got.status().message();
+  EXPECT_EQ(got.status().message().find("SECRET"), std::string::npos);
 }
 
 TEST_F(ExecProviderTest, CancellationKillsARunningPlugin) {

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <string>
 #include <utility>
@@ -12,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kubeclient/rest/proxy.h"
 #include "kubeclient/rest/tls_material.h"
 #include "kubeclient/rest/token_source.h"
 
@@ -276,7 +278,7 @@ TEST_F(KubeConfigTest, TokenFileIsReReadWhenItRotates) {
   auto t = missing.Token();
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().code(), StatusCode::kUnauthorized);
-  EXPECT_EQ(TokenSource("static", path).Token().value(), "static");
+  EXPECT_EQ(TokenSource("static", "").Token().value(), "static");
   EXPECT_EQ(TokenSource("", "").Token().value(), "");
 }
 
@@ -319,6 +321,72 @@ TEST_F(KubeConfigTest, InputFilesAreBoundedAndRegular) {
             "character device, not a regular file (give the path of a file)");
   tls.ca_file = Write("ca.crt", std::string(5 << 20, 'c'));
   EXPECT_NE(LoadTlsMaterial(tls).status().message().find("larger than the limit of 4 MiB"),
+// client-go: tokenFile wins over token when a user sets both.
+TEST_F(KubeConfigTest, TokenFileWinsOverToken) {
+  std::string path = Write("token", "from-file\n");
+  EXPECT_EQ(TokenSource("static", path).Token().value(), "from-file");
+}
+
+// A token with CR or LF would be sent as a second, injected header; Go's
+// HTTP client refuses it, and so do we, from every source.
+TEST_F(KubeConfigTest, TokensWithLineBreaksAreRefused) {
+  auto t = TokenSource("abc\r\nX-Injected: 1", "").Token();
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kUnauthorized);
+  EXPECT_NE(t.status().message().find("kubeconfig users[].user.token"), std::string::npos);
+  EXPECT_EQ(t.status().message().find("X-Injected"), std::string::npos) << "the token is secret";
+  std::string path = Write("token", "abc\nX-Injected: 1\n");
+  t = TokenSource("", path).Token();
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("token file " + path), std::string::npos);
+  EXPECT_FALSE(TokenSource("a\rb", "").Token().ok());
+  EXPECT_TRUE(TokenSource("", Write("ok", "abc\r\n")).Token().ok()) << "a trailing newline is trimmed";
+}
+
+}  // namespace
+}  // namespace routestatus::kubeclient::rest
+
+namespace routestatus::kubeclient::rest {
+namespace {
+
+// ChooseProxy: client-go's proxy-url, and Go's ProxyFromEnvironment.
+TEST(ChooseProxyTest, AsClientGoChoosesIt) {
+  std::map<std::string, std::string> env;
+  auto getenv = [&](const char* name) { return env.count(name) ? env[name] : std::string(); };
+  auto url = [&](const std::string& server, const std::string& proxy_url = "") {
+    auto c = ChooseProxy(server, proxy_url, getenv);
+    return c.ok() ? c->url : "error: " + c.status().message();
+  };
+  EXPECT_EQ(url("https://api.example.com:6443"), "");
+  EXPECT_EQ(url("https://api.example.com:6443", "http://proxy:3128"), "http://proxy:3128");
+  EXPECT_EQ(url("https://127.0.0.1:6443", "http://proxy:3128"), "http://proxy:3128")
+      << "proxy-url is used even for loopback";
+  env["HTTPS_PROXY"] = "proxy.corp:8080";
+  EXPECT_EQ(url("https://api.example.com:6443"), "http://proxy.corp:8080");
+  EXPECT_EQ(url("http://api.example.com:8080"), "") << "HTTPS_PROXY is for https servers";
+  EXPECT_EQ(url("https://127.0.0.1:6443"), "") << "never loopback from the environment";
+  EXPECT_EQ(url("https://localhost:6443"), "");
+  env["NO_PROXY"] = "10.0.0.0/8, .internal,example.com:6443";
+  EXPECT_EQ(url("https://10.1.2.3:6443"), "");
+  EXPECT_EQ(url("https://11.1.2.3:6443"), "http://proxy.corp:8080");
+  EXPECT_EQ(url("https://api.internal"), "");
+  EXPECT_EQ(url("https://internal"), "http://proxy.corp:8080") << ".internal: subdomains only";
+  EXPECT_EQ(url("https://api.example.com:6443"), "");
+  EXPECT_EQ(url("https://example.com:6443"), "");
+  EXPECT_EQ(url("https://api.example.com:443"), "http://proxy.corp:8080") << "another port";
+  env["NO_PROXY"] = "*";
+  EXPECT_EQ(url("https://api.example.com:6443"), "");
+  env.clear();
+  env["http_proxy"] = "http://u:p@proxy:3128";
+  auto c = ChooseProxy("http://api.example.com", "", getenv);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->url, "http://proxy:3128");
+  EXPECT_EQ(c->user, "u");
+  EXPECT_EQ(c->password, "p");
+  EXPECT_EQ(c->source, "http_proxy");
+  EXPECT_NE(url("https://api.example.com", "socks5://proxy:1080").find("not supported"),
+            std::string::npos);
+  EXPECT_NE(url("https://api.example.com", "https://proxy:3128").find("proxy-url: https://"),
             std::string::npos);
 }
 

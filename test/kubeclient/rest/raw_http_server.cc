@@ -14,20 +14,50 @@
 
 namespace routestatus::kubeclient::rest {
 
-RawHttpServer::RawHttpServer(Handler handler) : handler_(std::move(handler)) {
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-  CHECK_GE(listen_fd_, 0);
+int ListenOnLoopback(int* port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  CHECK_GE(fd, 0);
   int one = 1;
-  ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = 0;
-  CHECK_EQ(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  CHECK_EQ(::listen(listen_fd_, 64), 0);
+  CHECK_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  CHECK_EQ(::listen(fd, 64), 0);
   socklen_t len = sizeof(addr);
-  ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-  port_ = ntohs(addr.sin_port);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  *port = ntohs(addr.sin_port);
+  return fd;
+}
+
+LoopbackAcceptor::LoopbackAcceptor(std::function<void(int fd)> serve) : serve_(std::move(serve)) {
+  fd_ = ListenOnLoopback(&port_);
+  acceptor_ = std::thread([this] {
+    for (;;) {
+      int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      std::lock_guard<std::mutex> l(mu_);
+      workers_.emplace_back([this, c] { serve_(c); });
+    }
+  });
+}
+
+LoopbackAcceptor::~LoopbackAcceptor() {
+  stop_ = true;
+  ::shutdown(fd_, SHUT_RDWR);
+  ::close(fd_);
+  acceptor_.join();
+  std::vector<std::thread> workers;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    workers.swap(workers_);
+  }
+  for (auto& t : workers) t.join();
+}
+
+RawHttpServer::RawHttpServer(Handler handler) : handler_(std::move(handler)) {
+  listen_fd_ = ListenOnLoopback(&port_);
   acceptor_ = std::thread([this] { AcceptLoop(); });
 }
 

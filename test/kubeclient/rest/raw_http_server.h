@@ -11,6 +11,31 @@
 
 namespace routestatus::kubeclient::rest {
 
+// A TCP socket listening on 127.0.0.1 on a port picked now (*port);
+// CHECK-fails when it cannot. The caller owns (closes) it.
+int ListenOnLoopback(int* port);
+
+// Accepts connections on 127.0.0.1 (a port picked now) and runs `serve(fd)`
+// on a thread of its own for each; `serve` closes fd. The destructor stops
+// accepting and joins every thread: `serve` must return once its peer
+// closes or stopping() is true. Thread-safe.
+class LoopbackAcceptor {
+ public:
+  explicit LoopbackAcceptor(std::function<void(int fd)> serve);
+  ~LoopbackAcceptor();
+  int port() const { return port_; }
+  bool stopping() const { return stop_.load(); }
+
+ private:
+  std::function<void(int fd)> serve_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::vector<std::thread> workers_;  // GUARDED_BY(mu_)
+  std::thread acceptor_;
+};
+
 // A tiny HTTP/1.1 server on 127.0.0.1:0 for client tests that need exact
 // control of the bytes on the wire (truncated streams, garbage, stalls).
 // Each connection serves one request: the handler writes the raw response

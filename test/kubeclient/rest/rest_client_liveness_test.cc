@@ -1,0 +1,159 @@
+// Liveness of the REST client's connections (issue 24): a server that
+// accepts TCP and never completes TLS, a watch whose response never starts
+// and a watch that goes silent all end kTimeout on the injected Clock,
+// long before cpprest's own inactivity timers would.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <future>
+#include <optional>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "kubeclient/rest/rest_kube_client.h"
+#include "test/kubeclient/rest/raw_http_server.h"
+
+namespace routestatus::kubeclient::rest {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+std::unique_ptr<KubeClient> NewClient(const std::string& url, const Clock& clock,
+                                      RestOptions options = {}) {
+  RestConfig cfg;
+  cfg.server = url;
+  cfg.token = "secret-token";
+  cfg.origin = "test";
+  cfg.insecure_skip_tls_verify = true;
+  auto c = NewRestKubeClient(cfg, clock, std::move(options));
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return c.ok() ? std::move(c).value() : nullptr;
+}
+
+// Real time since `start`.
+Duration Since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::steady_clock::now() - start;
+}
+
+// A listening socket on 127.0.0.1 that never accepts: the kernel completes
+// the TCP handshake (backlog) and then nothing answers, as through a
+// blackholed path or a wedged TLS terminator.
+class SilentListener {
+ public:
+  SilentListener() {
+    fd_ = ListenOnLoopback(&port_);
+  }
+  ~SilentListener() { ::close(fd_); }
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+// These tests use the real clock with short deadlines: cpprest's own
+// timers, which they must beat, run on real time too.
+
+TEST(RestClientLivenessTest, TlsHandshakeThatNeverCompletesTimesOutInTheConnectTimeout) {
+  SilentListener listener;
+  RealClock clock;
+  RestOptions opts;
+  opts.connect_timeout = milliseconds(300);
+  opts.request_timeout = seconds(30);
+  auto client = NewClient("https://127.0.0.1:" + std::to_string(listener.port()), clock, opts);
+  auto start = std::chrono::steady_clock::now();
+  Status s = client->Get(RoutesResource(), "ns", "r").status();
+  EXPECT_EQ(s.code(), StatusCode::kTimeout) << s.ToString();
+  EXPECT_EQ(FailureClassOf(s), FailureClass::kTimeout);
+  EXPECT_NE(s.message().find("no connection"), std::string::npos) << s.message();
+  EXPECT_GE(Since(start), milliseconds(300));
+  EXPECT_LT(Since(start), seconds(5)) << "cpprest's own 30 s timer";
+}
+
+// A plain GET whose answer takes longer than the connect timeout is not
+// cut short: the connection was made.
+TEST(RestClientLivenessTest, SlowAnswerIsNotAConnectTimeout) {
+  RawHttpServer server([](RawHttpServer&, int fd, const std::string&) {
+    std::this_thread::sleep_for(milliseconds(800));
+    RawHttpServer::Respond(fd, 200, R"({"metadata":{"name":"r"}})");
+  });
+  RealClock clock;
+  RestOptions opts;
+  opts.connect_timeout = milliseconds(200);
+  auto client = NewClient(server.url(), clock, opts);
+  auto got = client->Get(RoutesResource(), "ns", "r");
+  EXPECT_TRUE(got.ok()) << got.status().ToString();
+}
+
+TEST(RestClientLivenessTest, WatchWhoseResponseNeverStartsTimesOut) {
+  RawHttpServer server([](RawHttpServer& s, int fd, const std::string&) { s.WaitForPeerClose(fd); });
+  RealClock clock;
+  RestOptions opts;
+  opts.request_timeout = seconds(1);
+  auto client = NewClient(server.url(), clock, opts);
+  auto start = std::chrono::steady_clock::now();
+  Status s = client->Watch(RoutesResource(), "", {}).status();  // timeoutSeconds 300
+  EXPECT_EQ(s.code(), StatusCode::kTimeout) << s.ToString();
+  EXPECT_NE(s.message().find("did not start"), std::string::npos) << s.message();
+  EXPECT_GE(Since(start), seconds(1));
+  EXPECT_LT(Since(start), seconds(10)) << "cpprest's timer: timeoutSeconds + 30 s";
+}
+
+const char kAdded[] = R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"1"}}})";
+
+TEST(RestClientLivenessTest, SilentWatchWithBookmarksEndsAfterTheSilenceTimeout) {
+  std::promise<bool> peer_closed;
+  RawHttpServer server([&](RawHttpServer& s, int fd, const std::string&) {
+    RawHttpServer::StartChunked(fd);
+    RawHttpServer::Chunk(fd, std::string(kAdded) + "\n");
+    peer_closed.set_value(s.WaitForPeerClose(fd));  // then silence, socket open
+  });
+  RealClock clock;
+  RestOptions opts;
+  opts.watch_silence_timeout = seconds(1);
+  auto client = NewClient(server.url(), clock, opts);
+  WatchOptions wo;
+  wo.allow_bookmarks = true;
+  auto w = client->Watch(RoutesResource(), "", wo);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_TRUE((*w)->Next().ok());
+  auto start = std::chrono::steady_clock::now();
+  Status s = (*w)->Next().status();
+  EXPECT_EQ(s.code(), StatusCode::kTimeout) << s.ToString();
+  EXPECT_NE(s.message().find("no event, no bookmark"), std::string::npos) << s.message();
+  EXPECT_GE(Since(start), seconds(1));
+  EXPECT_LT(Since(start), seconds(10));
+  auto closed = peer_closed.get_future();
+  ASSERT_EQ(closed.wait_for(seconds(10)), std::future_status::ready) << "socket left open";
+  EXPECT_TRUE(closed.get());
+}
+
+TEST(RestClientLivenessTest, WatchWithoutBookmarksIsNotTimedBySilence) {
+  RawHttpServer server([&](RawHttpServer& s, int fd, const std::string&) {
+    RawHttpServer::StartChunked(fd);
+    RawHttpServer::Chunk(fd, std::string(kAdded) + "\n");
+    s.WaitForPeerClose(fd);
+  });
+  RealClock clock;
+  RestOptions opts;
+  opts.watch_silence_timeout = seconds(1);
+  auto client = NewClient(server.url(), clock, opts);
+  WatchOptions wo;
+  wo.allow_bookmarks = false;  // the server promises no heartbeat
+  auto w = client->Watch(RoutesResource(), "", wo);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_TRUE((*w)->Next().ok());
+  WatchStream* stream = w->get();
+  auto next = std::async(std::launch::async, [stream] { return stream->Next().status(); });
+  EXPECT_EQ(next.wait_for(seconds(3)), std::future_status::timeout);
+  stream->Cancel();
+  EXPECT_EQ(next.get().code(), StatusCode::kCancelled);
+}
+
+}  // namespace
+}  // namespace routestatus::kubeclient::rest
