@@ -237,7 +237,8 @@ int main(int argc, char** argv) {
                   << " fight_writes=" << r.fight_writes
                   << " fight_max_window=" << r.fight_max_window_writes
                   << " fight_bound=" << r.fight_bound << " simulated_s="
-                  << std::chrono::duration_cast<std::chrono::seconds>(r.simulated).count() << "\n";
+                  << std::chrono::duration_cast<std::chrono::seconds>(r.simulated).count()
+                  << " perturbations=\"" << r.perturbations << "\"\n";
       }
       if (!r.ok()) {
         ++s.failed;
@@ -248,7 +249,7 @@ int main(int argc, char** argv) {
                     << (r.failures.size() > 1
                             ? " (+" + std::to_string(r.failures.size() - 1) + " more)"
                             : "")
-                    << "\n  reproduce: " << routestatus::sim::ReproCommand(o, binary)
+                    << "\n  perturbations: " << r.perturbations << "\n  reproduce: " << routestatus::sim::ReproCommand(o, binary)
                     << " --trace\n";
           if (all_failures) {
             for (size_t k = 1; k < r.failures.size(); ++k) std::cout << "  also: " << r.failures[k] << "\n";
