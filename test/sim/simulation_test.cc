@@ -139,18 +139,42 @@ TEST(SimulationTest, LostWatchEventsAreCaught) {
   EXPECT_GE(caught, runs - runs / 10);  // 18 of 20 (2 of the sanitizers' 2)
 }
 
-// The same options give the same run.
+// The same options give the same run, perturbed or not.
 TEST(SimulationTest, Deterministic) {
-  for (Scenario s : AllScenarios()) {
-    SimOptions o;
-    o.scenario = s;
-    o.seed = 42;
-    SimResult a = RunSimulation(o);
-    SimResult b = RunSimulation(o);
-    EXPECT_EQ(a.writes, b.writes) << ScenarioName(s);
-    EXPECT_EQ(a.puts, b.puts) << ScenarioName(s);
-    EXPECT_EQ(a.simulated, b.simulated) << ScenarioName(s);
+  for (bool perturb : {false, true}) {
+    for (Scenario s : AllScenarios()) {
+      SimOptions o;
+      o.scenario = s;
+      o.seed = 42;
+      o.perturb = perturb;
+      SimResult a = RunSimulation(o);
+      SimResult b = RunSimulation(o);
+      EXPECT_EQ(a.writes, b.writes) << ScenarioName(s);
+      EXPECT_EQ(a.puts, b.puts) << ScenarioName(s);
+      EXPECT_EQ(a.simulated, b.simulated) << ScenarioName(s);
+      EXPECT_EQ(a.perturbations, b.perturbations) << ScenarioName(s);
+    }
   }
+}
+
+// Each perturbation is drawn per seed: over a few seeds every one occurs,
+// and runs without --perturb get none.
+TEST(SimulationTest, PerturbationsAreDrawnPerSeed) {
+  int broken = 0, skew = 0, coalesce = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    SimOptions o;
+    o.scenario = Scenario::kFailover;
+    o.seed = seed;
+    EXPECT_EQ(RunSimulation(o).perturbations, "none");
+    o.perturb = true;
+    const std::string p = RunSimulation(o).perturbations;
+    broken += p.find("broken-route") != std::string::npos;
+    skew += p.find("skew") != std::string::npos;
+    coalesce += p.find("coalesce") != std::string::npos;
+  }
+  EXPECT_GT(broken, 0);
+  EXPECT_GT(skew, 0);
+  EXPECT_GT(coalesce, 0);
 }
 
 }  // namespace
