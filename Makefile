@@ -125,13 +125,17 @@ sim: build
 
 # Long runs, not in `make test`: the fight e2e SOAK_RUNS times (a fresh API
 # server each run; prints each run's writes and the warning's delay, then
-# the maxima, and fails above 30 writes), then the simulator over SEEDS.
+# the maxima, and fails above 30 writes), then the simulator over
+# SOAK_SEEDS fresh random seeds per scenario with perturbations, split over
+# SOAK_PROCS processes (test/sim/soak.sh; failures print their repro).
 SOAK_RUNS ?= 10
+SOAK_SEEDS ?= 10000
+SOAK_PROCS ?= $(JOBS)
 soak: build
 	bash -o pipefail -c '$(BUILD)/e2e/routestatus-e2e \
 	  --gtest_filter=ContentionTest.FightingRoutersAreBoundedThenQuiet \
 	  --gtest_repeat=$(SOAK_RUNS) | python3 e2e/suite/fight_soak_summary.py'
-	$(BUILD)/test/sim/route-sim --seeds=$(SEEDS)
+	SOAK_SEEDS=$(SOAK_SEEDS) SOAK_PROCS=$(SOAK_PROCS) bash test/sim/soak.sh $(BUILD)/test/sim/route-sim
 
 # The image built by a real engine and run as deploy/ runs it
 # (deploy/image/image_check.py, docs/image.md): podman, configured by files

@@ -32,6 +32,9 @@ inline constexpr char kRouterName[] = "default";
 inline constexpr char kShardLabel[] = "shard";
 inline constexpr char kExcluded[] = "excluded";
 inline constexpr int kNamespaces = 4;
+// A dead leader's next change is written within this, with the takeover
+// (docs/design.md section 9).
+inline constexpr Duration kFailoverBound = std::chrono::seconds(3);
 // Hostname templates of configuration 0 and 1 (fights use both).
 inline constexpr const char* kTemplates[] = {"${name}-${namespace}.apps.example.com",
                                              "${name}-${namespace}.b.example.com"};
@@ -90,9 +93,8 @@ class Engine {
     std::string key;
     Expect expect;
     SteadyTime changed{};
-    // The takeover bound: the survivors' largest jittered deadline and
-    // watch delay, plus one PUT (request and answer, slow ones included).
-    // Lease expiry (interval + retry) with --takeover=off.
+    // kFailoverBound with the takeover; lease expiry (interval + retry)
+    // with --takeover=off. Never derived from a replica's state.
     Duration bound{};
   };
 
@@ -147,7 +149,7 @@ class Engine {
   void ScheduleResyncs(Duration period, Duration until);
   void ScheduleFaults(Duration until);
   int LeaderSlot() const;
-  // The failover bound for a change made now (see Probe::bound).
+  // The failover bound (see Probe::bound).
   Duration FailoverBound() const;
 
   void CheckConvergence();
@@ -161,6 +163,20 @@ class Engine {
   void CheckBounds();
   void CheckFight();
   void CheckOneConfiguration();
+
+  // Perturbations (SimOptions::perturb), all drawn from perturb_rng_.
+  int64_t PerturbUniform(int64_t lo, int64_t hi) {  // inclusive
+    return lo + static_cast<int64_t>(perturb_rng_() % static_cast<uint64_t>(hi - lo + 1));
+  }
+  bool PerturbChance(double p) { return lease::UniformUnit(perturb_rng_) < p; }
+  // Draws which perturbations this run gets (before the replicas exist).
+  void DrawPerturbations();
+  // A route whose status PUTs fail (403 or 422) from now until `heal`.
+  void BreakRoute(Duration heal);
+  // After our write of `key`: an update that leaves our entry alone, within
+  // the same wall-clock second, so the work queue may coalesce it with our
+  // echo.
+  void MaybeCoalesce(const std::string& key);
 
   const SimOptions o_;
   std::mt19937_64 rng_;
@@ -193,6 +209,16 @@ class Engine {
   // Contentions each replica had counted by the end of the first window.
   std::map<int, int64_t> first_window_contentions_;
   std::string failing_route_;  // outage: the route whose PUTs are rejected
+  std::mt19937_64 perturb_rng_;
+  bool skew_clocks_ = false;
+  bool coalesce_ = false;
+  bool break_route_ = false;
+  // Perturbation: the route whose status PUTs always fail until the last
+  // change; its changes, PUTs and writes are outside the bounds (its own
+  // backoff bound applies).
+  std::string broken_route_;
+  int64_t broken_writes_ = 0;
+  int64_t coalesce_count_ = 0;
   SteadyTime last_quiet_check_{};
   SteadyTime last_records_check_{};
   bool tombstones_failed_ = false;  // reported once per run

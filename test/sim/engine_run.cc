@@ -18,6 +18,7 @@ using std::chrono::seconds;
 
 SimResult Engine::Run() {
   DrawDelays();
+  DrawPerturbations();
   api_.SetWriteObserver([this](int writer, const StoredObject& before,
                                 const StoredObject& written) { OnWrite(writer, before, written); });
   api_.SetConflictObserver([this](int writer, const std::string& key) {
@@ -122,6 +123,21 @@ SimResult Engine::Run() {
     }
   }
   ScheduleFaults(active);
+  // Why from the start: the route must be held in every replica's retry
+  // when the leader crashes or a change comes (issue 23 item 1).
+  BreakRoute(active);
+  if (o_.perturb) {
+    std::string p;
+    if (!broken_route_.empty()) {
+      p = "broken-route " + broken_route_ + " (" +
+          (api_.fail_status_of.at(broken_route_).code() == StatusCode::kForbidden ? "403"
+                                                                                 : "422") +
+          ")";
+    }
+    if (skew_clocks_) p += std::string(p.empty() ? "" : ", ") + "skew";
+    if (coalesce_) p += std::string(p.empty() ? "" : ", ") + "coalesce";
+    if (!p.empty()) result_.perturbations = p;
+  }
 
   RunUntil(T(phase), false);
   const PutCounts startup = api_.TotalPuts();
@@ -228,9 +244,11 @@ void Engine::CheckBounds() {
   const int64_t crash_puts = static_cast<int64_t>(result_.crashes) * (n - 1);
   // Why the failing route's PUTs apart: rejected PUTs are bounded by its
   // own backoff (checked below), not by the changes.
-  const int64_t puts = result_.puts - result_.failing_route_puts;
-  if (static_cast<double>(result_.writes) > static_cast<double>(changes) * 1.05 + n) {
-    Fail("write bound: " + std::to_string(result_.writes) + " successful status writes for " +
+  const int64_t broken_puts = broken_route_.empty() ? 0 : api_.puts_of(broken_route_);
+  const int64_t puts = result_.puts - result_.failing_route_puts - broken_puts;
+  const int64_t writes = result_.writes - broken_writes_;
+  if (static_cast<double>(writes) > static_cast<double>(changes) * 1.05 + n) {
+    Fail("write bound: " + std::to_string(writes) + " successful status writes for " +
          std::to_string(changes) + " changes with " + std::to_string(n) +
          " replicas (bound changes x 1.05 + N)");
   }
@@ -245,18 +263,23 @@ void Engine::CheckBounds() {
          std::to_string(result_.crashes) + " crashes (bound changes x " + (slow ? "1.2" : "1.1") +
          " + N + crashes x (N-1))");
   }
-  if (!failing_route_.empty()) {
+  for (const std::string& failing : {failing_route_, broken_route_}) {
+    if (failing.empty()) continue;
     // A route whose PUT is always rejected is retried with a per-key
-    // exponential backoff (3 s doubling to 5 min): per replica and fault
-    // window at most 2 + log2(5 min / 3 s) + window / 5 min attempts.
+    // exponential backoff (3 s doubling to 5 min): per replica process and
+    // fault window at most 2 + log2(5 min / 3 s) + window / 5 min attempts.
+    // Why processes (N + crashes): a restarted replica starts with a fresh
+    // backoff, as the binary does (failover and chaos restart replicas).
     const double window_min =
         std::chrono::duration<double, std::ratio<60>>(clock_.Elapsed()).count();
-    const double bound = static_cast<double>(n) * (2 + std::log2(100.0) + window_min / 5);
-    if (static_cast<double>(result_.failing_route_puts) > bound) {
-      Fail("backoff bound: " + std::to_string(result_.failing_route_puts) +
-           " status PUTs of " + failing_route_ + ", whose PUTs are rejected, in " +
+    const double processes = static_cast<double>(n + result_.crashes);
+    const double bound = processes * (2 + std::log2(100.0) + window_min / 5);
+    const int64_t failing_puts = api_.puts_of(failing);
+    if (static_cast<double>(failing_puts) > bound) {
+      Fail("backoff bound: " + std::to_string(failing_puts) +
+           " status PUTs of " + failing + ", whose PUTs are rejected, in " +
            Ms(clock_.Elapsed()) + " (bound " + std::to_string(static_cast<int64_t>(bound)) +
-           ": each replica backs off that key exponentially)");
+           ": each replica process backs off that key exponentially)");
     }
   }
 }
@@ -393,8 +416,10 @@ void Engine::CheckTransitionTime(int writer, const StoredObject& before,
     }
     return;
   }
-  const int64_t earliest = UnixSeconds(clock_.WallAt(before.committed));
-  const int64_t latest = UnixSeconds(clock_.WallNow());
+  // Why the writer's skew: it stamps with its own wall clock.
+  const auto skew = std::chrono::duration_cast<SystemTime::duration>(slots_[writer].spec.wall_skew);
+  const int64_t earliest = UnixSeconds(clock_.WallAt(before.committed) + skew);
+  const int64_t latest = UnixSeconds(clock_.WallNow() + skew);
   const auto at = kubeclient::ParseRfc3339(stamp);
   if (at && *at >= earliest && *at <= latest) return;
   Fail("lastTransitionTime: " + what + ": the entry changed (" + EntryText(previous) + " -> " +

@@ -3,11 +3,14 @@
 //
 //   route-sim --seeds=10000                 seeds 1..10000 of every scenario
 //   route-sim --seed=1234 --scenario=fight  one run (add --trace for events)
+//   route-sim --seeds=5000 --random-seeds   5000 seeds per scenario drawn at
+//                                           run time (make soak)
 #include <algorithm>
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <random>
 #include <string>
 
 #include <glog/logging.h>
@@ -53,6 +56,7 @@ void Usage() {
                "  [--put-latency-ms=N] [--list-page-delay-ms=N] [--opaque-versions=0|1]\n"
                "  [--watch-drops-per-minute=X] [--compactions-per-minute=X]\n"
                "  [--drop-event-probability=P] [--max-failures=N] [--all-failures]\n"
+               "  [--random-seeds] [--perturb=0|1]\n"
                "scenarios: steady chaos failover fight claims outage slow-leader\n";
 }
 
@@ -74,6 +78,12 @@ int main(int argc, char** argv) {
   bool single = false;
   int max_failures = 20;
   bool all_failures = false;
+  // Why random: fixed ranges only ever test the seeds someone already looked
+  // at; the soak draws fresh ones on each run and prints each failing one.
+  bool random_seeds = false;
+  // route-sim perturbs by default (test/sim/README.md "Perturbations");
+  // the gtest's fixed ranges do not (SimOptions' default).
+  base.perturb = true;
   std::vector<Scenario> scenarios = routestatus::sim::AllScenarios();
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -145,6 +155,10 @@ int main(int argc, char** argv) {
         base.drop_event_probability = std::stod(v);
       } else if (Flag(arg, "max-failures", &v)) {
         max_failures = std::stoi(v);
+      } else if (arg == "--random-seeds") {
+        random_seeds = true;
+      } else if (Flag(arg, "perturb", &v)) {
+        base.perturb = v != "0";
       } else if (arg == "--all-failures") {
         all_failures = true;
       } else if (arg == "--trace") {
@@ -165,9 +179,18 @@ int main(int argc, char** argv) {
   const std::string binary = argv[0];
   std::map<Scenario, Summary> summaries;
   int printed = 0;
+  std::random_device entropy;  // /dev/urandom on Linux
+  if (random_seeds && !single) {
+    std::cout << "seeds drawn at random (std::random_device), " << seeds << " per scenario\n";
+  }
   for (Scenario scenario : scenarios) {
     Summary& s = summaries[scenario];
-    for (uint64_t seed = first_seed; seed < first_seed + seeds; ++seed) {
+    for (uint64_t n = 0; n < seeds; ++n) {
+      uint64_t seed = first_seed + n;
+      if (random_seeds && !single) {
+        // 48 bits: short enough to copy, far too many to repeat by chance.
+        seed = ((static_cast<uint64_t>(entropy()) << 32) | entropy()) & ((1ULL << 48) - 1);
+      }
       SimOptions o = base;
       o.scenario = scenario;
       o.seed = seed;
@@ -214,7 +237,8 @@ int main(int argc, char** argv) {
                   << " fight_writes=" << r.fight_writes
                   << " fight_max_window=" << r.fight_max_window_writes
                   << " fight_bound=" << r.fight_bound << " simulated_s="
-                  << std::chrono::duration_cast<std::chrono::seconds>(r.simulated).count() << "\n";
+                  << std::chrono::duration_cast<std::chrono::seconds>(r.simulated).count()
+                  << " perturbations=\"" << r.perturbations << "\"\n";
       }
       if (!r.ok()) {
         ++s.failed;
@@ -225,7 +249,7 @@ int main(int argc, char** argv) {
                     << (r.failures.size() > 1
                             ? " (+" + std::to_string(r.failures.size() - 1) + " more)"
                             : "")
-                    << "\n  reproduce: " << routestatus::sim::ReproCommand(o, binary)
+                    << "\n  perturbations: " << r.perturbations << "\n  reproduce: " << routestatus::sim::ReproCommand(o, binary)
                     << " --trace\n";
           if (all_failures) {
             for (size_t k = 1; k < r.failures.size(); ++k) std::cout << "  also: " << r.failures[k] << "\n";
@@ -271,6 +295,11 @@ int main(int argc, char** argv) {
               << (std::to_string(s.by_state[0]) + "/" + std::to_string(s.by_state[1]) + "/" +
                   std::to_string(s.by_state[2]))
               << "\n";
+  }
+  for (const auto& [scenario, s] : summaries) {
+    // One line per scenario for test/sim/soak.sh, which adds up processes.
+    std::cout << "SOAK " << routestatus::sim::ScenarioName(scenario) << " " << s.seeds << " "
+              << s.failed << "\n";
   }
   std::cout << "(wr/chg, PUT/chg: all status writes / PUTs over all required changes,\n"
                " incl. start-up; start-PUT/chg: PUTs / required writes in the 20 s start-up;\n"

@@ -190,6 +190,19 @@ bool SimApi::SetRouteHost(const std::string& key, const std::string& host) {
   });
 }
 
+bool SimApi::SetRouteAnnotation(const std::string& key, const std::string& name,
+                                const std::string& value) {
+  return Modify(Kind::kRoute, key, [&](json& o) { o["metadata"]["annotations"][name] = value; });
+}
+
+bool SimApi::SetOtherRouterHost(const std::string& key, const std::string& host) {
+  return Modify(Kind::kRoute, key, [&](json& o) {
+    for (json& entry : o["status"]["ingress"]) {
+      if (entry.value("routerName", "") == "other") entry["host"] = host;
+    }
+  });
+}
+
 bool SimApi::SetRouteLabel(const std::string& key, const std::string& label,
                            const std::string& value) {
   return Modify(Kind::kRoute, key, [&](json& o) { SetLabel(o, label, value); });

@@ -91,6 +91,11 @@ class SimApi {
                    const std::map<std::string, std::string>& labels);
   bool SetRouteHost(const std::string& key, const std::string& host);
   bool SetRouteLabel(const std::string& key, const std::string& label, const std::string& value);
+  // Updates that leave our entry alone: an annotation, and the host of the
+  // other router name's entry (as that router writes it).
+  bool SetRouteAnnotation(const std::string& key, const std::string& name,
+                          const std::string& value);
+  bool SetOtherRouterHost(const std::string& key, const std::string& host);
   // `undecodable_final_state`: the DELETED event carries a final state that
   // no client decodes (spec is not an object), as after an update a newer
   // API accepted and our decoder rejects; the informer's decode-failure

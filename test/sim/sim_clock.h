@@ -37,4 +37,25 @@ class SimClock final : public Clock {
   SteadyTime now_;
 };
 
+// One replica's view of a SimClock: the same steady time and waits, its
+// wall clock `skew` off (a node clock set wrong), which is what it writes
+// into lastTransitionTime. Not thread-safe, as SimClock.
+class SkewedClock final : public Clock {
+ public:
+  SkewedClock(const Clock& base, Duration skew) : base_(base), skew_(skew) {}
+
+  SteadyTime Now() const override { return base_.Now(); }
+  SystemTime WallNow() const override {
+    return base_.WallNow() + std::chrono::duration_cast<SystemTime::duration>(skew_);
+  }
+  void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+                 SteadyTime deadline) const override {
+    base_.WaitUntil(cv, lock, deadline);
+  }
+
+ private:
+  const Clock& base_;
+  const Duration skew_;
+};
+
 }  // namespace routestatus::sim

@@ -33,7 +33,8 @@ class Replica::KickingLease final : public lease::WriteLease {
 
 Replica::Replica(Scheduler& scheduler, SimApi& api, std::mt19937_64& rng, ReplicaSpec spec)
     : scheduler_(scheduler), spec_(std::move(spec)) {
-  const Clock& clock = scheduler_.clock();
+  clock_ = std::make_unique<SkewedClock>(scheduler_.clock(), spec_.wall_skew);
+  const Clock& clock = *clock_;
   client_ = std::make_unique<SimClient>(scheduler_, api, rng, spec_.id, spec_.delays);
   routes_ = std::make_unique<kubeclient::cache::RouteInformer>(*client_, clock, spec_.route_informer);
   namespaces_ = std::make_unique<kubeclient::cache::NamespaceInformer>(*client_, clock,

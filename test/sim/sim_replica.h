@@ -18,6 +18,7 @@
 #include "test/sim/fiber.h"
 #include "test/sim/scheduler.h"
 #include "test/sim/sim_api.h"
+#include "test/sim/sim_clock.h"
 #include "test/sim/sim_queue.h"
 
 namespace routestatus::sim {
@@ -36,6 +37,8 @@ struct ReplicaSpec {
   int reconcile_workers = 1;
   int lease_workers = 2;
   ClientDelays delays;
+  // How far this replica's wall clock is off (perturbation; 0: exact).
+  Duration wall_skew = Duration::zero();
 };
 
 // One router replica: the real informers (Reflector, IndexedStore) on the
@@ -84,6 +87,7 @@ class Replica {
   Scheduler& scheduler_;
   ReplicaSpec spec_;
   WakeGroup group_;
+  std::unique_ptr<SkewedClock> clock_;  // before everything that uses it
   std::unique_ptr<SimClient> client_;
   std::unique_ptr<kubeclient::cache::RouteInformer> routes_;
   std::unique_ptr<kubeclient::cache::NamespaceInformer> namespaces_;

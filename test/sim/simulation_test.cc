@@ -17,11 +17,11 @@ namespace {
 #endif
 constexpr uint64_t kSeedDivisor = ROUTESTATUS_SIM_SEED_DIVISOR;
 
-// `skip`: a seed known to fail for a reason named where it is passed.
-void RunSeeds(Scenario scenario, uint64_t first, uint64_t count, uint64_t skip = 0) {
+// No seed is skipped: a bound that holds only on chosen seeds is not a
+// bound (issue 23).
+void RunSeeds(Scenario scenario, uint64_t first, uint64_t count) {
   int failed = 0;
   for (uint64_t seed = first; seed < first + count; seed += kSeedDivisor) {
-    if (seed == skip) continue;
     SimOptions o;
     o.scenario = scenario;
     o.seed = seed;
@@ -37,12 +37,7 @@ void RunSeeds(Scenario scenario, uint64_t first, uint64_t count, uint64_t skip =
 }
 
 // 550 seeds in all (a tenth of them in the sanitizer tree).
-// Seed 91 breaks the PUT bound (19 PUTs for 13 changes, N=4) with and
-// without --takeover: after 20 s without changes every follower's lease has
-// expired, and the leader's watch lags the next changes by more than the
-// follower delay, so followers race it. Lease expiry, not the takeover;
-// the correctness branch alone fails 3 of steady seeds 1..300 this way.
-TEST(SimulationTest, SteadySeeds) { RunSeeds(Scenario::kSteady, 1, 101, /*skip=*/91); }
+TEST(SimulationTest, SteadySeeds) { RunSeeds(Scenario::kSteady, 1, 101); }
 TEST(SimulationTest, ChaosSeeds) { RunSeeds(Scenario::kChaos, 1, 100); }
 TEST(SimulationTest, FailoverSeeds) { RunSeeds(Scenario::kFailover, 1, 100); }
 TEST(SimulationTest, FightSeeds) { RunSeeds(Scenario::kFight, 1, 100); }
@@ -50,28 +45,26 @@ TEST(SimulationTest, ClaimsSeeds) { RunSeeds(Scenario::kClaims, 1, 100); }
 TEST(SimulationTest, OutageSeeds) { RunSeeds(Scenario::kOutage, 1, 50); }
 
 // Issue 12: a leader that is alive but slow (every status PUT takes 1 s)
-// is not overrun: over the seeds, PUTs per required change stay <= 1.2 and
-// every other assertion holds in every run. Per seed, small runs (a dozen
-// changes) break the per-seed PUT bound in about 9% of seeds with
-// --takeover=progress and 6% with --takeover=off (300 seeds): slow PUTs
-// make leaders race at start-up and after idle lease expiry, which the
-// per-seed N allowance does not cover; not asserted per seed.
+// is not overrun: every assertion, the per-seed PUT bound (changes x 1.2 +
+// N) included, holds in every run, and over the seeds PUTs per required
+// change stay <= 1.2.
 TEST(SimulationTest, SlowLeaderIsNotOverrun) {
   int64_t puts = 0, changes = 0;
+  int failed = 0;
   for (uint64_t seed = 1; seed <= 40; seed += kSeedDivisor) {
     SimOptions o;
     o.scenario = Scenario::kSlowLeader;
     o.seed = seed;
     SimResult r = RunSimulation(o);
-    for (const std::string& f : r.failures) {
-      if (f.rfind("PUT bound", 0) != 0) {
-        ADD_FAILURE() << "slow-leader seed " << seed << ": " << f << "\n  reproduce: "
-                      << ReproCommand(o, "build/test/sim/route-sim") << " --trace";
-      }
+    if (!r.ok() && ++failed <= 5) {
+      ADD_FAILURE() << "slow-leader seed " << seed << ": " << r.failures.front() << " ("
+                    << r.failures.size() << " failures)\n  reproduce: "
+                    << ReproCommand(o, "build/test/sim/route-sim") << " --trace";
     }
     puts += r.puts;
     changes += r.startup_changes + r.changes;
   }
+  EXPECT_EQ(failed, 0);
   // The ratio is a figure over all 40 seeds; the sanitizer tree's tenth of
   // them checks the per-seed assertions only.
   if (kSeedDivisor == 1) {
@@ -80,9 +73,9 @@ TEST(SimulationTest, SlowLeaderIsNotOverrun) {
   }
 }
 
-// With the takeover a dead leader's next change is written within the
-// survivors' deadline and one PUT (asserted per run in every failover
-// seed); without it, within lease expiry. The gap tells them apart.
+// With the takeover a dead leader's next change is written within 3 s
+// (asserted per run in every failover seed); without it, within lease
+// expiry. The gap tells them apart.
 TEST(SimulationTest, TakeoverShortensTheFailoverGap) {
   Duration with = Duration::zero(), without = Duration::zero();
   for (uint64_t seed = 1; seed <= 10; ++seed) {
@@ -146,18 +139,42 @@ TEST(SimulationTest, LostWatchEventsAreCaught) {
   EXPECT_GE(caught, runs - runs / 10);  // 18 of 20 (2 of the sanitizers' 2)
 }
 
-// The same options give the same run.
+// The same options give the same run, perturbed or not.
 TEST(SimulationTest, Deterministic) {
-  for (Scenario s : AllScenarios()) {
-    SimOptions o;
-    o.scenario = s;
-    o.seed = 42;
-    SimResult a = RunSimulation(o);
-    SimResult b = RunSimulation(o);
-    EXPECT_EQ(a.writes, b.writes) << ScenarioName(s);
-    EXPECT_EQ(a.puts, b.puts) << ScenarioName(s);
-    EXPECT_EQ(a.simulated, b.simulated) << ScenarioName(s);
+  for (bool perturb : {false, true}) {
+    for (Scenario s : AllScenarios()) {
+      SimOptions o;
+      o.scenario = s;
+      o.seed = 42;
+      o.perturb = perturb;
+      SimResult a = RunSimulation(o);
+      SimResult b = RunSimulation(o);
+      EXPECT_EQ(a.writes, b.writes) << ScenarioName(s);
+      EXPECT_EQ(a.puts, b.puts) << ScenarioName(s);
+      EXPECT_EQ(a.simulated, b.simulated) << ScenarioName(s);
+      EXPECT_EQ(a.perturbations, b.perturbations) << ScenarioName(s);
+    }
   }
+}
+
+// Each perturbation is drawn per seed: over a few seeds every one occurs,
+// and runs without --perturb get none.
+TEST(SimulationTest, PerturbationsAreDrawnPerSeed) {
+  int broken = 0, skew = 0, coalesce = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    SimOptions o;
+    o.scenario = Scenario::kFailover;
+    o.seed = seed;
+    EXPECT_EQ(RunSimulation(o).perturbations, "none");
+    o.perturb = true;
+    const std::string p = RunSimulation(o).perturbations;
+    broken += p.find("broken-route") != std::string::npos;
+    skew += p.find("skew") != std::string::npos;
+    coalesce += p.find("coalesce") != std::string::npos;
+  }
+  EXPECT_GT(broken, 0);
+  EXPECT_GT(skew, 0);
+  EXPECT_GT(coalesce, 0);
 }
 
 }  // namespace
