@@ -122,13 +122,19 @@ sim: build
 
 # Long runs, not in `make test`: the fight e2e SOAK_RUNS times (a fresh API
 # server each run; prints each run's writes and the warning's delay, then
-# the maxima, and fails above 30 writes), then the simulator over SEEDS.
+# the maxima, and fails above 30 writes), then the simulator over
+# SOAK_SEEDS fresh random seeds per scenario (drawn at run time, on
+# SOAK_JOBS processes; tools/sim-soak prints each failing seed's repro
+# command and a table). SOAK_FIGHT_SEEDS may lower the fight's count.
 SOAK_RUNS ?= 10
+SOAK_SEEDS ?= 10000
+SOAK_JOBS ?= 2
 soak: build
 	bash -o pipefail -c '$(BUILD)/e2e/routestatus-e2e \
 	  --gtest_filter=ContentionTest.FightingRoutersAreBoundedThenQuiet \
 	  --gtest_repeat=$(SOAK_RUNS) | python3 e2e/suite/fight_soak_summary.py'
-	$(BUILD)/test/sim/route-sim --seeds=$(SEEDS)
+	SIM=$(BUILD)/test/sim/route-sim SOAK_SEEDS=$(SOAK_SEEDS) SOAK_JOBS=$(SOAK_JOBS) \
+	  bash tools/sim-soak
 
 # The image without a container engine (deploy/image/image_check.py): the
 # Dockerfile's stages built in chroots from mmdebstrap roots, then the

@@ -147,7 +147,9 @@ class Engine {
   void ScheduleResyncs(Duration period, Duration until);
   void ScheduleFaults(Duration until);
   int LeaderSlot() const;
-  // The failover bound for a change made now (see Probe::bound).
+  // The failover bound for a change made now (see Probe::bound): a fixed
+  // number, never derived from a replica's state.
+  static constexpr Duration kFailoverBound = std::chrono::seconds(3);
   Duration FailoverBound() const;
 
   void CheckConvergence();
