@@ -321,6 +321,9 @@ TEST_F(KubeConfigTest, InputFilesAreBoundedAndRegular) {
             "character device, not a regular file (give the path of a file)");
   tls.ca_file = Write("ca.crt", std::string(5 << 20, 'c'));
   EXPECT_NE(LoadTlsMaterial(tls).status().message().find("larger than the limit of 4 MiB"),
+            std::string::npos);
+}
+
 // client-go: tokenFile wins over token when a user sets both.
 TEST_F(KubeConfigTest, TokenFileWinsOverToken) {
   std::string path = Write("token", "from-file\n");
