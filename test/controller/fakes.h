@@ -91,6 +91,8 @@ class FakeWorkQueue final : public kubeclient::cache::WorkQueueInterface {
   std::deque<std::string> keys;
   std::vector<std::string> delayed;
   std::vector<std::pair<std::string, Duration>> delays;  // every AddAfter, in order
+  // Adds every delayed key (their time has come) and forgets them.
+  void FireDelayed();
   std::set<std::string> forgotten;
 };
 
