@@ -325,7 +325,7 @@ TEST_F(ApiReachabilityTest, OutageCountsFromTheSendTimeAndIsReportedFromTheLastA
   clock_.Advance(seconds(60));
   const SteadyTime sent = clock_.Now();
   clock_.Advance(seconds(2));
-  reachability_.Record(Status(StatusCode::kTimeout, "watch: timed out: no connection"), sent);
+  reachability_.Record(Status(StatusCode::kTimeout, "watch: timed out: no connection"), {}, sent);
   auto lines = sink.Lines();
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_NE(lines[0].find("unreachable for 62.0 s since its last answer (1 failed requests; "
@@ -347,7 +347,7 @@ TEST_F(ApiReachabilityTest, OutageCountsFromTheSendTimeAndIsReportedFromTheLastA
   const SteadyTime early = clock_.Now();
   clock_.Advance(seconds(20));
   reachability_.Record(Status::Ok());
-  reachability_.Record(Status(StatusCode::kTimeout, "GET: timed out"), early);
+  reachability_.Record(Status(StatusCode::kTimeout, "GET: timed out"), {}, early);
   EXPECT_TRUE(reachability_.Snapshot().reachable);
   EXPECT_EQ(sink.Lines().size(), 2u);
 }
