@@ -290,6 +290,7 @@ TEST_F(ApiReachabilityTest, WorkThatFailedDuringAnOutageRunsWhenTheServerAnswers
   o.workers = 1;
   o.lease_retry_interval = seconds(30);
   o.lease_election_delay = milliseconds(0);
+  o.watch_list = false;  // Why: the fake client pages lists; it does not stream
   prometheus::Registry registry;
   ControllerApp app(o, BuildComponentOptions(o, {}).value(), std::move(owned), registry,
                     &reachability_);

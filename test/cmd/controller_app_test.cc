@@ -310,6 +310,7 @@ TEST(ControllerAppTest, UnsyncedCacheKeepsWorkersWaitingAndIsReported) {
   Options o;
   o.workers = 2;
   o.namespace_labels = "team=a";  // the shard needs the namespace cache
+  o.watch_list = false;            // Why: the fake client pages lists; it does not stream
   prometheus::Registry registry;
   ControllerApp app(o, Components(o), std::make_unique<ForbiddenNamespacesClient>(3), registry);
   app.Start();

@@ -215,7 +215,7 @@ TEST_F(DeployTest, E2eWorkflowMatchesTheManifests) {
   for (const auto& job : wf["jobs"]) {
     for (const YAML::Node& step : job.second["steps"]) runs += step["run"].as<std::string>("") + "\n";
   }
-  for (const char* needle : {"kind create cluster", "docker build -t \"$IMAGE\" .",
+  for (const char* needle : {"kind create cluster", "deploy/image/image_check.py --engine docker --build-only",
                              "kind load docker-image \"$IMAGE\"", "kubectl apply -k deploy/",
                              "rollout status deployment/route-status-controller",
                              "build-e2e/e2e/routestatus-e2e", "E2E_KUBECONFIG"}) {
