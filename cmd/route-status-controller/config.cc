@@ -13,6 +13,7 @@
 
 #include "base/bounded_file.h"
 #include "cmd/route-status-controller/config_validate.h"
+#include "kubeclient/yaml_documents.h"
 
 namespace routestatus::cmd {
 namespace {
@@ -428,20 +429,20 @@ void ParseFile(const std::string& path, const FileReader& read_file, RawMap& raw
     errors.push_back("config file " + path + ": cannot read: " + (err.empty() ? "no reader" : err));
     return;
   }
-  std::vector<YAML::Node> documents;
+  YAML::Node root;
   try {
-    documents = YAML::LoadAll(*text);
+    const int documents = kubeclient::CountYamlDocuments(*text);
+    if (documents == 0) return;
+    if (documents > 1) {
+      errors.push_back("config file " + path + ": holds more than one YAML document ('---'); "
+                       "put every option in one mapping");
+      return;
+    }
+    root = YAML::Load(*text);
   } catch (const YAML::Exception& e) {
     errors.push_back("config file " + path + ": " + e.what());
     return;
   }
-  if (documents.empty()) return;
-  if (documents.size() > 1) {
-    errors.push_back("config file " + path + ": holds more than one YAML document ('---'); "
-                     "put every option in one mapping");
-    return;
-  }
-  const YAML::Node& root = documents[0];
   if (root.IsNull()) return;
   if (!root.IsMap()) {
     errors.push_back("config file " + path + ": top level must be a mapping of option: value");

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include "kubeclient/yaml_documents.h"
+
 namespace routestatus::kubeclient::rest {
 namespace {
 
@@ -371,12 +373,12 @@ StatusOr<RestConfig> ParseKubeconfig(std::string_view yaml, const std::string& p
                                      const std::string& base_dir, const std::string& context) {
   // Why: yaml-cpp reports everything by exception; none may escape.
   try {
-    std::vector<YAML::Node> documents = YAML::LoadAll(std::string(yaml));
-    if (documents.size() > 1) {
+    const std::string text(yaml);
+    if (CountYamlDocuments(text) > 1) {
       return Invalid("kubeconfig " + path + ": holds more than one YAML document ('---'); give "
                      "one kubeconfig per file");
     }
-    YAML::Node root = documents.empty() ? YAML::Node() : documents[0];
+    YAML::Node root = YAML::Load(text);
     size_t budget = kMaxKubeconfigNodes;
     if (Status s = CheckDuplicateKeys(root, "", &budget); !s.ok()) {
       return Invalid("kubeconfig " + path + ": " + s.message());
