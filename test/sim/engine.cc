@@ -476,10 +476,12 @@ void Engine::BreakRoute(Duration heal) {
   Trace("fault: status PUTs of " + broken_route_ + " are rejected (" +
         (forbidden ? "403" : "422") + ") until " + Ms(heal));
   api_.fail_status_of[broken_route_] =
+      // Why a webhook's denial: a 403 about one route is an admission
+      // webhook's (RBAC answers every route alike, and an RBAC-shaped 403
+      // is the client's problem, retried for every route: issue 23 item 5).
       forbidden ? Status(StatusCode::kForbidden,
-                         "routes.route.openshift.io \"" + name +
-                             "\" is forbidden: User \"system:serviceaccount:openshift-ingress:"
-                             "router\" cannot update resource \"routes/status\"")
+                         "admission webhook \"routes.policy.example.com\" denied the request: "
+                         "route " + name + " is frozen")
                 : Status(StatusCode::kInvalid, "Route.route.openshift.io \"" + name +
                                                    "\" is invalid: status.ingress[0].host: "
                                                    "Invalid value");
