@@ -41,7 +41,6 @@ class Controller::RouteHandler final : public kubeclient::cache::EventHandler<Ro
       std::lock_guard<std::mutex> lock(c_.mu_);
       c_.entry_changed_.insert(new_obj->Key());
     }
-    c_.queue_.Add(new_obj->Key());
     // Why also a created entry: a router sharing our name but configured
     // differently shows up first as someone else creating our entry;
     // without it, every replica overwrites every route once before any
@@ -55,6 +54,10 @@ class Controller::RouteHandler final : public kubeclient::cache::EventHandler<Ro
         (!old_entry || !new_entry || !kubeclient::IngressEqual(*old_entry, *new_entry))) {
       c_.gate_.EntryChanged(*new_obj, old_entry, new_entry, c_.syncer_.Desired(*new_obj, nullptr));
     }
+    // Why queued only now: a worker may take the key at once, and must find
+    // the change counted (else it writes a route the tracker was about to
+    // block: one write too many per fought route).
+    c_.queue_.Add(new_obj->Key());
     if (ClaimChanged(*old_obj, *new_obj, c_.syncer_.admission_options())) {
       c_.EnqueueClaimPeers(*old_obj);
       c_.EnqueueClaimPeers(*new_obj);

@@ -397,7 +397,9 @@ TEST_F(ControllerWiringTest, FightingReplicasStopAndWarn) {
     settled = puts;
     std::this_thread::sleep_for(10s);
   }
-  EXPECT_LE(settled, 4.0 * kWorldRoutes);
+  EXPECT_LE(settled, 4.0 * kWorldRoutes)
+      << "200: " << ServerStatusPuts("200") << ", 409: " << ServerStatusPuts("409") << "\n--- a:\n"
+      << a.process->ReadLog() << "\n--- b:\n" << b.process->ReadLog();
   std::this_thread::sleep_for(2500ms);
   EXPECT_EQ(ServerStatusPuts(), settled);
   EXPECT_GE(a.Sum("routestatus_status_writes_skipped_total", {{"reason", "contended"}}), 1);

@@ -132,6 +132,7 @@ class FakeGate final : public ContentionGate {
                     const std::optional<kubeclient::RouteIngress>& new_entry,
                     const std::optional<kubeclient::RouteIngress>&) override {
     (!new_entry ? removed : old_entry ? changed : appeared).push_back(route.metadata.uid);
+    if (on_entry_changed) on_entry_changed(route);
   }
   void Forget(const std::string& uid) override { forgotten.push_back(uid); }
   bool IsChangeContended(const std::string& uid) override { return contended.count(uid) > 0; }
@@ -139,6 +140,8 @@ class FakeGate final : public ContentionGate {
     cleared.push_back(uid);
   }
   std::set<std::string> contended;
+  // Called at the end of each EntryChanged (when set).
+  std::function<void(const kubeclient::Route&)> on_entry_changed;
   std::vector<std::string> changed;   // entry changed (it existed before)
   std::vector<std::string> appeared;  // entry created
   std::vector<std::string> removed;   // entry removed

@@ -1,5 +1,6 @@
 #include "controller/status_syncer.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <thread>
@@ -633,6 +634,31 @@ TEST(ControllerTest, FeedsTrackerOnlyOnChangedEntries) {
   h.api.Put(t);
   h.Deliver("ns", "web");
   EXPECT_EQ(h.gate.changed.size(), 1u);
+}
+
+// A peer's change of our entry reaches the gate before the key is queued:
+// a worker that takes the key at once must find the change counted. Before,
+// the key was queued first, and a worker that ran in between wrote a route
+// the tracker was about to block (a fight wrote one route once too often
+// under the sanitizers: 25 status PUTs against a bound of 24).
+TEST(ControllerTest, EntryChangeIsReportedBeforeTheKeyIsQueued) {
+  Harness h;
+  h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
+  h.Drain();
+  h.Deliver("ns", "web");  // our write's echo
+  h.queue.Take();
+  json theirs = h.api.Object("ns", "web");
+  theirs["status"]["ingress"][0]["host"] = "theirs.example.com";
+  h.api.Put(theirs);
+  bool queued_when_reported = true;
+  h.gate.on_entry_changed = [&](const kubeclient::Route& route) {
+    queued_when_reported = std::find(h.queue.keys.begin(), h.queue.keys.end(), route.Key()) !=
+                           h.queue.keys.end();
+  };
+  h.Deliver("ns", "web");
+  ASSERT_EQ(h.gate.changed.size(), 1u);
+  EXPECT_FALSE(queued_when_reported);
+  EXPECT_EQ(h.queue.Take(), std::vector<std::string>{"ns/web"});
 }
 
 TEST(ControllerTest, StatusOnlyUpdateDoesNotFanOut) {
