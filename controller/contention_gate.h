@@ -30,15 +30,18 @@ class ContentionGate {
                             const std::optional<kubeclient::RouteIngress>& new_entry,
                             const std::optional<kubeclient::RouteIngress>& desired) = 0;
   // A route that already carried our router name's entry when the caches
-  // synced (the initial list), with the entry we compute for it now.
+  // synced (the initial list), with the entry we compute for it now, which
+  // differs from it.
   struct ListedEntry {
     std::shared_ptr<const kubeclient::Route> route;
     kubeclient::RouteIngress entry;
-    std::optional<kubeclient::RouteIngress> desired;  // as for EntryChanged
+    std::optional<kubeclient::RouteIngress> desired;  // set, and not equal to `entry`
   };
   // Once, when the caches have synced and before any reconcile, every such
-  // route. Lets the gate notice a differently configured router that wrote
-  // every route before we listed.
+  // route (none on a restart with every status correct: routes whose entry
+  // is what we compute, or that we would have no entry for, tell nothing
+  // and are not listed). Lets the gate notice a differently configured
+  // router that wrote every route before we listed.
   virtual void EntriesListed(const std::vector<ListedEntry>& listed) { (void)listed; }
   // The route with this UID was deleted.
   virtual void Forget(const std::string& uid) = 0;
