@@ -6,6 +6,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
@@ -22,6 +23,7 @@
 
 #include "base/cancellation.h"
 #include "base/token_bucket.h"
+#include "kubeclient/rest/bounded_body_buffer.h"
 #include "kubeclient/rest/exec_credential.h"
 #include "kubeclient/rest/line_splitter.h"
 #include "kubeclient/rest/proxy.h"
@@ -140,6 +142,46 @@ struct AttemptProgress {
 };
 
 // An open watch over a streaming response body. See WatchStream.
+// Unread bytes of a watch that its connection may buffer before it stops
+// reading the socket (BoundedBodyBuffer): about 700 routes' events.
+constexpr size_t kWatchBufferBytes = 1 << 20;
+
+// Closes `buffer` for writing once `response`'s body has all arrived (cpprest
+// never closes a stream set on a request), with the connection's error if
+// the body failed midway: its reader then sees the end, or the error.
+void CloseWhenComplete(const http::http_response& response,
+                       const std::shared_ptr<BoundedBodyBuffer>& buffer) {
+  response.content_ready().then([buffer](pplx::task<http::http_response> done) {
+    std::exception_ptr failure;
+    try {
+      done.wait();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    try {
+      (failure ? buffer->close(std::ios_base::out, failure) : buffer->close(std::ios_base::out))
+          .wait();
+    } catch (...) {
+    }
+  });
+}
+
+// The text of an error response's body (a Status object), read from the
+// buffer it was written into; at most 1 MiB.
+std::string ReadErrorBody(const std::shared_ptr<BoundedBodyBuffer>& buffer) {
+  constexpr size_t kMaxErrorBody = 1 << 20;
+  std::string text;
+  std::array<uint8_t, 16 * 1024> chunk;
+  while (text.size() < kMaxErrorBody) {
+    const size_t got = buffer->getn(chunk.data(), chunk.size()).get();
+    if (got == 0) break;
+    buffer->Consumed(got);
+    text.append(reinterpret_cast<const char*>(chunk.data()), got);
+  }
+  buffer->Release();
+  return text;
+}
+
 class RestWatchStream final : public WatchStream {
  public:
   // `silence` > 0: Next() ends kTimeout once nothing arrived for that long
@@ -147,14 +189,16 @@ class RestWatchStream final : public WatchStream {
   RestWatchStream(std::shared_ptr<client::http_client> http,
                   std::shared_ptr<pplx::cancellation_token_source> cts,
                   std::shared_ptr<LinkedCancel> link, http::http_response response,
-                  size_t max_line, std::string what, const Clock& clock, Duration silence)
+                  std::shared_ptr<BoundedBodyBuffer> buffer, size_t max_line, std::string what,
+                  const Clock& clock, Duration silence)
       : clock_(clock),
         silence_(silence),
         http_(std::move(http)),
         cts_(std::move(cts)),
         link_(std::move(link)),
         response_(std::move(response)),
-        body_(response_.body().streambuf()),
+        buffer_(std::move(buffer)),
+        body_(buffer_),
         splitter_(max_line),
         max_line_(max_line),
         what_(std::move(what)),
@@ -200,6 +244,9 @@ class RestWatchStream final : public WatchStream {
       state_->cancelled = true;
     }
     state_->cv.notify_all();
+    // Why first: a write held for room would keep the connection from
+    // noticing the cancellation.
+    buffer_->Release();
     // Why: without this the connection keeps reading in the background.
     try {
       cts_->cancel();
@@ -290,6 +337,7 @@ class RestWatchStream final : public WatchStream {
     }
     char first = static_cast<char>(value);
     splitter_.Feed(std::string_view(&first, 1));
+    buffer_->Consumed(1);
     // Why at most one buffer's worth: a stream that arrives faster than it
     // is decoded (a watch-list's initial events: tens of MB) was drained
     // whole into the splitter at each call, which then held a second copy
@@ -300,6 +348,7 @@ class RestWatchStream final : public WatchStream {
       if (n > 0) {
         const size_t got = body_.getn(reinterpret_cast<uint8_t*>(buf_.data()), n).get();
         splitter_.Feed(std::string_view(buf_.data(), got));
+        buffer_->Consumed(got);
       }
     } catch (...) {
       return TransportError(what_, std::current_exception());
@@ -313,7 +362,8 @@ class RestWatchStream final : public WatchStream {
   std::shared_ptr<pplx::cancellation_token_source> cts_;
   std::shared_ptr<LinkedCancel> link_;  // Shutdown() of the client cancels cts_
   http::http_response response_;
-  concurrency::streams::streambuf<uint8_t> body_;
+  std::shared_ptr<BoundedBodyBuffer> buffer_;  // the body, as cpprest writes it
+  concurrency::streams::streambuf<uint8_t> body_;  // reads buffer_
   LineSplitter splitter_;
   const size_t max_line_;
   const std::string what_;
@@ -398,7 +448,7 @@ class RestKubeClient final : public KubeClient {
     std::chrono::seconds idle = options.timeout.count() > 0
                                     ? options.timeout + options_.watch_timeout_margin
                                     : options_.watch_idle_timeout;
-    auto sent = Send(http::methods::GET, path, nullptr, kSafe, idle);
+    auto sent = Send(http::methods::GET, path, nullptr, kSafe, idle, /*bounded_body=*/true);
     if (!sent.ok()) return sent.status();
     Sent s = std::move(sent).value();
     const Duration silence = options.allow_bookmarks
@@ -406,7 +456,7 @@ class RestKubeClient final : public KubeClient {
                                  : Duration::zero();
     return std::unique_ptr<WatchStream>(std::make_unique<RestWatchStream>(
         std::move(s.http), std::move(s.cts), std::move(s.link), std::move(s.response),
-        options_.max_watch_line_bytes, "watch " + path, clock_, silence));
+        std::move(s.body), options_.max_watch_line_bytes, "watch " + path, clock_, silence));
   }
 
   StatusOr<json> Create(const ResourceRef& res, const std::string& ns,
@@ -452,6 +502,7 @@ class RestKubeClient final : public KubeClient {
     std::shared_ptr<client::http_client> http;
     std::shared_ptr<pplx::cancellation_token_source> cts;
     std::shared_ptr<LinkedCancel> link;  // until the body is read
+    std::shared_ptr<BoundedBodyBuffer> body;  // with bounded_body: the body goes here
   };
 
   // The credentials of one attempt.
@@ -621,8 +672,13 @@ class RestKubeClient final : public KubeClient {
   //     does not start within request_timeout: kTimeout, not retried.
   // `watch_idle` > 0: a watch, on its own client with that inactivity
   // timeout.
+  // With `bounded_body` (watches), the response body is written into
+  // Sent::body, which holds the connection while kWatchBufferBytes are
+  // unread (closed for reading when the body ends); else it is cpprest's
+  // own unbounded buffer (response.body()).
   StatusOr<Sent> Send(const http::method& method, const std::string& path, const json* body,
-                      Replay replay, std::chrono::seconds watch_idle = std::chrono::seconds(0)) {
+                      Replay replay, std::chrono::seconds watch_idle = std::chrono::seconds(0),
+                      bool bounded_body = false) {
     const std::string what = method + " " + path;
     // Why: dump() throws on invalid UTF-8 unless told to replace it.
     std::string payload =
@@ -667,6 +723,11 @@ class RestKubeClient final : public KubeClient {
           req.headers().add("Host", config_.tls_server_name);
         }
         if (!creds->token.empty()) req.headers().add("Authorization", "Bearer " + creds->token);
+        if (bounded_body) {
+          sent.body = std::make_shared<BoundedBodyBuffer>(kWatchBufferBytes);
+          req.set_response_stream(
+              concurrency::streams::streambuf<uint8_t>(sent.body).create_ostream());
+        }
         if (body) {
           // Why: set_body(std::string) reinterprets a char buffer as uint8_t
           // (UBSan flags it); hand cpprest a uint8_t stream instead.
@@ -712,6 +773,7 @@ class RestKubeClient final : public KubeClient {
           return stalled;
         }
         sent.response = task.get();
+        if (sent.body) CloseWhenComplete(sent.response, sent.body);
       } catch (...) {
         std::exception_ptr ep = std::current_exception();
         if (shutdown_.cancelled()) return Cancelled(what);
@@ -738,7 +800,8 @@ class RestKubeClient final : public KubeClient {
         std::optional<std::chrono::milliseconds> retry_after;
         auto h = sent.response.headers().find("Retry-After");
         if (h != sent.response.headers().end()) retry_after = ParseRetryAfter(h->second);
-        std::string text = sent.response.extract_utf8string(true).get();
+        std::string text = sent.body ? ReadErrorBody(sent.body)
+                                     : sent.response.extract_utf8string(true).get();
         error = StatusFromResponse(code, text, retry_after);
       } catch (...) {
         if (shutdown_.cancelled()) return Cancelled(what);

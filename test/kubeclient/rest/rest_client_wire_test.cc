@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <iostream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -202,6 +203,62 @@ StatusOr<WatchEvent> WatchSecondEvent(const std::string& body, bool clean_end,
   auto first = (*w)->Next();
   EXPECT_TRUE(first.ok()) << first.status().ToString();
   return (*w)->Next();
+}
+
+// A reader that falls behind holds the sender back through TCP instead of
+// the body piling up in the client's memory: with 48 MiB of events sent as
+// fast as the socket takes them and a reader that stops after one event,
+// the server gets rid of at most the client's buffer (1 MiB) plus what the
+// kernel's socket buffers hold (before: all 48 MiB, into cpprest's buffer).
+// Then the reader gets every event, in order.
+TEST(RestClientWireTest, SlowWatchReaderHoldsTheSenderBack) {
+  constexpr int kEvents = 48 * 1024;
+  std::atomic<size_t> sent{0};
+  RawHttpServer server([&](RawHttpServer&, int fd, const std::string&) {
+    RawHttpServer::StartChunked(fd);
+    std::string batch;
+    for (int i = 0; i < kEvents; ++i) {
+      std::string event = R"({"type":"ADDED","object":{"metadata":{"name":"r)" +
+                          std::to_string(i) + R"(","resourceVersion":")" + std::to_string(i + 1) +
+                          R"("},"pad":")" + std::string(940, 'p') + "\"}}\n";
+      batch += event;
+      if (batch.size() >= 64 * 1024 || i == kEvents - 1) {
+        RawHttpServer::Chunk(fd, batch);
+        sent += batch.size();
+        batch.clear();
+      }
+    }
+    RawHttpServer::Chunk(fd, "");
+  });
+  RealClock clock;
+  auto client = NewClient(server.url(), clock);
+  auto w = client->Watch(RoutesResource(), "ns", WatchOptions{});
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_TRUE((*w)->Next().ok());
+  // Wait until the sender stalls (nothing more sent for 1 s) or is done.
+  size_t last = 0;
+  for (int i = 0; i < 60; ++i) {
+    std::this_thread::sleep_for(milliseconds(1000));
+    const size_t now = sent.load();
+    if (now == last) break;
+    last = now;
+  }
+  const size_t total = static_cast<size_t>(kEvents) * 1000;
+  std::cout << "sent to a reader that read one event: " << sent.load() << " of " << total
+            << " bytes\n";
+  EXPECT_LT(sent.load(), total / 2) << "sent " << sent.load() << " of about " << total
+                                    << " bytes to a reader that read one event";
+  int events = 1;
+  for (;;) {
+    auto e = (*w)->Next();
+    if (!e.ok()) {
+      EXPECT_EQ(e.status().code(), StatusCode::kClosed) << e.status().ToString();
+      break;
+    }
+    ASSERT_EQ(e->ResourceVersion(), std::to_string(events + 1));
+    ++events;
+  }
+  EXPECT_EQ(events, kEvents);
 }
 
 TEST(RestClientWireTest, WatchGarbageIsInvalid) {
