@@ -158,11 +158,17 @@ void CloseWhenComplete(const http::http_response& response,
     } catch (...) {
       failure = std::current_exception();
     }
-    try {
-      (failure ? buffer->close(std::ios_base::out, failure) : buffer->close(std::ios_base::out))
-          .wait();
-    } catch (...) {
-    }
+    // Why no wait(): this runs on cpprest's thread pool, and a pool thread
+    // blocked on a task never ran again once the pool stopped at exit (the
+    // process hung in its exit handlers).
+    auto closing =
+        failure ? buffer->close(std::ios_base::out, failure) : buffer->close(std::ios_base::out);
+    closing.then([](pplx::task<void> closed) {
+      try {
+        closed.get();  // observed: pplx traps on an unobserved failed task
+      } catch (...) {
+      }
+    });
   });
 }
 
