@@ -30,15 +30,17 @@ class ContentionGate {
                             const std::optional<kubeclient::RouteIngress>& new_entry,
                             const std::optional<kubeclient::RouteIngress>& desired) = 0;
   // A route that already carried our router name's entry when the caches
-  // synced (the initial list), with the entry we compute for it now.
+  // synced (the initial list), with the entry we compute for it now, which
+  // differs from it (a nullopt `desired` does too).
   struct ListedEntry {
     std::shared_ptr<const kubeclient::Route> route;
     kubeclient::RouteIngress entry;
     std::optional<kubeclient::RouteIngress> desired;  // as for EntryChanged
   };
   // Once, when the caches have synced and before any reconcile, every such
-  // route. Lets the gate notice a differently configured router that wrote
-  // every route before we listed.
+  // route (none whose entry is already what we would write). Lets the gate
+  // notice a differently configured router that wrote every route before we
+  // listed.
   virtual void EntriesListed(const std::vector<ListedEntry>& listed) { (void)listed; }
   // The route with this UID was deleted.
   virtual void Forget(const std::string& uid) = 0;

@@ -41,7 +41,6 @@ Route NewRoute(const std::string& key, const std::string& host, int64_t created,
   r.spec.host = host;
   r.spec.wildcard_policy = wildcard;
   r.spec.path = path;
-  r.raw_json = "{}";
   return r;
 }
 
