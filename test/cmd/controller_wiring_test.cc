@@ -217,7 +217,7 @@ TEST_F(ControllerWiringTest, TwoReplicasConvergeWithOneWritePerRoute) {
   double api_puts = 0;
   for (Replica* r : {&r1, &r2}) {
     api_puts += r->Sum("routestatus_api_requests_total",
-                       {{"verb", "update"}, {"subresource", "status"}});
+                       {{"verb", "patch"}, {"subresource", "status"}});
   }
   EXPECT_EQ(api_puts, success + conflicts);
 
