@@ -107,12 +107,13 @@ StatusOr<ObjectMeta> ObjectMetaFromJson(const json& object) {
   if (!GetString(m, "resourceVersion", &meta.resource_version)) {
     return Invalid("metadata.resourceVersion is not a string");
   }
-  if (!GetString(m, "creationTimestamp", &meta.creation_timestamp)) {
+  std::string created;
+  if (!GetString(m, "creationTimestamp", &created)) {
     return Invalid("metadata.creationTimestamp is not a string");
   }
-  if (!meta.creation_timestamp.empty()) {
-    auto t = ParseRfc3339(meta.creation_timestamp);
-    if (!t) return Invalid("metadata.creationTimestamp is not RFC 3339: " + meta.creation_timestamp);
+  if (!created.empty()) {
+    auto t = ParseRfc3339(created);
+    if (!t) return Invalid("metadata.creationTimestamp is not RFC 3339: " + created);
     meta.creation_unix = *t;
   }
   auto git = m.find("generation");
@@ -191,11 +192,6 @@ StatusOr<Route> RouteFromJson(const json& object) {
     if (!GetString(s, "path", &route.spec.path)) return Invalid("spec.path is not a string");
     if (!GetString(s, "wildcardPolicy", &route.spec.wildcard_policy)) {
       return Invalid("spec.wildcardPolicy is not a string");
-    }
-    auto tit = s.find("to");
-    if (tit != s.end() && tit->is_object()) {
-      route.spec.to_kind = StringOr(*tit, "kind");
-      route.spec.to_name = StringOr(*tit, "name");
     }
     auto tlsit = s.find("tls");
     if (tlsit != s.end() && tlsit->is_object()) {
@@ -319,7 +315,7 @@ bool ReadMeta(JsonReader& r, MetaState* m) {
 
 struct SpecState {
   StrField host, subdomain, path, wildcard;
-  std::string to_kind, to_name, tls_termination;
+  std::string tls_termination;
 };
 
 // Reads an object calling fn(key) for each member (fn consumes the value);
@@ -340,16 +336,6 @@ bool ReadSpec(JsonReader& r, SpecState* s) {
     if (key == "subdomain") return ReadStr(r, &s->subdomain);
     if (key == "path") return ReadStr(r, &s->path);
     if (key == "wildcardPolicy") return ReadStr(r, &s->wildcard);
-    if (key == "to") {
-      s->to_kind.clear();
-      s->to_name.clear();
-      if (r.Peek() != '{') return r.SkipValue();
-      return ForMembers(r, [&](std::string_view k) {
-        if (k == "kind") return ReadStrOr(r, &s->to_kind);
-        if (k == "name") return ReadStrOr(r, &s->to_name);
-        return r.SkipValue();
-      });
-    }
     if (key == "tls") {
       s->tls_termination.clear();
       if (r.Peek() != '{') return r.SkipValue();
@@ -496,7 +482,6 @@ struct RouteState {
     om.namespace_name = std::move(m.ns.value);
     om.uid = std::move(m.uid.value);
     om.resource_version = std::move(m.rv.value);
-    om.creation_timestamp = std::move(m.created.value);
     om.generation = m.generation;
     om.labels = std::move(m.labels);
     om.labels.shrink_to_fit();
@@ -505,8 +490,6 @@ struct RouteState {
     s.subdomain = std::move(spec.subdomain.value);
     s.path = std::move(spec.path.value);
     s.wildcard_policy = std::move(spec.wildcard.value);
-    s.to_kind = std::move(spec.to_kind);
-    s.to_name = std::move(spec.to_name);
     s.tls_termination = std::move(spec.tls_termination);
     route.ingress_json.assign(status.ingress_text.data(), status.ingress_text.size());
     return route;

@@ -24,8 +24,10 @@ struct ObjectMeta {
   std::string resource_version;
   int64_t generation = 0;
   Labels labels;
-  std::string creation_timestamp;  // RFC 3339 as sent by the server
-  int64_t creation_unix = 0;       // creation_timestamp in seconds since epoch
+  // metadata.creationTimestamp in seconds since the epoch (0 when absent).
+  // Why not the text too: kube sends whole seconds, FormatRfc3339 gives it
+  // back, and 100,000 cached copies of it cost ~6 MB.
+  int64_t creation_unix = 0;
 };
 
 // One condition of a status.ingress entry.
@@ -46,14 +48,13 @@ struct RouteIngress {
   std::vector<RouteCondition> conditions;
 };
 
-// The parts of Route.spec the controller uses.
+// The parts of Route.spec the controller uses (admission's claim keys and
+// the decision; spec.to and the TLS material are not read, so not kept).
 struct RouteSpec {
   std::string host;
   std::string subdomain;
   std::string path;
   std::string wildcard_policy;  // "" | "None" | "Subdomain" | anything (invalid)
-  std::string to_kind;
-  std::string to_name;
   std::string tls_termination;  // "" when spec.tls is absent
 };
 

@@ -31,7 +31,7 @@ TEST(JsonTextTest, RouteFromTextKeepsTheExactTextAndDecodes) {
   EXPECT_EQ(r->metadata.generation, 4);
   EXPECT_EQ(r->metadata.labels.size(), 2u);
   EXPECT_EQ(r->metadata.labels.at("a"), "1");
-  EXPECT_EQ(r->spec.to_name, "s");
+  EXPECT_EQ(r->spec.host, "h.example.com");
   ASSERT_EQ(r->Ingress().size(), 1u);
   EXPECT_EQ(r->Ingress()[0].conditions.at(0).status, "True");
   auto updated = IngressStatusPatch(*r, "other", RouteIngress{"other", "h", "", "", {}});

@@ -66,8 +66,6 @@ TEST(RouteTest, DecodesTypedFields) {
   EXPECT_EQ(r->metadata.creation_unix, ParseRfc3339("2026-11-29T14:00:00Z").value());
   EXPECT_EQ(r->spec.host, "www.example.com");
   EXPECT_EQ(r->spec.path, "/p");
-  EXPECT_EQ(r->spec.to_kind, "Service");
-  EXPECT_EQ(r->spec.to_name, "svc");
   EXPECT_EQ(r->spec.tls_termination, "edge");
   ASSERT_EQ(r->Ingress().size(), 3u);
   ASSERT_TRUE(r->FindIngress("default").has_value());
