@@ -134,6 +134,9 @@ class FakeGate final : public ContentionGate {
     (!new_entry ? removed : old_entry ? changed : appeared).push_back(route.metadata.uid);
     if (on_entry_changed) on_entry_changed(route);
   }
+  void EntriesListed(const std::vector<ListedEntry>& entries) override {
+    for (const auto& l : entries) listed.push_back(l.route->Key());
+  }
   void Forget(const std::string& uid) override { forgotten.push_back(uid); }
   bool IsChangeContended(const std::string& uid) override { return contended.count(uid) > 0; }
   void Clear(const std::string& uid, const std::optional<kubeclient::RouteIngress>&) override {
@@ -145,6 +148,7 @@ class FakeGate final : public ContentionGate {
   std::vector<std::string> changed;   // entry changed (it existed before)
   std::vector<std::string> appeared;  // entry created
   std::vector<std::string> removed;   // entry removed
+  std::vector<std::string> listed;    // keys handed to EntriesListed
   std::vector<std::string> forgotten;
   std::vector<std::string> cleared;
 };
