@@ -18,10 +18,12 @@ Status ClearOne(kubeclient::KubeClient& client, TokenBucket& limiter, const Clea
     auto route = kubeclient::RouteFromJson(object);
     if (!route.ok()) return route.status();
     if (!route->FindIngress(options.router_name)) return Status::Ok();
-    auto body = kubeclient::WithIngressEntry(*route, options.router_name, std::nullopt);
+    auto body = kubeclient::IngressStatusPatch(*route, options.router_name, std::nullopt);
     if (!body.ok()) return body.status();
     limiter.Acquire();
-    auto result = client.UpdateStatus(kubeclient::RoutesResource(), *body);
+    auto result = client.MergePatchStatus(kubeclient::RoutesResource(),
+                                          route->metadata.namespace_name, route->metadata.name,
+                                          *body);
     if (result.ok()) {
       ++progress->cleared;
       return Status::Ok();

@@ -32,8 +32,9 @@ struct ClearProgress {
 
 // Removes `options.router_name`'s status.ingress entry from every route
 // (decommissioning a router name). Lists routes page by page, and for each
-// route that has our entry PUTs .../status without it, guarded by the
-// listed resourceVersion; a 409 re-reads the route and tries again; a 404
+// route that has our entry writes .../status without it (a merge patch of
+// status.ingress, kubeclient::IngressStatusPatch), guarded by the listed
+// resourceVersion; a 409 re-reads the route and tries again; a 404
 // means nothing to do. Other routers' entries and every other field are kept.
 // Idempotent and resumable: a re-run skips routes already clear. Calls
 // `progress` after each page and once at the end (done = true).

@@ -37,14 +37,15 @@ const char* Result(const Explanation& e) {
 int64_t Age(const Explanation& e, const Route& r) { return e.now_unix - r.metadata.creation_unix; }
 
 std::string Created(const Explanation& e, const Route& r) {
-  return "created " + r.metadata.creation_timestamp + " (" + FormatAge(Age(e, r)) + " ago)";
+  return "created " + kubeclient::FormatRfc3339(r.metadata.creation_unix) + " (" +
+         FormatAge(Age(e, r)) + " ago)";
 }
 
 json RouteRef(const Explanation& e, const Route& r) {
   return {{"namespace", r.metadata.namespace_name},
           {"name", r.metadata.name},
           {"uid", r.metadata.uid},
-          {"creationTimestamp", r.metadata.creation_timestamp},
+          {"creationTimestamp", kubeclient::FormatRfc3339(r.metadata.creation_unix)},
           {"ageSeconds", Age(e, r)}};
 }
 
@@ -152,7 +153,7 @@ std::string ExplanationText(const Explanation& e) {
           << " other route(s) of the shard share this host's claim keys, oldest first:\n";
       for (const auto& p : e.decision.peers) {
         out << "             " << p->Key() << "  " << ClaimOf(*p, o) << "  "
-            << p->metadata.creation_timestamp << "  "
+            << kubeclient::FormatRfc3339(p->metadata.creation_unix) << "  "
             << (IsOlder(*p, r) ? "older" : "younger") << "\n";
       }
     }

@@ -42,7 +42,7 @@ bool SameEntry(const std::optional<RouteIngress>& observed,
 }
 
 // A 401, or a 403 from authorization (kube-apiserver's RBAC message:
-// `... is forbidden: User "..." cannot update resource "routes/status" ...`):
+// `... is forbidden: User "..." cannot patch resource "routes/status" ...`):
 // our credentials, not this route. Other 403s (an admission webhook or
 // policy that denies this object) are the route's own.
 bool IsAuthFailure(const Status& status) {
@@ -53,7 +53,7 @@ bool IsAuthFailure(const Status& status) {
 }
 
 // True when `route` carries more than one entry of `router_name`: a write
-// reduces them to one (WithIngressEntry), as openshift-router does.
+// reduces them to one (IngressStatusPatch), as openshift-router does.
 bool Duplicated(const Route& route, const std::string& router_name) {
   int n = 0;
   for (const auto& e : route.Ingress()) n += e.router_name == router_name ? 1 : 0;
@@ -200,14 +200,16 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
     const Duration again = gate_.RecheckAfter(uid);
     return {WorkResult::kNone, again > Duration::zero(), again};
   }
-  auto body = kubeclient::WithIngressEntry(*route, admission_.router_name, desired);
+  auto body = kubeclient::IngressStatusPatch(*route, admission_.router_name, desired);
   if (!body.ok()) {
     ++stats_.writes_error;
     LOG(ERROR) << "route " << key << ": cannot build status: " << body.status().ToString();
     return {WorkResult::kNone, false};
   }
   BeginOwnWrite(key, route->metadata.resource_version, desired);
-  auto result = client_.UpdateStatus(kubeclient::RoutesResource(), *body);
+  auto result = client_.MergePatchStatus(kubeclient::RoutesResource(),
+                                         route->metadata.namespace_name, route->metadata.name,
+                                         *body);
   EndOwnWrite(key, result.ok() ? kubeclient::ResourceVersionOf(*result) : "");
   if (result.ok()) {
     ++stats_.writes_success;

@@ -46,10 +46,12 @@ struct WriteErrorBackoff {
 // the cached route (or "no entry" when the route is outside our shard),
 // compares it with the observed entry and, when they differ, queues one work
 // item for the key in the lease. The work re-reads the route from the cache,
-// recomputes, re-checks the tracker and PUTs .../status guarded by the
-// cached resourceVersion, keeping every other field and entry.
+// recomputes, re-checks the tracker and writes .../status with a JSON merge
+// patch of status.ingress guarded by the cached resourceVersion
+// (kubeclient::IngressStatusPatch: every other entry is sent as cached, no
+// other field is touched; 409 when stale, as a PUT).
 //
-// A status PUT the server answers with an error other than 409/404 (a
+// A status write the server answers with an error other than 409/404 (a
 // 4xx such as 422/400/413 or an admission 403, or a 5xx on this object such
 // as `500 etcdserver: request is too large`) is that route's problem, not a
 // lost election: the work keeps the lease (kNone), marks the key failing

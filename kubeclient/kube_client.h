@@ -162,6 +162,14 @@ class KubeClient {
   // PUT .../status, guarded by the object's metadata.resourceVersion.
   virtual StatusOr<nlohmann::json> UpdateStatus(const ResourceRef& res,
                                                 const nlohmann::json& object) = 0;
+  // PATCH .../name/status with a JSON merge patch (RFC 7386, sent as
+  // application/merge-patch+json): only what `patch` names changes, arrays
+  // are replaced whole. Guarded when the patch names
+  // metadata.resourceVersion: a stale one is kConflict, as for
+  // UpdateStatus; a missing object is kNotFound.
+  virtual StatusOr<nlohmann::json> MergePatchStatus(const ResourceRef& res, const std::string& ns,
+                                                    const std::string& name,
+                                                    const nlohmann::json& patch) = 0;
   virtual Status Delete(const ResourceRef& res, const std::string& ns,
                         const std::string& name) = 0;
   // For process shutdown: every request in flight and every later one, and

@@ -107,12 +107,13 @@ StatusOr<ObjectMeta> ObjectMetaFromJson(const json& object) {
   if (!GetString(m, "resourceVersion", &meta.resource_version)) {
     return Invalid("metadata.resourceVersion is not a string");
   }
-  if (!GetString(m, "creationTimestamp", &meta.creation_timestamp)) {
+  std::string created;
+  if (!GetString(m, "creationTimestamp", &created)) {
     return Invalid("metadata.creationTimestamp is not a string");
   }
-  if (!meta.creation_timestamp.empty()) {
-    auto t = ParseRfc3339(meta.creation_timestamp);
-    if (!t) return Invalid("metadata.creationTimestamp is not RFC 3339: " + meta.creation_timestamp);
+  if (!created.empty()) {
+    auto t = ParseRfc3339(created);
+    if (!t) return Invalid("metadata.creationTimestamp is not RFC 3339: " + created);
     meta.creation_unix = *t;
   }
   auto git = m.find("generation");
@@ -192,11 +193,6 @@ StatusOr<Route> RouteFromJson(const json& object) {
     if (!GetString(s, "wildcardPolicy", &route.spec.wildcard_policy)) {
       return Invalid("spec.wildcardPolicy is not a string");
     }
-    auto tit = s.find("to");
-    if (tit != s.end() && tit->is_object()) {
-      route.spec.to_kind = StringOr(*tit, "kind");
-      route.spec.to_name = StringOr(*tit, "name");
-    }
     auto tlsit = s.find("tls");
     if (tlsit != s.end() && tlsit->is_object()) {
       route.spec.tls_termination = StringOr(*tlsit, "termination");
@@ -207,9 +203,9 @@ StatusOr<Route> RouteFromJson(const json& object) {
     auto iit = stit->find("ingress");
     if (iit != stit->end() && !iit->is_null()) {
       if (!iit->is_array()) return Invalid("status.ingress is not an array");
+      route.ingress_json = iit->dump();
     }
   }
-  route.raw_json = object.dump();
   return route;
 }
 
@@ -319,7 +315,7 @@ bool ReadMeta(JsonReader& r, MetaState* m) {
 
 struct SpecState {
   StrField host, subdomain, path, wildcard;
-  std::string to_kind, to_name, tls_termination;
+  std::string tls_termination;
 };
 
 // Reads an object calling fn(key) for each member (fn consumes the value);
@@ -340,16 +336,6 @@ bool ReadSpec(JsonReader& r, SpecState* s) {
     if (key == "subdomain") return ReadStr(r, &s->subdomain);
     if (key == "path") return ReadStr(r, &s->path);
     if (key == "wildcardPolicy") return ReadStr(r, &s->wildcard);
-    if (key == "to") {
-      s->to_kind.clear();
-      s->to_name.clear();
-      if (r.Peek() != '{') return r.SkipValue();
-      return ForMembers(r, [&](std::string_view k) {
-        if (k == "kind") return ReadStrOr(r, &s->to_kind);
-        if (k == "name") return ReadStrOr(r, &s->to_name);
-        return r.SkipValue();
-      });
-    }
     if (key == "tls") {
       s->tls_termination.clear();
       if (r.Peek() != '{') return r.SkipValue();
@@ -400,44 +386,38 @@ bool ReadIngressEntry(JsonReader& r, RouteIngress* in) {
   });
 }
 
-// status.ingress as RouteFromText sees it: only whether it has a wrong
-// type (the entries stay in raw_json; Route::Ingress decodes them).
+// status.ingress as RouteFromText sees it: whether it has a wrong type,
+// and the exact text of the array (kept as Route::ingress_json; the entries
+// are decoded on demand by Route::Ingress).
 struct StatusState {
   bool ingress_bad = false;
+  std::string_view ingress_text;  // "" when absent or null
 };
 
 bool ReadStatus(JsonReader& r, StatusState* st) {
   return ForMembers(r, [&](std::string_view key) {
-    if (key == "ingress") {
-      char c = r.Peek();
-      st->ingress_bad = c != '[' && c != 'n';
-    }
-    return r.SkipValue();
+    if (key != "ingress") return r.SkipValue();
+    const char c = r.Peek();
+    st->ingress_bad = c != '[' && c != 'n';
+    const char* start = r.pos();
+    if (!r.SkipValue()) return false;
+    st->ingress_text = c == '[' ? std::string_view(start, r.pos() - start) : std::string_view();
+    return true;
   });
 }
 
-// Reads status.ingress entries from a route's JSON text into *out (the last
-// "status"/"ingress" key wins, as in RouteFromText). False on invalid JSON.
-bool ReadIngressList(JsonReader& r, std::vector<RouteIngress>* out) {
-  if (r.Peek() != '{') return r.SkipValue();
-  return ForMembers(r, [&](std::string_view key) {
-    if (key != "status") return r.SkipValue();
-    out->clear();
-    if (r.Peek() != '{') return r.SkipValue();
-    return ForMembers(r, [&](std::string_view k) {
-      if (k != "ingress") return r.SkipValue();
-      out->clear();
-      if (r.Peek() != '[') return r.SkipValue();
-      r.BeginArray();
-      for (int more; (more = r.NextElement()) != 0;) {
-        if (more < 0) return false;
-        RouteIngress in;
-        if (!ReadIngressEntry(r, &in)) return false;
-        out->push_back(std::move(in));
-      }
-      return true;
-    });
-  });
+// Reads a status.ingress array's entries into *out. False on invalid JSON
+// or another type than an array.
+bool ReadIngressArray(JsonReader& r, std::vector<RouteIngress>* out) {
+  if (r.Peek() != '[') return false;
+  r.BeginArray();
+  for (int more; (more = r.NextElement()) != 0;) {
+    if (more < 0) return false;
+    RouteIngress in;
+    if (!ReadIngressEntry(r, &in)) return false;
+    out->push_back(std::move(in));
+  }
+  return r.AtEnd();
 }
 
 // Everything RouteFromText learns in its pass; Finish() applies
@@ -470,7 +450,7 @@ struct RouteState {
     });
   }
 
-  StatusOr<Route> Finish(std::string_view raw) {
+  StatusOr<Route> Finish() {
     if (!meta_present) return Invalid("metadata is missing");
     MetaState& m = meta;
     if (m.name.bad || m.name.value.empty()) return Invalid("metadata.name is missing or not a string");
@@ -502,7 +482,6 @@ struct RouteState {
     om.namespace_name = std::move(m.ns.value);
     om.uid = std::move(m.uid.value);
     om.resource_version = std::move(m.rv.value);
-    om.creation_timestamp = std::move(m.created.value);
     om.generation = m.generation;
     om.labels = std::move(m.labels);
     om.labels.shrink_to_fit();
@@ -511,10 +490,8 @@ struct RouteState {
     s.subdomain = std::move(spec.subdomain.value);
     s.path = std::move(spec.path.value);
     s.wildcard_policy = std::move(spec.wildcard.value);
-    s.to_kind = std::move(spec.to_kind);
-    s.to_name = std::move(spec.to_name);
     s.tls_termination = std::move(spec.tls_termination);
-    route.raw_json.assign(raw.data(), raw.size());
+    route.ingress_json.assign(status.ingress_text.data(), status.ingress_text.size());
     return route;
   }
 };
@@ -523,8 +500,9 @@ struct RouteState {
 
 std::vector<RouteIngress> Route::Ingress() const {
   std::vector<RouteIngress> entries;
-  JsonReader r(raw_json);
-  if (!ReadIngressList(r, &entries)) entries.clear();
+  if (ingress_json.empty()) return entries;
+  JsonReader r(ingress_json);
+  if (!ReadIngressArray(r, &entries)) entries.clear();
   return entries;
 }
 
@@ -536,31 +514,23 @@ std::optional<RouteIngress> Route::FindIngress(std::string_view router_name) con
 }
 
 void Route::SetIngress(const std::vector<RouteIngress>& entries) {
-  json object = json::parse(raw_json.empty() ? std::string_view("{}") : std::string_view(raw_json),
-                            nullptr, /*allow_exceptions=*/false);
-  if (object.is_discarded() || !object.is_object()) object = json::object();
   json list = json::array();
   for (const auto& e : entries) list.push_back(IngressToJson(e));
-  json& status = object["status"];
-  if (!status.is_object()) status = json::object();
-  status["ingress"] = std::move(list);
-  raw_json = object.dump();
+  ingress_json = list.dump();
 }
 
 StatusOr<Route> RouteFromText(std::string_view text) {
   JsonReader r(text);
   r.SkipBom();
   char c = r.Peek();
-  const char* start = r.pos();
   if (c != '{') {
     if (!r.SkipValue() || !r.AtEnd()) return Invalid("route is not valid JSON");
     return Invalid("object is not a JSON object");
   }
   RouteState state;
   if (!state.Read(r)) return Invalid("route is not valid JSON");
-  const char* stop = r.pos();
   if (!r.AtEnd()) return Invalid("route is not valid JSON");
-  return state.Finish(std::string_view(start, stop - start));
+  return state.Finish();
 }
 
 StatusOr<Namespace> NamespaceFromJson(const json& object) {
@@ -571,16 +541,18 @@ StatusOr<Namespace> NamespaceFromJson(const json& object) {
   return ns;
 }
 
-StatusOr<json> WithIngressEntry(const Route& route, std::string_view router_name,
-                                const std::optional<RouteIngress>& entry) {
-  json object = json::parse(route.raw_json, nullptr, /*allow_exceptions=*/false);
-  if (object.is_discarded() || !object.is_object()) {
-    return Invalid("cached route " + route.Key() + " has no valid raw JSON");
+StatusOr<json> IngressStatusPatch(const Route& route, std::string_view router_name,
+                                  const std::optional<RouteIngress>& entry) {
+  if (route.metadata.resource_version.empty()) {
+    return Invalid("cached route " + route.Key() + " has no resourceVersion to guard the write");
   }
-  json& status = object["status"];
-  if (!status.is_object()) status = json::object();
-  json& ingress = status["ingress"];
-  if (!ingress.is_array()) ingress = json::array();
+  json ingress = json::array();
+  if (!route.ingress_json.empty()) {
+    ingress = json::parse(route.ingress_json, nullptr, /*allow_exceptions=*/false);
+    if (ingress.is_discarded() || !ingress.is_array()) {
+      return Invalid("cached route " + route.Key() + " has no valid status.ingress");
+    }
+  }
   json updated = json::array();
   bool placed = false;
   for (auto& e : ingress) {
@@ -593,8 +565,10 @@ StatusOr<json> WithIngressEntry(const Route& route, std::string_view router_name
     }  // else: a removal, or a duplicate of ours: drop it.
   }
   if (entry && !placed) updated.push_back(IngressToJson(*entry));
-  ingress = std::move(updated);
-  return object;
+  json patch = json::object();
+  patch["metadata"]["resourceVersion"] = route.metadata.resource_version;
+  patch["status"]["ingress"] = std::move(updated);
+  return patch;
 }
 
 bool IngressEqual(const RouteIngress& a, const RouteIngress& b) {

@@ -24,8 +24,10 @@ struct ObjectMeta {
   std::string resource_version;
   int64_t generation = 0;
   Labels labels;
-  std::string creation_timestamp;  // RFC 3339 as sent by the server
-  int64_t creation_unix = 0;       // creation_timestamp in seconds since epoch
+  // metadata.creationTimestamp in seconds since the epoch (0 when absent).
+  // Why not the text too: kube sends whole seconds, FormatRfc3339 gives it
+  // back, and 100,000 cached copies of it cost ~6 MB.
+  int64_t creation_unix = 0;
 };
 
 // One condition of a status.ingress entry.
@@ -46,39 +48,42 @@ struct RouteIngress {
   std::vector<RouteCondition> conditions;
 };
 
-// The parts of Route.spec the controller uses.
+// The parts of Route.spec the controller uses (admission's claim keys and
+// the decision; spec.to and the TLS material are not read, so not kept).
 struct RouteSpec {
   std::string host;
   std::string subdomain;
   std::string path;
   std::string wildcard_policy;  // "" | "None" | "Subdomain" | anything (invalid)
-  std::string to_kind;
-  std::string to_name;
   std::string tls_termination;  // "" when spec.tls is absent
 };
 
-// A route.openshift.io/v1 Route: typed metadata and spec plus the exact JSON
-// text it was decoded from, so that a status write sends back every field,
-// including the ones this model does not know. status.ingress is not kept
-// typed: it is decoded from raw_json on demand (Ingress, FindIngress), which
-// saves about 1 KB per cached route (two entries typed cost more than twice
-// their text). Immutable once built; share it as std::shared_ptr<const Route>.
+// A route.openshift.io/v1 Route as the cache keeps it: typed metadata and
+// spec (what admission, the decision and the contention tracker read) and
+// status.ingress as its exact JSON text, the one part a status write sends
+// back (other routers' entries verbatim, unknown fields included). Nothing
+// else of the object is kept (managedFields, annotations, spec.tls
+// certificates, other status fields...): the status write is a merge patch
+// of status.ingress (IngressStatusPatch), not the whole object. Entries are
+// decoded on demand (Ingress, FindIngress): two entries typed cost more than
+// twice their text. Immutable once built; share it as
+// std::shared_ptr<const Route>.
 struct Route {
   ObjectMeta metadata;
   RouteSpec spec;
-  std::string raw_json;  // the whole object's exact JSON text
+  // status.ingress's exact JSON text (an array), "" when absent or null.
+  std::string ingress_json;
 
   // "namespace/name", the cache and work-queue key.
   std::string Key() const;
-  // status.ingress in server order, decoded from raw_json (empty when absent
-  // or when raw_json is not a JSON object). Thread-safe; ~1 us per entry.
+  // status.ingress in server order, decoded from ingress_json (empty when
+  // absent or not an array). Thread-safe; ~1 us per entry.
   std::vector<RouteIngress> Ingress() const;
   // The first entry whose routerName is `router_name`, decoded from
-  // raw_json; nullopt when there is none. Thread-safe.
+  // ingress_json; nullopt when there is none. Thread-safe.
   std::optional<RouteIngress> FindIngress(std::string_view router_name) const;
-  // Replaces status.ingress in raw_json with `entries` (raw_json "{}" is
-  // taken when empty), keeping every other field. For building routes by
-  // hand (tests, fakes); a decoded route is immutable.
+  // Replaces status.ingress with `entries`. For building routes by hand
+  // (tests, fakes); a decoded route is immutable.
   void SetIngress(const std::vector<RouteIngress>& entries);
 };
 
@@ -88,14 +93,14 @@ struct Namespace {
   std::string Key() const { return metadata.name; }
 };
 
-// Decodes a Route from a JSON object. Keeps the compact text in raw_json.
+// Decodes a Route from a JSON object (status.ingress kept as compact text).
 // Returns kInvalid with a message naming the bad field for wrong shapes.
 StatusOr<Route> RouteFromJson(const nlohmann::json& object);
 // Decodes a Route from JSON text in one pass without building a tree, with
 // the same typed result and the same errors as RouteFromJson (kInvalid for
 // invalid JSON or wrong shapes; duplicate keys: the last one wins). Keeps
-// `text` itself (surrounding whitespace trimmed) as raw_json, so unknown
-// fields survive byte for byte. Never throws; thread-safe.
+// the text of status.ingress itself as ingress_json, so other routers'
+// entries survive byte for byte. Never throws; thread-safe.
 StatusOr<Route> RouteFromText(std::string_view text);
 // Decodes a Namespace from a JSON object.
 StatusOr<Namespace> NamespaceFromJson(const nlohmann::json& object);
@@ -108,11 +113,18 @@ nlohmann::json IngressToJson(const RouteIngress& entry);
 // Decodes one status.ingress entry; tolerant of missing fields.
 RouteIngress IngressFromJson(const nlohmann::json& entry);
 
-// The route's full JSON with our router's status.ingress entry replaced in
-// place (or appended when absent), or removed when `entry` is nullopt. Every
-// other field, other routers' entries and their order are kept exactly.
-StatusOr<nlohmann::json> WithIngressEntry(const Route& route, std::string_view router_name,
-                                          const std::optional<RouteIngress>& entry);
+// The JSON merge patch (RFC 7386, application/merge-patch+json) for the
+// route's status subresource that leaves status.ingress as cached with our
+// router's entry replaced in place (or appended when absent), or removed
+// when `entry` is nullopt; duplicates of ours are reduced to one. Other
+// routers' entries and their order are sent with the values cached (keys
+// and values as they were; a merge patch replaces an array whole). Guarded by the cached resourceVersion:
+//   {"metadata":{"resourceVersion":RV},"status":{"ingress":[...]}}
+// which kube-apiserver answers 409 when the version is stale, as a PUT.
+// kInvalid when ingress_json is not an array or the route has no
+// resourceVersion.
+StatusOr<nlohmann::json> IngressStatusPatch(const Route& route, std::string_view router_name,
+                                            const std::optional<RouteIngress>& entry);
 
 // Entry equality for "is a write needed": host, canonical hostname, wildcard
 // policy, router name, and the conditions compared by type/status/reason/

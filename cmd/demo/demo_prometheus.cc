@@ -27,8 +27,8 @@ std::vector<DemoQuery> DemoQueries() {
       // Why the counters, not rate(): the demo's API server started with it,
       // so the totals are exact; on a cluster use the recording rule
       // :apiserver_route_status_puts_per_route_change:ratio_rate5m.
-      {"status PUTs per route change, as the API server counts them (since it started)",
-       "sum(apiserver_request_total{resource=\"routes\", subresource=\"status\", verb=\"PUT\"})\n"
+      {"status writes per route change, as the API server counts them (since it started)",
+       "sum(apiserver_request_total{resource=\"routes\", subresource=\"status\", verb=~\"PUT|PATCH\"})\n"
        "    / sum(apiserver_request_total{resource=\"routes\", subresource=\"\", "
        "verb=~\"POST|PUT|PATCH|DELETE\"})",
        {}, ""},

@@ -151,6 +151,16 @@ StatusOr<nlohmann::json> InstrumentedKubeClient::UpdateStatus(
   return r;
 }
 
+StatusOr<nlohmann::json> InstrumentedKubeClient::MergePatchStatus(const ResourceRef& res,
+                                                                  const std::string& ns,
+                                                                  const std::string& name,
+                                                                  const nlohmann::json& patch) {
+  Timer t(*this, "patch", res, "status");
+  auto r = inner_->MergePatchStatus(res, ns, name, patch);
+  t.Finish(r.status(), ns + "/" + name);
+  return r;
+}
+
 Status InstrumentedKubeClient::Delete(const ResourceRef& res, const std::string& ns,
                                       const std::string& name) {
   Timer t(*this, "delete", res);

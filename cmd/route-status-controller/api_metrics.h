@@ -18,7 +18,8 @@ namespace routestatus::cmd {
 // result and observes its latency, into `registry`:
 //   routestatus_api_requests_total{verb,resource,subresource,result}
 //   routestatus_api_request_duration_seconds{verb,resource} (histogram)
-// Verbs follow kube-apiserver: get, list, watch, create, update, delete;
+// Verbs follow kube-apiserver: get, list, watch, create, update, patch,
+// delete;
 // `result` is StatusCodeName ("ok", "conflict", ...). For a
 // watch the latency is the time to open the stream. With `reachability`,
 // every outcome (and every watch event read) is also recorded there.
@@ -53,6 +54,10 @@ class InstrumentedKubeClient final : public kubeclient::KubeClient {
                                               const nlohmann::json& object) override;
   StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef& res,
                                                     const nlohmann::json& object) override;
+  // Counted as verb "patch", subresource "status".
+  StatusOr<nlohmann::json> MergePatchStatus(const kubeclient::ResourceRef& res,
+                                            const std::string& ns, const std::string& name,
+                                            const nlohmann::json& patch) override;
   Status Delete(const kubeclient::ResourceRef& res, const std::string& ns,
                             const std::string& name) override;
   void Shutdown() override { inner_->Shutdown(); }

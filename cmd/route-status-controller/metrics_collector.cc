@@ -58,7 +58,9 @@ double Seconds(routestatus::Duration d) { return std::chrono::duration<double>(d
 void CollectStatus(const controller::StatusStats& s, const lease::ObserveOnlyLease* observe_only,
                    Families& f) {
   f.Begin("routestatus_status_writes_total",
-          "Status PUTs of our route.status.ingress entry, by result.", MetricType::Counter);
+          "Status writes (merge patches of .status) of our route.status.ingress entry, by "
+          "result.",
+          MetricType::Counter);
   f.Add(s.writes_success.load(), {{"result", "success"}});
   f.Add(s.writes_conflict.load(), {{"result", "conflict"}});
   f.Add(s.writes_not_found.load(), {{"result", "not_found"}});
@@ -79,7 +81,7 @@ void CollectStatus(const controller::StatusStats& s, const lease::ObserveOnlyLea
   f.Add(observe_only ? observe_only->suppressed() : 0, {{"reason", "observe_only"}});
 
   f.Begin("routestatus_status_write_errors_total",
-          "Status PUTs the API server answered with an error other than 409/404 (403, 422, 500 "
+          "Status writes the API server answered with an error other than 409/404 (403, 422, 500 "
           "on one object, ...), by reason; the lease is kept.",
           MetricType::Counter);
   for (const auto& [reason, count] : s.WriteErrorsByReason()) {

@@ -383,9 +383,8 @@ bool WaitForRoutes(TestCluster& cluster, const std::function<bool(const kubeclie
         for (const auto& r : *routes) {
           if (check(r)) continue;
           if (++failing <= 3) {
-            size_t at = r.raw_json.find("\"status\"");
-            bad << "\n  " << r.Key() << ": "
-                << (at == std::string::npos ? std::string("no status") : r.raw_json.substr(at));
+            bad << "\n  " << r.Key() << ": status.ingress "
+                << (r.ingress_json.empty() ? std::string("absent") : r.ingress_json);
           }
         }
         if (failing == 0) return true;

@@ -112,11 +112,11 @@ TEST_F(ResilienceTest, FaultsConvergeWithoutLossOrFlapping) {
   const std::string router = "e2e-faults";
   std::string ns = Namespace("faults");
   ASSERT_TRUE(cluster()
-                  .AddFault({{"verb", "PUT"}, {"resource", "routes"}, {"subresource", "status"},
+                  .AddFault({{"verb", "PATCH"}, {"resource", "routes"}, {"subresource", "status"},
                              {"fraction", 0.10}, {"code", 500}})
                   .ok());
   ASSERT_TRUE(cluster()
-                  .AddFault({{"verb", "PUT"}, {"resource", "routes"}, {"subresource", "status"},
+                  .AddFault({{"verb", "PATCH"}, {"resource", "routes"}, {"subresource", "status"},
                              {"fraction", 0.05}, {"code", 429}, {"retryAfterSeconds", 1}})
                   .ok());
   RouteWatcher& watcher = *watchers_.emplace_back(std::make_unique<RouteWatcher>(cluster(), router));

@@ -27,10 +27,10 @@ struct Kind<Namespace> {
   }
 };
 
-// Why: RouteFromJson builds raw_json by appending, leaving up to 2x its
+// Why: RouteFromJson builds ingress_json by appending, leaving up to 2x its
 // size in capacity; the cache keeps it for the object's life. (RouteFromText
 // allocates it exactly: then this is a no-op.)
-void Compact(Route* r) { r->raw_json.shrink_to_fit(); }
+void Compact(Route* r) { r->ingress_json.shrink_to_fit(); }
 void Compact(Namespace*) {}
 
 template <typename T>

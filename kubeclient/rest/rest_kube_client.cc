@@ -454,7 +454,8 @@ class RestKubeClient final : public KubeClient {
     std::chrono::seconds idle = options.timeout.count() > 0
                                     ? options.timeout + options_.watch_timeout_margin
                                     : options_.watch_idle_timeout;
-    auto sent = Send(http::methods::GET, path, nullptr, kSafe, idle, /*bounded_body=*/true);
+    auto sent = Send(http::methods::GET, path, nullptr, kSafe, idle, kJsonType,
+                     /*bounded_body=*/true);
     if (!sent.ok()) return sent.status();
     Sent s = std::move(sent).value();
     const Duration silence = options.allow_bookmarks
@@ -482,6 +483,14 @@ class RestKubeClient final : public KubeClient {
     return DoJson(http::methods::PUT, path.value(), &object, GuardedBy(object));
   }
 
+  StatusOr<json> MergePatchStatus(const ResourceRef& res, const std::string& ns,
+                                  const std::string& name, const json& patch) override {
+    if (name.empty()) return Invalid("merge patch: no name");
+    if (res.namespaced && ns.empty()) return Invalid("merge patch: no namespace");
+    return DoJson(http::methods::PATCH, ResourcePath(res, ns, name, "status"), &patch,
+                  GuardedBy(patch), kMergePatchType);
+  }
+
   Status Delete(const ResourceRef& res, const std::string& ns, const std::string& name) override {
     auto doc = DoJson(http::methods::DEL, ResourcePath(res, ns, name), nullptr, kUnsafe);
     return doc.ok() ? Status::Ok() : doc.status();
@@ -497,6 +506,8 @@ class RestKubeClient final : public KubeClient {
   // once it may have been written (a pooled connection found closed before
   // sending is no such case).
   enum Replay { kSafe, kUnsafe };
+  static constexpr const char* kJsonType = "application/json";
+  static constexpr const char* kMergePatchType = "application/merge-patch+json";
   static Replay GuardedBy(const json& object) {
     return ResourceVersionOf(object).empty() ? kUnsafe : kSafe;
   }
@@ -600,8 +611,9 @@ class RestKubeClient final : public KubeClient {
 
   // One request; the 2xx response body as text.
   StatusOr<std::string> DoText(const http::method& method, const std::string& path,
-                               const json* body, Replay replay) {
-    auto sent = Send(method, path, body, replay);
+                               const json* body, Replay replay,
+                               const char* content_type = kJsonType) {
+    auto sent = Send(method, path, body, replay, std::chrono::seconds(0), content_type);
     if (!sent.ok()) return sent.status();
     try {
       return sent->response.extract_utf8string(true).get();
@@ -613,8 +625,8 @@ class RestKubeClient final : public KubeClient {
 
   // One request, decoded as JSON.
   StatusOr<json> DoJson(const http::method& method, const std::string& path, const json* body,
-                        Replay replay) {
-    auto got = DoText(method, path, body, replay);
+                        Replay replay, const char* content_type = kJsonType) {
+    auto got = DoText(method, path, body, replay, content_type);
     if (!got.ok()) return got.status();
     const std::string& text = got.value();
     json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -677,14 +689,14 @@ class RestKubeClient final : public KubeClient {
   //   - no connection within connect_timeout, or a watch whose response
   //     does not start within request_timeout: kTimeout, not retried.
   // `watch_idle` > 0: a watch, on its own client with that inactivity
-  // timeout.
-  // With `bounded_body` (watches), the response body is written into
-  // Sent::body, which holds the connection while kWatchBufferBytes are
-  // unread (closed for reading when the body ends); else it is cpprest's
-  // own unbounded buffer (response.body()).
+  // timeout. `content_type` is the body's media type. With `bounded_body`
+  // (watches), the response body is written into Sent::body, which holds
+  // the connection while kWatchBufferBytes are unread (closed for reading
+  // when the body ends); else it is cpprest's own unbounded buffer
+  // (response.body()).
   StatusOr<Sent> Send(const http::method& method, const std::string& path, const json* body,
                       Replay replay, std::chrono::seconds watch_idle = std::chrono::seconds(0),
-                      bool bounded_body = false) {
+                      const char* content_type = kJsonType, bool bounded_body = false) {
     const std::string what = method + " " + path;
     // Why: dump() throws on invalid UTF-8 unless told to replace it.
     std::string payload =
@@ -739,7 +751,7 @@ class RestKubeClient final : public KubeClient {
           // (UBSan flags it); hand cpprest a uint8_t stream instead.
           std::vector<uint8_t> bytes(payload.begin(), payload.end());
           req.set_body(concurrency::streams::bytestream::open_istream(std::move(bytes)),
-                       payload.size(), "application/json");
+                       payload.size(), content_type);
         }
         auto progress = std::make_shared<AttemptProgress>();
         // Why: cpprest reports upload progress first once the request

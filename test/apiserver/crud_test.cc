@@ -215,6 +215,48 @@ TEST_F(ServerTest, StatusMergePatchWithAStaleVersionIsConflict) {
   EXPECT_EQ(Body(http_->Get(RoutesPath() + "/a"))["status"]["ingress"][0]["routerName"], "ours");
 }
 
+// The rest of what a status write by merge patch meets, on the status
+// subresource as on the main resource: a deleted route is 404, a body type
+// other than JSON or merge patch is 415 (a custom resource takes no
+// strategic merge patch), and only .status changes: a spec or label in the
+// patch is ignored, status.ingress is replaced whole.
+TEST_F(ServerTest, StatusMergePatchGoneUnsupportedAndStatusOnly) {
+  json obj = MustCreate("a", "a.example.com", {{"app", "x"}});
+  HttpResponse first = http_->Request(
+      "PATCH", RoutesPath() + "/a/status",
+      R"({"status":{"ingress":[{"routerName":"r1"},{"routerName":"r2"}]}})",
+      "application/merge-patch+json");
+  ASSERT_EQ(first.code, 200) << first.body;
+  const std::string rv = Body(first)["metadata"]["resourceVersion"];
+  HttpResponse second = http_->Request(
+      "PATCH", RoutesPath() + "/a/status",
+      json{{"metadata", {{"resourceVersion", rv}, {"labels", {{"app", "changed"}}}}},
+           {"spec", {{"host", "no.example.com"}}},
+           {"status", {{"ingress", {{{"routerName", "r2"}, {"host", "h"}}}}}}}
+          .dump(),
+      "application/merge-patch+json");
+  ASSERT_EQ(second.code, 200) << second.body;
+  json after = Body(http_->Get(RoutesPath() + "/a"));
+  EXPECT_EQ(after["spec"]["host"], "a.example.com");
+  EXPECT_EQ(after["metadata"]["labels"], (json{{"app", "x"}}));
+  EXPECT_EQ(after["status"]["ingress"], (json{{{"routerName", "r2"}, {"host", "h"}}}));
+
+  HttpResponse smp = http_->Request("PATCH", RoutesPath() + "/a/status", R"({"status":{}})",
+                                    "application/strategic-merge-patch+json");
+  EXPECT_EQ(smp.code, 415) << smp.body;
+  EXPECT_EQ(Body(smp)["reason"], "UnsupportedMediaType");
+  EXPECT_EQ(http_->Request("PATCH", RoutesPath() + "/a/status", "{}", "text/plain").code, 415);
+
+  HttpResponse gone = http_->Request(
+      "PATCH", RoutesPath() + "/missing/status",
+      json{{"metadata", {{"resourceVersion", rv}}}, {"status", {{"ingress", json::array()}}}}
+          .dump(),
+      "application/merge-patch+json");
+  EXPECT_EQ(gone.code, 404) << gone.body;
+  EXPECT_EQ(Body(gone)["reason"], "NotFound");
+  EXPECT_EQ(Body(gone)["details"]["name"], "missing");
+}
+
 TEST_F(ServerTest, StaleUpdateIsConflictWithRealMessage) {
   json obj = MustCreate("a", "a.example.com");
   json first = obj;

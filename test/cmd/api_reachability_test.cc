@@ -263,13 +263,18 @@ class StatusWritesClient final : public kubeclient::KubeClient {
     return lists.Update(r, o);
   }
   StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef&,
-                                                    const nlohmann::json& o) override {
+                                                    const nlohmann::json&) override {
+    return Status(StatusCode::kInternal, "the controller writes status with a merge patch");
+  }
+  StatusOr<nlohmann::json> MergePatchStatus(const kubeclient::ResourceRef&, const std::string&,
+                                            const std::string&,
+                                            const nlohmann::json& p) override {
     if (down.load()) {
       ++failed;
       return Refused();
     }
     ++written;
-    nlohmann::json out = o;
+    nlohmann::json out = p;
     out["metadata"]["resourceVersion"] = "100";
     return out;
   }

@@ -126,6 +126,9 @@ class ThrowingClient final : public kubeclient::KubeClient {
                                               const nlohmann::json&) override { Boom(); }
   StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef&,
                                                     const nlohmann::json&) override { Boom(); }
+  StatusOr<nlohmann::json> MergePatchStatus(const kubeclient::ResourceRef&, const std::string&,
+                                            const std::string&,
+                                            const nlohmann::json&) override { Boom(); }
   Status Delete(const kubeclient::ResourceRef&, const std::string&,
                             const std::string&) override { Boom(); }
 };
@@ -155,6 +158,9 @@ class UnavailableClient final : public kubeclient::KubeClient {
                                                     const nlohmann::json&) override {
     return Down();
   }
+  StatusOr<nlohmann::json> MergePatchStatus(const kubeclient::ResourceRef&, const std::string&,
+                                            const std::string&,
+                                            const nlohmann::json&) override { return Down(); }
   Status Delete(const kubeclient::ResourceRef&, const std::string&,
                             const std::string&) override { return Down(); }
 };
@@ -205,6 +211,9 @@ class ForbiddenNamespacesClient final : public kubeclient::KubeClient {
                                                     const nlohmann::json&) override {
     return Forbidden();
   }
+  StatusOr<nlohmann::json> MergePatchStatus(const kubeclient::ResourceRef&, const std::string&,
+                                            const std::string&,
+                                            const nlohmann::json&) override { return Forbidden(); }
   Status Delete(const kubeclient::ResourceRef&, const std::string&,
                             const std::string&) override { return Forbidden(); }
 

@@ -158,7 +158,7 @@ class ControllerWiringTest : public ::testing::Test {
   double ServerStatusPuts(const std::string& code = "") {
     auto samples = e2e::ParsePromText(e2e::HttpGetLocal(server_port_, "/metrics"));
     return e2e::SumSamples(samples, "apiserver_request_total",
-                           {{"verb", "PUT"}, {"resource", "routes"},
+                           {{"verb", "PATCH"}, {"resource", "routes"},
                             {"subresource", "status"}, {"code", code}});
   }
   std::vector<std::string> ReplicaArgs(std::vector<std::string> extra = {}) {
@@ -217,7 +217,7 @@ TEST_F(ControllerWiringTest, TwoReplicasConvergeWithOneWritePerRoute) {
   double api_puts = 0;
   for (Replica* r : {&r1, &r2}) {
     api_puts += r->Sum("routestatus_api_requests_total",
-                       {{"verb", "update"}, {"subresource", "status"}});
+                       {{"verb", "patch"}, {"subresource", "status"}});
   }
   EXPECT_EQ(api_puts, success + conflicts);
 
@@ -464,8 +464,8 @@ TEST_F(ControllerWiringTest, WithoutWriteLeaseEveryReplicaWritesYetConverges) {
     auto e = r.FindIngress("other");
     ASSERT_TRUE(e) << r.Key();
     EXPECT_EQ(e->host, "other.example.com");
-    EXPECT_EQ(r.raw_json.find("\"routerName\":\"other\""),
-              r.raw_json.rfind("\"routerName\":\"other\""));  // exactly once
+    EXPECT_EQ(r.ingress_json.find("\"routerName\":\"other\""),
+              r.ingress_json.rfind("\"routerName\":\"other\""));  // exactly once
   }
   double conflicts = 0, released = 0;
   for (Replica* r : rs) {

@@ -119,7 +119,7 @@ TEST_F(DeployTest, ClusterRoleIsExactlyLeastPrivilege) {
   }
   std::set<std::tuple<std::string, std::string, std::string>> expected = {
       {"route.openshift.io", "routes", "get"},   {"route.openshift.io", "routes", "list"},
-      {"route.openshift.io", "routes", "watch"}, {"route.openshift.io", "routes/status", "update"},
+      {"route.openshift.io", "routes", "watch"}, {"route.openshift.io", "routes/status", "patch"},
       {"", "namespaces", "get"},                 {"", "namespaces", "list"},
       {"", "namespaces", "watch"}};
   EXPECT_EQ(granted, expected);

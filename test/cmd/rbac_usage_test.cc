@@ -60,7 +60,7 @@ std::string RbacVerb(const std::string& verb, const std::string& scope) {
 }
 
 // The permissions one controller run used against `server`: it converges
-// 5 routes (5 status PUTs) and stops.
+// 5 routes (5 status merge patches) and stops.
 std::set<Permission> UsedByOneRun(apiserver::ServerOptions options, const std::string& tag) {
   apiserver::Server server(std::move(options));
   EXPECT_TRUE(server.Start().ok());
@@ -82,11 +82,11 @@ std::set<Permission> UsedByOneRun(apiserver::ServerOptions options, const std::s
        "--namespace-labels=shard=x", "--metrics-address=127.0.0.1:0", "--lease-election-delay=0"},
       dir + "/controller.log");
   auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (server.RequestCount("PUT", "routes", "status", 200) < 5 &&
+  while (server.RequestCount("PATCH", "routes", "status", 200) < 5 &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(50ms);
   }
-  EXPECT_EQ(server.RequestCount("PUT", "routes", "status", 200), 5u) << controller.ReadLog();
+  EXPECT_EQ(server.RequestCount("PATCH", "routes", "status", 200), 5u) << controller.ReadLog();
   EXPECT_EQ(controller.Stop(), 0);
 
   bool ok = false;
@@ -123,7 +123,8 @@ TEST(RbacUsageTest, ClusterRoleGrantsExactlyWhatTheControllerUses) {
     ADD_FAILURE() << "the ClusterRole grants " << std::get<2>(p) << " on " << std::get<1>(p)
                   << ", which the controller never used";
   }
-  EXPECT_TRUE(used.count({"route.openshift.io", "routes/status", "update"}));
+  EXPECT_TRUE(used.count({"route.openshift.io", "routes/status", "patch"}));
+  EXPECT_FALSE(used.count({"route.openshift.io", "routes/status", "update"}));
   EXPECT_TRUE(used.count({"", "namespaces", "watch"}));
 }
 

@@ -17,6 +17,7 @@
 #include "kubeclient/rest/rest_kube_client.h"
 #include "test/controller/fakes.h"
 #include "test/testing/fake_clock.h"
+#include "test/testing/status_patch.h"
 
 namespace routestatus::controller::testing {
 namespace {
@@ -126,14 +127,19 @@ class ApiServerStatusTest : public ::testing::Test {
     auto got = client_holder_.Get(kubeclient::RoutesResource(), ns, name);
     return got.ok() ? *got : json();
   }
-  // Status PUTs counted by the server. Why the poll: the server records a
+  // Status writes (ours are merge patches; the tests' own "other replica"
+  // writes are PUTs) counted by the server. Why the poll: the server records a
   // request after sending its response, so the count may lag our client by
   // a moment; we wait (bounded) for `expected` and return what we see.
   uint64_t StatusPuts(int code = -1, uint64_t expected = 0) {
-    uint64_t n = server_.RequestCount("PUT", "routes", "status", code);
+    auto count = [&] {
+      return server_.RequestCount("PUT", "routes", "status", code) +
+             server_.RequestCount("PATCH", "routes", "status", code);
+    };
+    uint64_t n = count();
     for (int i = 0; i < 200 && n < expected; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      n = server_.RequestCount("PUT", "routes", "status", code);
+      n = count();
     }
     return n;
   }
@@ -159,6 +165,10 @@ class ApiServerStatusTest : public ::testing::Test {
     StatusOr<json> UpdateStatus(const kubeclient::ResourceRef& r,
                                             const json& o) override {
       return client->UpdateStatus(r, o);
+    }
+    StatusOr<json> MergePatchStatus(const kubeclient::ResourceRef& r, const std::string& ns,
+                                    const std::string& n, const json& p) override {
+      return client->MergePatchStatus(r, ns, n, p);
     }
     Status Delete(const kubeclient::ResourceRef& r, const std::string& ns,
                               const std::string& n) override { return client->Delete(r, ns, n); }
@@ -243,7 +253,7 @@ TEST_F(ApiServerStatusTest, ConflictThenAlreadyCorrectNoExtraWrite) {
   Seed(RouteJson("a", "web", "www.example.com"));
   // Another replica writes the correct entry behind our cache's back.
   auto typed = kubeclient::RouteFromJson(ServerObject("a", "web")).value();
-  json theirs = kubeclient::WithIngressEntry(typed, "default", syncer_.Desired(typed, nullptr)).value();
+  json theirs = routestatus::testing::WithIngressEntry(ServerObject("a", "web"), "default", syncer_.Desired(typed, nullptr)).value();
   ASSERT_TRUE(client_holder_.UpdateStatus(kubeclient::RoutesResource(), theirs).ok());
   ASSERT_EQ(StatusPuts(200, 1), 1u);
   Drain();  // our stale write: 409
@@ -261,7 +271,7 @@ TEST_F(ApiServerStatusTest, ConflictThenAlreadyCorrectNoExtraWrite) {
 TEST_F(ApiServerStatusTest, RetryAfterConflictIsDoneWithoutWrite) {
   Seed(RouteJson("a", "web", "www.example.com"));
   auto typed = kubeclient::RouteFromJson(ServerObject("a", "web")).value();
-  json theirs = kubeclient::WithIngressEntry(typed, "default", syncer_.Desired(typed, nullptr)).value();
+  json theirs = routestatus::testing::WithIngressEntry(ServerObject("a", "web"), "default", syncer_.Desired(typed, nullptr)).value();
   ASSERT_TRUE(client_holder_.UpdateStatus(kubeclient::RoutesResource(), theirs).ok());
   Drain();
   ASSERT_EQ(StatusPuts(409, 1), 1u);

@@ -35,13 +35,11 @@ Route NewRoute(const std::string& key, const std::string& host, int64_t created,
   r.metadata.name = key.substr(slash + 1);
   r.metadata.uid = "uid-" + r.metadata.name;
   r.metadata.creation_unix = created;
-  r.metadata.creation_timestamp = kubeclient::FormatRfc3339(created);
   r.metadata.resource_version = "7";
   r.metadata.labels = std::move(labels);
   r.spec.host = host;
   r.spec.wildcard_policy = wildcard;
   r.spec.path = path;
-  r.raw_json = "{}";
   return r;
 }
 

@@ -150,8 +150,11 @@ StatusOr<json> FakeKubeClient::UpdateStatus(const kubeclient::ResourceRef&,
   if (it->second["metadata"]["resourceVersion"] != object["metadata"]["resourceVersion"]) {
     return Status(StatusCode::kConflict, "the object has been modified");
   }
-  json stored = it->second;
-  stored["status"] = object.contains("status") ? object["status"] : json::object();
+  return StoreStatus(it->second, object.contains("status") ? object["status"] : json::object());
+}
+
+json FakeKubeClient::StoreStatus(json stored, json status) {
+  stored["status"] = std::move(status);
   ++successful_puts;
   json answer = Put(std::move(stored));
   if (after_status_put) {
@@ -160,6 +163,29 @@ StatusOr<json> FakeKubeClient::UpdateStatus(const kubeclient::ResourceRef&,
     hook();
   }
   return answer;
+}
+
+StatusOr<json> FakeKubeClient::MergePatchStatus(const kubeclient::ResourceRef&,
+                                                const std::string& ns, const std::string& name,
+                                                const json& patch) {
+  puts.push_back(patch);
+  patched.push_back(ns + "/" + name);
+  if (!next_status_errors.empty()) {
+    Status s = next_status_errors.front();
+    next_status_errors.pop_front();
+    return s;
+  }
+  auto it = objects_.find(ns + "/" + name);
+  if (it == objects_.end()) return Status(StatusCode::kNotFound, "route not found");
+  const json* rv = patch.contains("metadata") ? &patch["metadata"] : nullptr;
+  if (rv != nullptr && rv->contains("resourceVersion") &&
+      it->second["metadata"]["resourceVersion"] != (*rv)["resourceVersion"]) {
+    return Status(StatusCode::kConflict, "the object has been modified");
+  }
+  const json& stored = it->second;
+  json status = json{{"status", stored.contains("status") ? stored["status"] : json::object()}};
+  if (patch.contains("status")) status.merge_patch({{"status", patch["status"]}});
+  return StoreStatus(stored, status["status"].is_object() ? status["status"] : json::object());
 }
 
 Status FakeKubeClient::Delete(const kubeclient::ResourceRef&, const std::string& ns,

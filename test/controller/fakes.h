@@ -148,13 +148,14 @@ class FakeGate final : public ContentionGate {
   std::vector<std::string> changed;   // entry changed (it existed before)
   std::vector<std::string> appeared;  // entry created
   std::vector<std::string> removed;   // entry removed
+  std::vector<std::string> listed;    // keys handed to EntriesListed
   std::vector<std::string> forgotten;
   std::vector<std::string> cleared;
-  std::vector<std::string> listed;  // keys of every EntriesListed entry
 };
 
-// An in-memory route API: resourceVersion-guarded UpdateStatus, paginated
-// List, Get. Tests can queue errors for the next UpdateStatus calls.
+// An in-memory route API: resourceVersion-guarded UpdateStatus and
+// MergePatchStatus, paginated List, Get. Tests can queue errors for the next
+// status writes.
 class FakeKubeClient final : public kubeclient::KubeClient {
  public:
   // Stores `route` (a full route JSON object); sets uid, resourceVersion
@@ -178,18 +179,28 @@ class FakeKubeClient final : public kubeclient::KubeClient {
                                               const nlohmann::json& object) override;
   StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef& res,
                                                     const nlohmann::json& object) override;
+  // Like kube-apiserver: merges the patch's .status only; guarded when the
+  // patch names metadata.resourceVersion.
+  StatusOr<nlohmann::json> MergePatchStatus(const kubeclient::ResourceRef& res,
+                                            const std::string& ns, const std::string& name,
+                                            const nlohmann::json& patch) override;
   Status Delete(const kubeclient::ResourceRef&, const std::string& ns,
                             const std::string& name) override;
 
-  std::deque<Status> next_status_errors;  // returned by the next UpdateStatus calls
-  // Run once after the next successful UpdateStatus is applied, before its
+  std::deque<Status> next_status_errors;  // returned by the next status writes
+  // Run once after the next successful status write is applied, before its
   // answer returns (the watch may deliver our write before its answer).
   std::function<void()> after_status_put;
-  std::vector<nlohmann::json> puts;                   // every UpdateStatus body received
+  std::vector<nlohmann::json> puts;     // every UpdateStatus and MergePatchStatus body received
+  std::vector<std::string> patched;     // "ns/name" of every MergePatchStatus call
   int successful_puts = 0;
   int gets = 0;
 
  private:
+  // Stores `stored` with .status replaced by `status` (a successful status
+  // write) and runs after_status_put.
+  nlohmann::json StoreStatus(nlohmann::json stored, nlohmann::json status);
+
   std::map<std::string, nlohmann::json> objects_;  // "ns/name" -> object
   int64_t rv_ = 100;
   int64_t uid_ = 0;

@@ -123,7 +123,7 @@ class FleetTest : public ::testing::Test {
     }
     return false;
   }
-  uint64_t Puts(int code) { return server_->RequestCount("PUT", "routes", "status", code); }
+  uint64_t Puts(int code) { return server_->RequestCount("PATCH", "routes", "status", code); }
 
   RealClock clock_;
   std::unique_ptr<apiserver::Server> server_;

@@ -10,6 +10,7 @@
 
 #include "controller/status_syncer.h"
 #include "test/controller/harness.h"
+#include "test/testing/status_patch.h"
 
 namespace routestatus::controller::testing {
 namespace {
@@ -77,7 +78,7 @@ TEST(OwnWriteTest, EchoCoalescedWithAPeersDifferentEntryIsThePeers) {
     auto moved = kubeclient::RouteFromJson(o).value();
     auto entry = h.syncer.Desired(moved, nullptr);
     ASSERT_TRUE(entry.has_value());
-    o = kubeclient::WithIngressEntry(moved, "default", entry).value();
+    o = routestatus::testing::WithIngressEntry(o, "default", entry).value();
   });
   EXPECT_EQ(h.api.successful_puts, 1) << "the peer wrote what we compute";
   EXPECT_EQ(h.lease.writers, std::vector<EntryWriter>{EntryWriter::kPeer});

@@ -11,6 +11,7 @@
 #include "kubeclient/label_selector.h"
 #include "lease/backoff_write_lease.h"
 #include "test/controller/harness.h"
+#include "test/testing/status_patch.h"
 
 namespace routestatus::controller::testing {
 namespace {
@@ -164,7 +165,7 @@ TEST(StatusSyncerTest, ConflictThenAlreadyCorrectNoExtraWrite) {
   json other = h.api.Object("ns", "web");
   kubeclient::Route typed = kubeclient::RouteFromJson(other).value();
   auto desired = h.syncer.Desired(typed, nullptr);
-  other = kubeclient::WithIngressEntry(typed, "default", desired).value();
+  other = routestatus::testing::WithIngressEntry(other, "default", desired).value();
   h.api.Put(other);
   EXPECT_EQ(h.syncer.Sync("ns/web"), SyncResult::kQueued);
   EXPECT_EQ(h.stats.writes_conflict.load(), 1);
@@ -183,7 +184,7 @@ TEST(StatusSyncerTest, ConflictThenWatchEventExtendsAndDropsWork) {
   h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
   json other = h.api.Object("ns", "web");
   kubeclient::Route typed = kubeclient::RouteFromJson(other).value();
-  h.api.Put(kubeclient::WithIngressEntry(typed, "default", h.syncer.Desired(typed, nullptr)).value());
+  h.api.Put(routestatus::testing::WithIngressEntry(other, "default", h.syncer.Desired(typed, nullptr)).value());
   h.syncer.Sync("ns/web");
   ASSERT_EQ(h.lease.pending.count("ns/web"), 1u);
   h.queue.Take();
@@ -397,7 +398,7 @@ TEST(StatusSyncerTest, AuthFailureIsTheClientsNotEachRoutes) {
   WarningLines warnings;
   const Status rbac(StatusCode::kForbidden,
                     "routes.route.openshift.io \"a\" is forbidden: User "
-                    "\"system:serviceaccount:ns:router\" cannot update resource \"routes/status\" "
+                    "\"system:serviceaccount:ns:router\" cannot patch resource \"routes/status\" "
                     "in API group \"route.openshift.io\" in the namespace \"ns\"",
                     std::nullopt, 403);
   const Status expired(StatusCode::kUnauthorized, "Unauthorized", std::nullopt, 401);
@@ -760,7 +761,7 @@ class InterleavingStore final : public kubeclient::cache::ObjectStore<kubeclient
   mutable std::function<void()> hook_;
 };
 
-// Forwards to `api`, running `after_put` (once) when a status PUT has been
+// Forwards to `api`, running `after_put` (once) when a status write has been
 // applied and before its answer returns: the watch may deliver our own
 // write, and a worker reconcile it, while the write's work still runs.
 class EchoDuringPutClient final : public kubeclient::KubeClient {
@@ -785,7 +786,11 @@ class EchoDuringPutClient final : public kubeclient::KubeClient {
   }
   StatusOr<json> UpdateStatus(const kubeclient::ResourceRef& r,
                                           const json& o) override {
-    auto result = api_.UpdateStatus(r, o);
+    return api_.UpdateStatus(r, o);
+  }
+  StatusOr<json> MergePatchStatus(const kubeclient::ResourceRef& r, const std::string& ns,
+                                  const std::string& n, const json& p) override {
+    auto result = api_.MergePatchStatus(r, ns, n, p);
     if (after_put) {
       auto hook = std::move(after_put);
       after_put = nullptr;
@@ -840,7 +845,9 @@ TEST(StatusSyncerTest, PeerWriteAfterAnEchoSeenDuringOurPutMakesTheLeaderFollow)
   h.Deliver("ns", "web");
   auto peer_entry = syncer.Desired(*h.routes.Get("ns/web"), nullptr);
   ASSERT_TRUE(peer_entry.has_value());
-  json written = kubeclient::WithIngressEntry(*h.routes.Get("ns/web"), "default", peer_entry).value();
+  json written =
+      routestatus::testing::WithIngressEntry(h.api.Object("ns", "web"), "default", peer_entry)
+          .value();
   h.api.Put(written);
   h.Deliver("ns", "web");
   EXPECT_EQ(syncer.Sync("ns/web", /*watched_entry_change=*/true), SyncResult::kFollower);
@@ -893,8 +900,9 @@ TEST(StatusSyncerTest, PeerWriteSeenAfterOurEchoDuringOurPutIsThePeers) {
     move_to("again.example.com");
     auto peer_entry = syncer.Desired(*h.routes.Get("ns/web"), nullptr);
     ASSERT_TRUE(peer_entry.has_value());
-    h.api.Put(
-        kubeclient::WithIngressEntry(*h.routes.Get("ns/web"), "default", peer_entry).value());
+    h.api.Put(routestatus::testing::WithIngressEntry(h.api.Object("ns", "web"), "default",
+                                                     peer_entry)
+                  .value());
     h.Deliver("ns", "web");
     EXPECT_EQ(syncer.Sync("ns/web", /*watched_entry_change=*/true), SyncResult::kFollower);
   };

@@ -48,12 +48,11 @@ RouteIngress Ours(const std::string& reason = "") {
   return in;
 }
 
-// Everything except status.ingress is identical.
-void ExpectOnlyIngressChanged(const json& before, const json& after) {
-  json a = before, b = after;
-  a["status"].erase("ingress");
-  b["status"].erase("ingress");
-  EXPECT_EQ(a, b);
+// The merge patch names only the guard and status.ingress.
+void ExpectOnlyGuardAndIngress(const json& patch, const std::string& rv) {
+  EXPECT_EQ(patch, (json{{"metadata", {{"resourceVersion", rv}}},
+                         {"status", {{"ingress", patch["status"]["ingress"]}}}}))
+      << patch.dump();
 }
 
 TEST(RouteTest, DecodesTypedFields) {
@@ -67,8 +66,6 @@ TEST(RouteTest, DecodesTypedFields) {
   EXPECT_EQ(r->metadata.creation_unix, ParseRfc3339("2026-11-29T14:00:00Z").value());
   EXPECT_EQ(r->spec.host, "www.example.com");
   EXPECT_EQ(r->spec.path, "/p");
-  EXPECT_EQ(r->spec.to_kind, "Service");
-  EXPECT_EQ(r->spec.to_name, "svc");
   EXPECT_EQ(r->spec.tls_termination, "edge");
   ASSERT_EQ(r->Ingress().size(), 3u);
   ASSERT_TRUE(r->FindIngress("default").has_value());
@@ -76,58 +73,95 @@ TEST(RouteTest, DecodesTypedFields) {
   EXPECT_FALSE(r->FindIngress("nobody").has_value());
 }
 
-TEST(RouteTest, ReplacesOurEntryInPlaceKeepingEverythingElse) {
+TEST(RouteTest, PatchReplacesOurEntryInPlaceKeepingOthersVerbatim) {
   auto r = RouteFromText(kRouteText);
   ASSERT_TRUE(r.ok());
-  auto out = WithIngressEntry(*r, "default", Ours("HostAlreadyClaimed"));
-  ASSERT_TRUE(out.ok());
+  auto out = IngressStatusPatch(*r, "default", Ours("HostAlreadyClaimed"));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ExpectOnlyGuardAndIngress(*out, "17");
   json before = json::parse(kRouteText);
-  ExpectOnlyIngressChanged(before, *out);
   const json& ing = (*out)["status"]["ingress"];
   ASSERT_EQ(ing.size(), 3u);
   EXPECT_EQ(ing[0], before["status"]["ingress"][0]);  // other routers untouched, in order
   EXPECT_EQ(ing[2], before["status"]["ingress"][2]);
+  EXPECT_EQ(ing[0]["extra"], true) << "their unknown fields too";
   EXPECT_EQ(ing[1]["routerName"], "default");
   EXPECT_EQ(ing[1]["conditions"][0]["reason"], "HostAlreadyClaimed");
   EXPECT_EQ(ing[1]["conditions"][0]["lastTransitionTime"], "2026-11-29T15:00:00Z");
-  // And it decodes back to what we wrote.
-  auto back = RouteFromJson(*out);
+  // Applied as the server applies a merge patch, only status.ingress
+  // changes, and it decodes back to what we wrote.
+  json after = before;
+  after.merge_patch((*out));
+  json expected = before;
+  expected["status"]["ingress"] = ing;
+  EXPECT_EQ(after, expected);
+  auto back = RouteFromJson(after);
   ASSERT_TRUE(back.ok());
   EXPECT_TRUE(IngressEqual(*back->FindIngress("default"), Ours("HostAlreadyClaimed")));
 }
 
-TEST(RouteTest, AppendsWhenAbsentAndRemoves) {
+TEST(RouteTest, PatchAppendsWhenAbsentRemovesAndReducesDuplicates) {
   auto r = RouteFromText(kRouteText);
   ASSERT_TRUE(r.ok());
-  auto removed = WithIngressEntry(*r, "default", std::nullopt);
+  auto removed = IngressStatusPatch(*r, "default", std::nullopt);
   ASSERT_TRUE(removed.ok());
-  json before = json::parse(kRouteText);
-  ExpectOnlyIngressChanged(before, *removed);
+  ExpectOnlyGuardAndIngress(*removed, "17");
   ASSERT_EQ((*removed)["status"]["ingress"].size(), 2u);
   EXPECT_EQ((*removed)["status"]["ingress"][0]["routerName"], "internal");
   EXPECT_EQ((*removed)["status"]["ingress"][1]["routerName"], "zeta");
 
-  auto r2 = RouteFromJson(*removed);
-  ASSERT_TRUE(r2.ok());
-  auto appended = WithIngressEntry(*r2, "default", Ours());
+  Route r2 = *r;
+  r2.ingress_json = (*removed)["status"]["ingress"].dump();
+  auto appended = IngressStatusPatch(r2, "default", Ours());
   ASSERT_TRUE(appended.ok());
   ASSERT_EQ((*appended)["status"]["ingress"].size(), 3u);
   EXPECT_EQ((*appended)["status"]["ingress"][2]["routerName"], "default");
-  ExpectOnlyIngressChanged(before, *appended);
 
-  // Removing an absent entry changes nothing.
-  auto noop = WithIngressEntry(*r2, "absent", std::nullopt);
+  // Removing an absent entry sends the list unchanged.
+  auto noop = IngressStatusPatch(r2, "absent", std::nullopt);
   ASSERT_TRUE(noop.ok());
   EXPECT_EQ(*noop, *removed);
+
+  // Two entries of ours become one, in the first one's place.
+  Route dup = *r;
+  dup.ingress_json =
+      R"([{"routerName":"default","host":"old"},{"routerName":"x"},{"routerName":"default"}])";
+  auto one = IngressStatusPatch(dup, "default", Ours());
+  ASSERT_TRUE(one.ok());
+  ASSERT_EQ((*one)["status"]["ingress"].size(), 2u);
+  EXPECT_EQ((*one)["status"]["ingress"][0]["host"], "www.example.com");
+  EXPECT_EQ((*one)["status"]["ingress"][1], (json{{"routerName", "x"}}));
 }
 
-TEST(RouteTest, CreatesStatusWhenMissing) {
-  auto r = RouteFromText(R"({"metadata":{"name":"a","namespace":"b"},"spec":{"host":"h"}})");
+TEST(RouteTest, PatchCreatesTheListWhenMissingAndNeedsAVersion) {
+  auto r = RouteFromText(
+      R"({"metadata":{"name":"a","namespace":"b","resourceVersion":"5"},"spec":{"host":"h"}})");
   ASSERT_TRUE(r.ok());
-  auto out = WithIngressEntry(*r, "default", Ours());
+  EXPECT_EQ(r->ingress_json, "");
+  auto out = IngressStatusPatch(*r, "default", Ours());
   ASSERT_TRUE(out.ok());
-  EXPECT_EQ((*out)["spec"]["host"], "h");
+  ExpectOnlyGuardAndIngress(*out, "5");
   ASSERT_EQ((*out)["status"]["ingress"].size(), 1u);
+  // Unguarded, a write could overwrite another writer's change: refused.
+  Route unversioned = *r;
+  unversioned.metadata.resource_version.clear();
+  EXPECT_EQ(IngressStatusPatch(unversioned, "default", Ours()).status().code(),
+            StatusCode::kInvalid);
+  Route broken = *r;
+  broken.ingress_json = "{not json";
+  EXPECT_EQ(IngressStatusPatch(broken, "default", Ours()).status().code(), StatusCode::kInvalid);
+}
+
+TEST(RouteTest, KeepsOnlyStatusIngressOfTheObject) {
+  // The cache needs no managedFields, annotations, certificates or unknown
+  // fields: a route keeps its typed fields and status.ingress's text.
+  auto r = RouteFromText(kRouteText);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(json::parse(r->ingress_json), json::parse(kRouteText)["status"]["ingress"]);
+  EXPECT_EQ(r->ingress_json.find("managedFields"), std::string::npos);
+  auto tree = RouteFromJson(json::parse(kRouteText));
+  ASSERT_TRUE(tree.ok());
+  EXPECT_EQ(json::parse(tree->ingress_json), json::parse(r->ingress_json));
 }
 
 TEST(RouteTest, MalformedInputsAreInvalid) {
@@ -174,24 +208,21 @@ TEST(RouteTest, IngressIsDecodedFromTheTextOnDemand) {
   // A hand-built route with no text has no entries, never a crash.
   Route empty;
   EXPECT_TRUE(empty.Ingress().empty());
-  empty.raw_json = "{not json";
+  empty.ingress_json = "{not json";
   EXPECT_FALSE(empty.FindIngress("z").has_value());
 }
 
 TEST(RouteTest, SetIngressRewritesOnlyStatusIngress) {
   Route r = RouteFromText(kRouteText).value();
-  const json before = json::parse(r.raw_json);
+  const Route before = r;
   r.SetIngress({Ours("HostAlreadyClaimed")});
-  json after = json::parse(r.raw_json);
   ASSERT_EQ(r.Ingress().size(), 1u);
   EXPECT_TRUE(IngressEqual(*r.FindIngress("default"), Ours("HostAlreadyClaimed")));
-  after["status"].erase("ingress");
-  json expected = before;
-  expected["status"].erase("ingress");
-  EXPECT_EQ(after, expected) << "every other field kept";
+  EXPECT_EQ(r.Key(), before.Key());
+  EXPECT_EQ(r.spec.host, before.spec.host);
   Route hand;
   hand.SetIngress({Ours()});
-  EXPECT_EQ(json::parse(hand.raw_json)["status"]["ingress"].size(), 1u);
+  EXPECT_EQ(json::parse(hand.ingress_json).size(), 1u);
   EXPECT_TRUE(hand.FindIngress("default").has_value());
 }
 

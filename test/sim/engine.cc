@@ -38,8 +38,8 @@ std::map<std::string, Expect> ExpectAll(
   // UID compared as text).
   std::map<std::string, const Route*> holders;
   auto older = [](const Route& a, const Route& b) {
-    if (a.metadata.creation_timestamp != b.metadata.creation_timestamp) {
-      return a.metadata.creation_timestamp < b.metadata.creation_timestamp;
+    if (a.metadata.creation_unix != b.metadata.creation_unix) {
+      return a.metadata.creation_unix < b.metadata.creation_unix;
     }
     return a.metadata.uid < b.metadata.uid;
   };

@@ -335,11 +335,35 @@ void SimApi::ScheduleBookmark(const std::shared_ptr<SimWatch>& watch) {
 }
 
 StatusOr<json> SimApi::ApplyStatus(int writer, const json& body) {
-  PutCounts& counts = puts_[writer];
-  ++counts.attempts;
   const auto& meta = body.at("metadata");
   const std::string key =
       meta.at("namespace").get<std::string>() + "/" + meta.at("name").get<std::string>();
+  return WriteStatus(writer, key, meta.value("resourceVersion", ""), meta.value("uid", ""),
+                     [&body](const json&) {
+                       return body.contains("status") ? body["status"] : json::object();
+                     });
+}
+
+StatusOr<json> SimApi::ApplyStatusPatch(int writer, const std::string& key, const json& patch) {
+  std::optional<std::string> rv;
+  if (auto m = patch.find("metadata"); m != patch.end() && m->is_object()) {
+    if (auto v = m->find("resourceVersion"); v != m->end() && v->is_string()) {
+      rv = v->get<std::string>();
+    }
+  }
+  return WriteStatus(writer, key, rv, std::nullopt, [&patch](const json& stored) {
+    json merged = json{{"status", stored.contains("status") ? stored["status"] : json::object()}};
+    if (auto st = patch.find("status"); st != patch.end()) merged.merge_patch({{"status", *st}});
+    return merged["status"].is_object() ? merged["status"] : json::object();
+  });
+}
+
+StatusOr<json> SimApi::WriteStatus(int writer, const std::string& key,
+                                   const std::optional<std::string>& rv,
+                                   const std::optional<std::string>& uid,
+                                   const std::function<json(const json&)>& status_of) {
+  PutCounts& counts = puts_[writer];
+  ++counts.attempts;
   ++puts_by_key_[key];
   auto it = objects_[0].find(key);
   if (it == objects_[0].end()) {
@@ -351,8 +375,8 @@ StatusOr<json> SimApi::ApplyStatus(int writer, const json& body) {
     return f->second;
   }
   const json& stored = it->second->json;
-  if (meta.value("resourceVersion", "") != stored["metadata"]["resourceVersion"] ||
-      meta.value("uid", "") != stored["metadata"]["uid"]) {
+  if ((rv && *rv != stored["metadata"]["resourceVersion"]) ||
+      (uid && *uid != stored["metadata"]["uid"])) {
     ++counts.conflicts;
     if (conflict_observer_) conflict_observer_(writer, key);
     return Status(StatusCode::kConflict,
@@ -364,7 +388,7 @@ StatusOr<json> SimApi::ApplyStatus(int writer, const json& body) {
   const ObjectPtr before = it->second;
   json updated = stored;
   // Why: the status subresource ignores everything but .status.
-  updated["status"] = body.contains("status") ? body["status"] : json::object();
+  updated["status"] = status_of(stored);
   Commit(Kind::kRoute, key, std::move(updated), WatchEventType::kModified);
   const ObjectPtr now = objects_[0].at(key);
   if (write_observer_) write_observer_(writer, *before, *now);
@@ -602,19 +626,32 @@ StatusOr<json> SimClient::Update(const kubeclient::ResourceRef&, const json&) {
 
 StatusOr<json> SimClient::UpdateStatus(const kubeclient::ResourceRef&,
                                                    const json& object) {
+  return SendStatusWrite(
+      [object](SimApi& api, int writer) { return api.ApplyStatus(writer, object); });
+}
+
+StatusOr<json> SimClient::MergePatchStatus(const kubeclient::ResourceRef&, const std::string& ns,
+                                           const std::string& name, const json& patch) {
+  return SendStatusWrite([key = ns + "/" + name, patch](SimApi& api, int writer) {
+    return api.ApplyStatusPatch(writer, key, patch);
+  });
+}
+
+StatusOr<json> SimClient::SendStatusWrite(
+    std::function<StatusOr<json>(SimApi&, int writer)> apply) {
   if (*closed_) return Status(StatusCode::kUnavailable, "connection closed");
   using Reply = std::optional<StatusOr<json>>;
   auto reply = std::make_shared<Reply>();
   ++in_flight_;
-  // Why no `this` in the callbacks: the server applies a PUT that was sent
-  // even when this replica crashes before the answer.
+  // Why no `this` in the callbacks: the server applies a write that was
+  // sent even when this replica crashes before the answer.
   SimApi& api = api_;
   Scheduler& scheduler = scheduler_;
   std::mt19937_64& rng = rng_;
   const Delay response = delays_.put_response;
   scheduler_.After(delays_.put_request.Sample(rng_),
-                   [&api, &scheduler, &rng, response, writer = writer_, object, reply] {
-                     StatusOr<json> result = api.ApplyStatus(writer, object);
+                   [&api, &scheduler, &rng, response, writer = writer_, apply, reply] {
+                     StatusOr<json> result = apply(api, writer);
                      scheduler.After(response.Sample(rng), [reply, result] { *reply = result; });
                    });
   while (!*closed_ && !reply->has_value()) {

@@ -119,6 +119,12 @@ class SimApi {
   // resourceVersion or uid, 404 when gone, the injected error for a route
   // in `fail_status_of`; success replaces only .status.
   StatusOr<nlohmann::json> ApplyStatus(int writer, const nlohmann::json& body);
+  // PATCH .../routes/NAME/status with a JSON merge patch on behalf of
+  // `writer`, `key` = "ns/name": as ApplyStatus, but guarded only when the
+  // patch names metadata.resourceVersion (409 when stale), and success
+  // merges the patch's .status into the stored one.
+  StatusOr<nlohmann::json> ApplyStatusPatch(int writer, const std::string& key,
+                                            const nlohmann::json& patch);
 
   // Faults. Compact: versions before now can no longer be watched from or
   // continued (410); each open watch is also ended with a 410 ERROR event
@@ -148,6 +154,13 @@ class SimApi {
   size_t open_watches() const;
 
  private:
+  // A status write of route `key`: guarded by `rv` and `uid` when given;
+  // on success the stored .status becomes status_of(stored object).
+  StatusOr<nlohmann::json> WriteStatus(
+      int writer, const std::string& key, const std::optional<std::string>& rv,
+      const std::optional<std::string>& uid,
+      const std::function<nlohmann::json(const nlohmann::json&)>& status_of);
+
   struct HistoryEvent {
     int64_t seq = 0;
     Kind kind = Kind::kRoute;
@@ -268,12 +281,19 @@ class SimClient final : public kubeclient::KubeClient {
                                               const nlohmann::json&) override;
   StatusOr<nlohmann::json> UpdateStatus(const kubeclient::ResourceRef& res,
                                                     const nlohmann::json& object) override;
+  StatusOr<nlohmann::json> MergePatchStatus(const kubeclient::ResourceRef& res,
+                                            const std::string& ns, const std::string& name,
+                                            const nlohmann::json& patch) override;
   Status Delete(const kubeclient::ResourceRef&, const std::string&,
                             const std::string&) override;
 
  private:
   // Waits a list page's delay; false when closed meanwhile.
   bool WaitListPage();
+  // Sends a status write: `apply` runs on the server after the request's
+  // delay, its answer comes back after the response's delay.
+  StatusOr<nlohmann::json> SendStatusWrite(
+      std::function<StatusOr<nlohmann::json>(SimApi&, int writer)> apply);
   // Parks the calling fiber until `ready` or Close().
   void ParkUntil(const std::function<std::optional<SteadyTime>()>& ready);
 

@@ -184,6 +184,10 @@ StatusOr<json> FakeKubeClient::Update(const ResourceRef&, const json&) {
 StatusOr<json> FakeKubeClient::UpdateStatus(const ResourceRef&, const json&) {
   return Status(StatusCode::kInternal, "not implemented");
 }
+StatusOr<json> FakeKubeClient::MergePatchStatus(const ResourceRef&, const std::string&,
+                                                const std::string&, const json&) {
+  return Status(StatusCode::kInternal, "not implemented");
+}
 Status FakeKubeClient::Delete(const ResourceRef&, const std::string&, const std::string&) {
   return Status(StatusCode::kInternal, "not implemented");
 }

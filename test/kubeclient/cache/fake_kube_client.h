@@ -64,6 +64,8 @@ class FakeKubeClient final : public KubeClient {
                                   const nlohmann::json&) override;
   StatusOr<nlohmann::json> Update(const ResourceRef&, const nlohmann::json&) override;
   StatusOr<nlohmann::json> UpdateStatus(const ResourceRef&, const nlohmann::json&) override;
+  StatusOr<nlohmann::json> MergePatchStatus(const ResourceRef&, const std::string&,
+                                            const std::string&, const nlohmann::json&) override;
   Status Delete(const ResourceRef&, const std::string&, const std::string&) override;
 
  private:

@@ -224,8 +224,8 @@ TEST_P(RestClientApiserverTest, StaleStatusWriteIsConflict) {
   entry.router_name = "default";
   entry.host = "r1.example.com";
   entry.conditions.push_back({"Admitted", "True", "", "", "2026-11-29T14:00:00Z"});
-  auto body = WithIngressEntry(*route, "default", entry);
-  ASSERT_TRUE(body.ok());
+  StatusOr<json> body = created;
+  (*body)["status"]["ingress"] = json::array({IngressToJson(entry)});
   auto written = client_->UpdateStatus(RoutesResource(), *body);
   ASSERT_TRUE(written.ok()) << written.status().ToString();
   EXPECT_NE((*written)["metadata"]["resourceVersion"], created["metadata"]["resourceVersion"]);
@@ -234,6 +234,39 @@ TEST_P(RestClientApiserverTest, StaleStatusWriteIsConflict) {
   auto stale = client_->UpdateStatus(RoutesResource(), *body);
   EXPECT_EQ(stale.status().code(), StatusCode::kConflict) << stale.status().ToString();
   EXPECT_NE(stale.status().message().find("modified"), std::string::npos) << stale.status().message();
+}
+
+// The status write the controller sends: a merge patch of status.ingress
+// guarded by the cached resourceVersion. Another router's entry sent back
+// stays as it was; a stale version is 409 as for a PUT; a deleted route 404.
+TEST_P(RestClientApiserverTest, StatusMergePatchIsGuardedByItsResourceVersion) {
+  json object = NewRoute(ns_, "r2");
+  object["metadata"]["annotations"] = {{"big", std::string(2000, 'x')}};
+  json created = MustCreate(object);
+  created["status"]["ingress"] = {{{"routerName", "other"}, {"host", "o"}, {"extra", 1}}};
+  auto with_other = client_->UpdateStatus(RoutesResource(), created);
+  ASSERT_TRUE(with_other.ok()) << with_other.status().ToString();
+  auto route = RouteFromJson(*with_other);
+  ASSERT_TRUE(route.ok()) << route.status().ToString();
+  RouteIngress entry;
+  entry.router_name = "default";
+  entry.host = "r2.example.com";
+  entry.conditions.push_back({"Admitted", "True", "", "", "2026-11-29T14:00:00Z"});
+  auto patch = IngressStatusPatch(*route, "default", entry);
+  ASSERT_TRUE(patch.ok()) << patch.status().ToString();
+  auto written = client_->MergePatchStatus(RoutesResource(), ns_, "r2", *patch);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_NE((*written)["metadata"]["resourceVersion"], (*with_other)["metadata"]["resourceVersion"]);
+  ASSERT_EQ((*written)["status"]["ingress"].size(), 2u);
+  EXPECT_EQ((*written)["status"]["ingress"][0], (*with_other)["status"]["ingress"][0]);
+  EXPECT_EQ((*written)["status"]["ingress"][1]["routerName"], "default");
+  EXPECT_EQ((*written)["metadata"]["annotations"], object["metadata"]["annotations"]);
+  auto stale = client_->MergePatchStatus(RoutesResource(), ns_, "r2", *patch);
+  EXPECT_EQ(stale.status().code(), StatusCode::kConflict) << stale.status().ToString();
+  EXPECT_NE(stale.status().message().find("modified"), std::string::npos) << stale.status().message();
+  ASSERT_TRUE(client_->Delete(RoutesResource(), ns_, "r2").ok());
+  auto gone = client_->MergePatchStatus(RoutesResource(), ns_, "r2", *patch);
+  EXPECT_EQ(gone.status().code(), StatusCode::kNotFound) << gone.status().ToString();
 }
 
 TEST_P(RestClientApiserverTest, ExpiredVersionIsGone) {
