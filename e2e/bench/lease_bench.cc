@@ -1,7 +1,7 @@
 // (g) Lease settings side by side (naive, openshift-like, our defaults, and
 // alternatives), each on the same changes: start-up, steady churn, a burst,
 // and failover after SIGKILLing the leader; (h) a leader slowed by 1 s of
-// latency on every status PUT.
+// latency on every status write.
 #include <chrono>
 #include <iostream>
 #include <string>
@@ -57,7 +57,7 @@ std::vector<LeaseConfig> Configs(const BenchOptions& o) {
   return out;
 }
 
-// Status PUTs between two server counts.
+// Status write requests between two server counts.
 struct Puts {
   double ok = 0, conflicts = 0, attempts = 0;
 };
@@ -320,9 +320,9 @@ void RunLeaseComparison(const BenchOptions& options) {
       rows.push_back(MeasureLease(options, config, n));
     }
   }
-  Table table({"settings", "N", "start-up PUTs (409s)", "churn writes/change",
-               "churn PUTs/change", "burst PUTs/change (s)", "kills", "failover p50 (s)",
-               "failover p99 (s)", "failover max (s)", "PUTs per kill (409s)",
+  Table table({"settings", "N", "start-up requests (409s)", "churn writes/change",
+               "churn requests/change", "burst requests/change (s)", "kills", "failover p50 (s)",
+               "failover p99 (s)", "failover max (s)", "requests per kill (409s)",
                "kills with a failed write", "D / wait q95 (s)", "takeovers lost",
                "load at end (1/5/15 min)"});
   for (const LeaseRow& r : rows) {
@@ -394,9 +394,9 @@ void RunLeaseComparison(const BenchOptions& options) {
 void RunSlowLeader(const BenchOptions& options) {
   std::vector<LeaseConfig> configs = Configs(options);
   std::cout << "\n## (h) A slow leader: " << options.slow_latency_ms
-            << " ms on every status PUT, N=3\n\n"
+            << " ms on every status write, N=3\n\n"
             << std::flush;
-  Table slow({"settings", "changes (need a write)", "PUTs", "409s", "PUTs/change",
+  Table slow({"settings", "changes (need a write)", "requests", "409s", "requests/change",
               "takeovers lost", "converged after last change (s)", "load at end (1/5/15 min)"});
   for (const LeaseConfig& config : configs) {
     std::cerr << "  measuring slow leader, " << config.name << " ..." << std::endl;
@@ -408,7 +408,7 @@ void RunSlowLeader(const BenchOptions& options) {
   }
   std::string slow_md = slow.Render();
   std::cout << slow_md << "\n";
-  std::cout << Fmt("After start-up on %d routes, every status PUT is delayed %d ms by the API "
+  std::cout << Fmt("After start-up on %d routes, every status write is delayed %d ms by the API "
                    "server (fault injection, before the write applies); %d changes of the mix "
                    "of (a) at %.1f/s. Takeovers lost: routestatus_lease_takeovers_total"
                    "{outcome=\"lost\"} summed over the replicas (whole run).\n",

@@ -160,7 +160,7 @@ void RunLatency(const BenchOptions& options) {
   std::string md = table.Render();
   std::cout << md << "\n";
   std::cout << Fmt("Latency: from just before the POST to the watch event (our own watch) that "
-                   "shows routerName=default Admitted=True. Status PUTs during the run: %.0f ok, "
+                   "shows routerName=default Admitted=True. Status write requests during the run: %.0f ok, "
                    "%.0f conflicts for %d creates.\n",
                    writes.status_ok, writes.status_conflict, total + 5);
   WriteResultMarkdown(options, "latency.md", md);
@@ -182,7 +182,7 @@ void RunIdle(const BenchOptions& options) {
   std::this_thread::sleep_for(std::chrono::seconds(options.idle_seconds));
   ServerWrites after = cluster.Writes();
   double cpu = cluster.ReplicaStats().cpu_seconds - cpu_before;
-  Table table({"window (s)", "status PUTs", "other write verbs", "total writes (goal 0)",
+  Table table({"window (s)", "status write requests", "other write verbs", "total writes (goal 0)",
                "CPU s per replica"});
   double status = after.status_attempts() - before.status_attempts();
   double other = after.other_writes - before.other_writes;
@@ -373,7 +373,7 @@ void RunScale(const BenchOptions& options) {
                          [](const ScaleRun& r) { return r.restart_rss_mb; });
   Figure restart_cpu = F("restart_cpu_s", "restart: CPU s per replica", 0.5,
                          [](const ScaleRun& r) { return r.restart_cpu_s; });
-  Figure restart_puts = F("restart_puts", "restart: status PUTs (goal 0)", 0,
+  Figure restart_puts = F("restart_puts", "restart: status write requests (goal 0)", 0,
                           [](const ScaleRun& r) { return r.restart_puts; });
   const double fleet_n = options.fleet_replicas;
   Figure fleet_ready = F("fleet_ready_s", "fleet restart: time to all ready (s)", 1.0,
@@ -386,7 +386,7 @@ void RunScale(const BenchOptions& options) {
   Figure fleet_growth = F("fleet_server_growth_mb", "fleet restart: server memory growth (MB)",
                           0.5, [](const ScaleRun& r) { return r.fleet_stream.server_growth_mb; });
 
-  Table table({"phase", "time to ready (s)", "all entries in place (s)", "status PUTs (409s)",
+  Table table({"phase", "time to ready (s)", "all entries in place (s)", "status write requests (409s)",
                "writes/s", "peak RSS per replica (MB)", "CPU s per replica"});
   const ScaleRun& last = runs.back();
   table.AddRow({"cold start (no statuses)", Cell(cold_ready, "%.1f"), Cell(cold_done, "%.1f"),
@@ -412,8 +412,8 @@ void RunScale(const BenchOptions& options) {
   std::string fleet_md = fleet.Render();
   std::cout << md << "\n" << fleet_md << "\n";
   std::cout << Fmt("%zu of %d routes had our entry after the cold start. writes/s = successful "
-                   "status PUTs after the replicas were ready / time until the last entry "
-                   "appeared. Restart: PUTs counted from the restart to %d s after the last "
+                   "status write requests after the replicas were ready / time until the last entry "
+                   "appeared. Restart: requests counted from the restart to %d s after the last "
                    "replica was ready (goal 0). Peak RSS = max VmHWM over replicas (goal <= 128 "
                    "MB). Controllers ran with --qps=100000 --burst=100000. Fleet rows: the "
                    "embedded API server's apiserver_storage_list_total (a storage read: every "

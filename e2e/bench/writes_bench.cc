@@ -1,4 +1,4 @@
-// (a) writes and PUT attempts per change vs N, and (e) CPU per 1,000
+// (a) writes and write requests per change vs N, and (e) CPU per 1,000
 // changes per replica.
 #include <chrono>
 #include <iostream>
@@ -86,9 +86,9 @@ void RunWritesPerChange(const BenchOptions& options) {
     results.push_back(MeasureOne(options, n, false));
     if (naive_measured) naive_results.push_back(MeasureOne(options, n, true));
   }
-  Table table({"N", "changes (need a write)", "successful writes", "409s", "PUTs",
-               "writes/change", "PUTs/change", "naive writes/change", "naive 409s",
-               "naive PUTs/change", "start-up PUTs (routes)", "naive start-up PUTs",
+  Table table({"N", "changes (need a write)", "successful writes", "409s", "requests",
+               "writes/change", "requests/change", "naive writes/change", "naive 409s",
+               "naive requests/change", "start-up requests (routes)", "naive start-up requests",
                "converged after last change (s)"});
   for (size_t i = 0; i < results.size(); ++i) {
     const WritesResult& r = results[i];
@@ -142,8 +142,8 @@ void RunWritesPerChange(const BenchOptions& options) {
   // The plot.
   std::vector<double> xs;
   PlotSeries writes{"successful writes", "#1f77b4", false, {}};
-  PlotSeries puts{"PUT attempts", "#2ca02c", false, {}};
-  PlotSeries naive{naive_measured ? "naive PUTs (measured)" : "naive PUTs (N x changes)",
+  PlotSeries puts{"write requests", "#2ca02c", false, {}};
+  PlotSeries naive{naive_measured ? "naive requests (measured)" : "naive requests (N x changes)",
                    "#d62728", true, {}};
   for (size_t i = 0; i < results.size(); ++i) {
     const WritesResult& r = results[i];
@@ -158,7 +158,7 @@ void RunWritesPerChange(const BenchOptions& options) {
          naive_measured ? naive_results[i].attempts / std::max(1, naive_results[i].write_changes)
                         : static_cast<double>(r.n)});
   }
-  std::string svg = RenderLinePlot("Status PUTs per route change", "replicas (N)",
+  std::string svg = RenderLinePlot("Status write requests per route change", "replicas (N)",
                                    "per change", xs, {naive, puts, writes});
   std::string path = options.results_dir + "/writes_per_change.svg";
   if (WriteTextFile(path, svg)) {
