@@ -155,7 +155,7 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
     ++stats_.skipped_no_change;
     return SyncResult::kNoChange;
   }
-  if (observed && gate_.IsChangeContended(route->metadata.uid)) {
+  if (Blocked(route->metadata.uid, observed.has_value())) {
     ++stats_.skipped_contended;
     VLOG(4) << "route " << key << ": change contended, not writing";
     return SyncResult::kContended;
@@ -192,12 +192,12 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
     ClearFailure(key, false);
     return {WorkResult::kNone, false};
   }
-  if (observed && gate_.IsChangeContended(uid)) {
+  if (Blocked(uid, observed.has_value())) {
     ++stats_.skipped_contended;
     // A short block (a suspect value) is retried when it ends. Why kNone:
     // we lost no write and saw no peer of ours; the block is the tracker's
     // (issue 23: a Release here made a leader follow).
-    const Duration again = gate_.RecheckAfter(uid);
+    const Duration again = RecheckAfter(uid, observed.has_value());
     return {WorkResult::kNone, again > Duration::zero(), again};
   }
   auto body = kubeclient::WithIngressEntry(*route, admission_.router_name, desired);
@@ -262,6 +262,18 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
   WorkOutcome outcome{WorkResult::kNone, true, NoteFailure(key, desired, status)};
   outcome.key_failing = true;
   return outcome;
+}
+
+Duration StatusSyncer::BlockEndsIn(const Route& route) {
+  return RecheckAfter(route.metadata.uid, route.FindIngress(admission_.router_name).has_value());
+}
+
+bool StatusSyncer::Blocked(const std::string& uid, bool has_entry) {
+  return has_entry ? gate_.IsChangeContended(uid) : gate_.IsCreationBlocked(uid);
+}
+
+Duration StatusSyncer::RecheckAfter(const std::string& uid, bool has_entry) {
+  return has_entry ? gate_.RecheckAfter(uid) : gate_.RecheckCreationAfter(uid);
 }
 
 void StatusSyncer::NoteAuthFailure(const Status& status) {

@@ -32,12 +32,6 @@ struct KnownFailure {
   const char* failure;  // the start of its first failure message
 };
 constexpr KnownFailure kKnownFailures[] = {
-    // Two replicas write after the quiet start's lease expiry; one, whose
-    // route watch ran ahead of its namespace watch, re-adds an entry.
-    {Scenario::kSteady, 91, "PUT bound"},
-    // Three followers take over from a leader whose watch lags (a slow
-    // watch delivery longer than the takeover deadline).
-    {Scenario::kOutage, 48, "PUT bound"},
     // Slow PUTs make replicas race at start-up and after idle lease expiry.
     {Scenario::kSlowLeader, 5, "PUT bound"},
     {Scenario::kSlowLeader, 39, "PUT bound"},
