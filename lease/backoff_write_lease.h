@@ -206,6 +206,9 @@ class BackoffWriteLease final : public WriteLease {
   // Erases a slot that is not running (a running slot's thread still uses it).
   void EraseSlotLocked(std::unordered_map<std::string, Slot>::iterator it);
   Duration BackoffLocked(int tick);
+  // How long a follower follows at `tick`: the backoff, and in progress
+  // mode at least the takeover's longest wait (see the .cc).
+  Duration FollowForLocked(int tick);
   Duration FollowerDelayLocked();
   // kPerChange: when `slot`'s change is due for takeover; max() otherwise.
   SteadyTime ChangeTakeoverDueLocked(const Slot& slot) const;

@@ -32,10 +32,10 @@ struct KnownFailure {
   const char* failure;  // the start of its first failure message
 };
 constexpr KnownFailure kKnownFailures[] = {
-    // Slow PUTs make replicas race at start-up and after idle lease expiry.
-    {Scenario::kSlowLeader, 5, "PUT bound"},
-    {Scenario::kSlowLeader, 39, "PUT bound"},
-    {Scenario::kSlowLeader, 40, "PUT bound"},
+    // Slow PUTs: at start-up two replicas win their first (1 s) writes and
+    // both lead until each sees the other's; a change after a quiet spell
+    // is written by the followers too (their leases expired).
+    {Scenario::kSlowLeader, 23, "PUT bound"},
 };
 
 const KnownFailure* FindKnownFailure(Scenario scenario, uint64_t seed) {
