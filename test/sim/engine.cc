@@ -292,12 +292,20 @@ void Engine::Owner(const std::string& what, const std::function<void()>& op) {
   // needs none).
   int64_t writes = 0;
   for (const auto& [key, e] : after) {
+    auto it = before.find(key);
+    const Expect none;
+    const bool changed = e != (it == before.end() ? none : it->second);
+    // A new expected entry of a route whose PUTs are rejected starts its
+    // backoff afresh (CheckBounds); one made as the fault began does not.
+    auto since = failing_since_.find(key);
+    if (changed && since != failing_since_.end() && api_.fail_status_of.count(key) > 0 &&
+        clock_.Now() > since->second) {
+      ++failing_entry_changes_[key];
+    }
     // Why: the broken route's writes wait for the fault to heal; its PUTs
     // and writes are left out of the bounds too (CheckBounds).
     if (key == broken_route_) continue;
-    auto it = before.find(key);
-    const Expect none;
-    if (e != (it == before.end() ? none : it->second)) ++writes;
+    if (changed) ++writes;
   }
   (counting_changes_ ? result_.changes : result_.startup_changes) += writes;
 }
@@ -475,6 +483,7 @@ void Engine::BreakRoute(Duration heal) {
   const bool forbidden = PerturbChance(0.5);
   Trace("fault: status PUTs of " + broken_route_ + " are rejected (" +
         (forbidden ? "403" : "422") + ") until " + Ms(heal));
+  failing_since_[broken_route_] = clock_.Now();
   api_.fail_status_of[broken_route_] =
       // Why a webhook's denial: a 403 about one route is an admission
       // webhook's (RBAC answers every route alike, and an RBAC-shaped 403

@@ -218,6 +218,11 @@ class Engine {
   // backoff bound applies).
   std::string broken_route_;
   int64_t broken_writes_ = 0;
+  // When each route whose PUTs are rejected (failing_route_, broken_route_)
+  // began failing, and how many times an owner gave it another expected
+  // entry since (each restarts its per-key backoff).
+  std::map<std::string, SteadyTime> failing_since_;
+  std::map<std::string, int64_t> failing_entry_changes_;
   int64_t coalesce_count_ = 0;
   SteadyTime last_quiet_check_{};
   SteadyTime last_records_check_{};
