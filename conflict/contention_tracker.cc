@@ -139,7 +139,11 @@ void ContentionTracker::ObserveLocked(const std::string& uid, const std::string&
       it = ids_.emplace(uid, Element{}).first;
     }
     Element& e = it->second;
-    if (e.state == State::kSuspect) RestoredLocked(e, now);
+    // Why not RestoredLocked (which arms the route): another writer set
+    // ours, so the suspect value was an older view and nobody disagrees; a
+    // peer's write is no considered disagreement of ours. Armed by it, the
+    // next lagging namespace watch's view difference counted (issue 23).
+    if (e.state == State::kSuspect) e.state = State::kCandidate;
     if (e.held && !(e.own && e.last == new_print)) {
       // Another writer set ours: the fight is over (or was reconfigured).
       e.held = false;

@@ -65,8 +65,9 @@ struct ContentionSnapshot {
 // which namespace labels decide) may come from a slightly older view, the
 // writer's or ours: it makes the route Suspect (we do not change it for
 // suspect_block, then reconcile it again; not counted, not named in a
-// warning, no cut-off). It counts only as a second change away: after the
-// entry was restored to ours at least suspect_block after the suspicion
+// warning, no cut-off). It counts only as a second change away: after we
+// restored the entry to ours (our write; a peer's ends the suspicion
+// without arming) at least suspect_block after the suspicion
 // (by then every view has caught up, so the restore is a considered
 // disagreement), a view difference within the interval counts.
 //
@@ -233,7 +234,7 @@ class ContentionTracker {
                      const std::optional<kubeclient::RouteIngress>& new_entry,
                      const kubeclient::RouteIngress* desired, Difference difference,
                      SteadyTime now);
-  // REQUIRES: mu_ held. The entry became ours again (by us or a peer).
+  // REQUIRES: mu_ held. We wrote the entry back to ours (Clear).
   void RestoredLocked(Element& e, SteadyTime now) const;
   // REQUIRES: mu_ held. Counts a contention of `e` (state Contended).
   void CountLocked(Element& e, const std::string& route_key,

@@ -346,6 +346,29 @@ TEST_F(TrackerTest, RemovalBlocksOurCreationForTheRouteOnly) {
   EXPECT_TRUE(t.IsChangeContended("u"));
 }
 
+// Issue 23 (simulator claims seed 278486999058658, perturbed): a peer
+// removed our entry (its namespace view said the route left the shard):
+// Suspect. A minute later the namespace is back in the shard and a peer
+// replica writes our entry again: the suspicion is over, but that write is
+// no considered disagreement of ours, so it does not arm the route. When
+// the namespace leaves again, the leader's removal reaching us before our
+// namespace watch does is a view difference again, not a contention
+// (before: armed by the peer's write, it counted, with one configuration).
+TEST_F(TrackerTest, PeerRestoringASuspectValueDoesNotArmTheRoute) {
+  ContentionTracker t(clock_, Options());
+  const RouteIngress ours = Entry("a.example.com");
+  t.Clear("u", ours);
+  t.Removed("u", "ns/a", ours, &ours);
+  ASSERT_EQ(t.Snapshot().suspect_routes, 1u);
+  clock_.Advance(seconds(60));
+  t.Appeared("u", "ns/a", ours, &ours);  // a peer replica of ours
+  EXPECT_EQ(t.Snapshot().suspect_routes, 0u);
+  clock_.Advance(seconds(10));
+  t.Removed("u", "ns/a", ours, &ours);
+  EXPECT_EQ(t.Snapshot().contentions, 0);
+  EXPECT_EQ(t.Snapshot().suspect_routes, 1u);
+}
+
 TEST_F(TrackerTest, ManyStaleViewsNeverCutOff) {
   using D = ContentionTracker::Difference;
   ContentionTracker t(clock_, Options());
