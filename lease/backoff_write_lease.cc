@@ -403,7 +403,10 @@ void BackoffWriteLease::TransitionLocked(LeaseState to, const char* cause, Fired
           << "ms)";
   state_ = to;
   fired->push_back(t);
-  if (to == LeaseState::kFollower) takeover_.Follow(clock_.Now());
+  if (to == LeaseState::kFollower) {
+    ++follows_;
+    takeover_.Follow(clock_.Now());
+  }
   if (to == LeaseState::kLeader) {
     // Why: work deferred while following or waiting for the election gate
     // is ours to do now; retry delays are kept.
@@ -460,6 +463,7 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
   // Why Election too: a replica that lost the start-up race learns the
   // write latency from its answer, or a slow leader is overrun at once.
   const bool sampled = state_ != LeaseState::kLeader;
+  const uint64_t follows_before = follows_;
   {
     Slot& slot = slots_.at(key);
     work = std::move(slot.work);
@@ -503,6 +507,14 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
     // over the next key at once would only fail again. A key that fails on
     // its own says nothing about the others.
     takeover_.LostWrite(now);
+  }
+  if (outcome.result == WorkResult::kExtend && follows_ != follows_before) {
+    // Why: we began following while this write was out (another of our
+    // writes lost, or a peer's write reached our watch). Its success shows
+    // only that we were first on this key, not that we lead: leading
+    // again beside the replica that beat us raced every next change
+    // (issue 23, the simulator's steady seed 102511716593510).
+    outcome.result = WorkResult::kNone;
   }
   ApplyLocked(outcome.result, now, fired);
   slot.running = false;

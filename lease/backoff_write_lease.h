@@ -236,6 +236,9 @@ class BackoffWriteLease final : public WriteLease {
   LeaseState state_ = LeaseState::kElection;  // GUARDED_BY(mu_)
   int tick_ = 0;                              // GUARDED_BY(mu_)
   SteadyTime expires_{};          // GUARDED_BY(mu_)
+  // Transitions to Follower so far: a write that was out across one does
+  // not make us leader (RunPicked). GUARDED_BY(mu_)
+  uint64_t follows_ = 0;
   Duration election_offset_{};    // election_delay x (0.1 + U[0, 1)), drawn once
   // First Try in Election + election_offset_; unset before it.
   std::optional<SteadyTime> election_gate_;  // GUARDED_BY(mu_)

@@ -550,5 +550,29 @@ TEST_F(TakeoverLeaseTest, ShortBackoffDoesNotUndercutTheTakeoverDeadline) {
   EXPECT_LT(Since(last), d * 3 / 2);
 }
 
+// Issue 23 (simulator steady seed 102511716593510, perturbed): a leader
+// with two writes in flight loses one (409: another replica leads) and
+// follows; its other write, sent while it led, then succeeds. That success
+// is no new evidence that we lead: it stays a follower (before: it led
+// again, beside the replica that beat it, and both raced the next
+// changes).
+TEST_F(TakeoverLeaseTest, WriteSentBeforeLosingDoesNotMakeUsLeadAgain) {
+  BackoffWriteLease lease(clock_, Options());
+  lease.Try("a", Record("a", kExtendOutcome));
+  ASSERT_EQ(lease.RunDue(), 1);
+  ASSERT_EQ(lease.State(), LeaseState::kLeader);
+  lease.Try("late", [this, &lease] {
+    // While this PUT is out, the other worker's PUT is answered: 409.
+    EXPECT_EQ(lease.RunDue(), 1);
+    EXPECT_EQ(lease.State(), LeaseState::kFollower);
+    ran_.push_back("late");
+    return kExtendOutcome;
+  });
+  lease.Try("lost", Record("lost", kReleaseOutcome));
+  ASSERT_EQ(lease.RunDue(), 1);
+  EXPECT_EQ(ran_, (std::vector<std::string>{"a", "lost", "late"}));
+  EXPECT_EQ(lease.State(), LeaseState::kFollower);
+}
+
 }  // namespace
 }  // namespace routestatus::lease
