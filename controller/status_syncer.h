@@ -125,6 +125,9 @@ class StatusSyncer {
   void BeginOwnWrite(const std::string& key, const std::string& read_version,
                      const std::optional<kubeclient::RouteIngress>& written);
   void EndOwnWrite(const std::string& key, const std::string& resource_version);
+  // True when our write of `key` over `cached_version` succeeded and its
+  // echo has not been seen: the cache is behind our own write.
+  bool AwaitingOwnEcho(const std::string& key, const std::string& cached_version);
   // True when the entry change of `key` seen at `resource_version`, where
   // our entry is `observed`, is our own write. An entry equal to the one we
   // wrote is ours (our echo, or our echo coalesced by the work queue with
