@@ -82,6 +82,7 @@ void RunSeeds(Scenario scenario, uint64_t first, uint64_t count) {
     SimOptions o;
     o.scenario = scenario;
     o.seed = seed;
+    o.perturb = true;  // test/sim/README.md, "Perturbations"
     if (!CheckRun(o, RunSimulation(o), failed < 5)) ++failed;
   }
   EXPECT_EQ(failed, 0) << ScenarioName(scenario) << ": failing seeds among " << first << ".."
@@ -107,6 +108,7 @@ TEST(SimulationTest, SlowLeaderIsNotOverrun) {
     SimOptions o;
     o.scenario = Scenario::kSlowLeader;
     o.seed = seed;
+    o.perturb = true;
     SimResult r = RunSimulation(o);
     if (!CheckRun(o, r, failed < 5)) ++failed;
     puts += r.puts;
