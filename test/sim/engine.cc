@@ -109,7 +109,8 @@ Engine::Engine(const SimOptions& options)
       extra_rng_(options.seed ^ 0x9e3779b97f4a7c15ULL),
       scheduler_(clock_),
       api_(scheduler_, rng_, ApiOptions(options)),
-      perturb_rng_(PerturbSeed(options.seed)) {
+      perturb_rng_(PerturbSeed(options.seed)),
+      partition_rng_(PerturbSeed(options.seed ^ 0x9a47ULL)) {
   result_.options = options;
 }
 
@@ -469,6 +470,49 @@ void Engine::DrawPerturbations() {
   break_route_ = PerturbChance(0.5);
   skew_clocks_ = PerturbChance(0.5);
   coalesce_ = PerturbChance(0.5);
+  partition_ = o_.partition && lease::UniformUnit(partition_rng_) < 0.5;
+}
+
+void Engine::SchedulePartition(Duration from, Duration to) {
+  if (!partition_ || to <= from) return;
+  auto uniform = [this](Duration lo, Duration hi) {
+    return lo + Duration(static_cast<int64_t>(lease::UniformUnit(partition_rng_) *
+                                              static_cast<double>((hi - lo).count())));
+  };
+  const Duration at = uniform(from, to);
+  const Duration length = uniform(seconds(5), seconds(20));
+  At(T(at), [this, length] {
+    const int leader = LeaderSlot();
+    if (leader < 0 || !slots_[leader].live) return;
+    ++partitions_;
+    slots_[leader].live->Partition(clock_.Now() + length);
+    Trace("fault: replica " + std::to_string(leader) + " partitioned for " + Ms(length));
+    After(milliseconds(100), [this] {
+      if (probe_) return;
+      const std::string key = PickRoute(true);
+      // Why not a route whose PUTs are rejected: its write waits for the
+      // fault to heal, whoever leads.
+      if (key.empty() || key == broken_route_ || key == failing_route_) return;
+      const std::string host = "h" + std::to_string(next_host_++) + ".example.com";
+      Owner("(partition probe) host of " + key + " -> " + host,
+            [&] { api_.SetRouteHost(key, host); });
+      probe_ = Probe{key, Expectations(0).at(key), clock_.Now(), FailoverBound()};
+    });
+    After(length + seconds(10), [this] {
+      // An owner's later change (or delete) of the probe's route replaces
+      // what it waits for: nothing to check.
+      if (probe_) {
+        const auto now = Expectations(0);
+        auto it = now.find(probe_->key);
+        if (it == now.end() || it->second != probe_->expect) probe_.reset();
+      }
+      if (probe_) {
+        Fail("partition: change of " + probe_->key + " still not written after " +
+             Ms(clock_.Now() - probe_->changed));
+        probe_.reset();
+      }
+    });
+  });
 }
 
 void Engine::BreakRoute(Duration heal) {

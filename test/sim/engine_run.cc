@@ -127,6 +127,14 @@ SimResult Engine::Run() {
   // Why from the start: the route must be held in every replica's retry
   // when the leader crashes or a change comes (issue 23 item 1).
   BreakRoute(active);
+  // Why not in fight (two configurations: no one leader) nor failover and
+  // chaos (their crashes and the failover probe already take the leader).
+  if (o_.scenario != Scenario::kFight && o_.scenario != Scenario::kFailover &&
+      o_.scenario != Scenario::kChaos) {
+    SchedulePartition(phase + (active - phase) / 4, phase + (active - phase) * 3 / 4);
+  } else {
+    partition_ = false;
+  }
   if (o_.perturb) {
     std::string p;
     if (!broken_route_.empty()) {
@@ -137,6 +145,7 @@ SimResult Engine::Run() {
     }
     if (skew_clocks_) p += std::string(p.empty() ? "" : ", ") + "skew";
     if (coalesce_) p += std::string(p.empty() ? "" : ", ") + "coalesce";
+    if (partition_) p += std::string(p.empty() ? "" : ", ") + "partition";
     if (!p.empty()) result_.perturbations = p;
   }
 
@@ -242,7 +251,11 @@ void Engine::CheckBounds() {
   // Why the crash term: a restarted replica starts in Election and may
   // spend one PUT before it sees a leader's write; a crashed leader leaves
   // up to N-2 followers whose leases run out together. Writes need none.
-  const int64_t crash_puts = static_cast<int64_t>(result_.crashes) * (n - 1);
+  // A partitioned leader is a crashed one for its followers, and when it
+  // answers again it may spend one stale PUT per worker (up to 3) before
+  // its watch shows the new leader.
+  const int64_t crash_puts =
+      static_cast<int64_t>(result_.crashes) * (n - 1) + partitions_ * (n - 1 + 3);
   // Why the failing route's PUTs apart: rejected PUTs are bounded by its
   // own backoff (checked below), not by the changes.
   const int64_t broken_puts = broken_route_.empty() ? 0 : api_.puts_of(broken_route_);
