@@ -139,7 +139,11 @@ void ContentionTracker::ObserveLocked(const std::string& uid, const std::string&
       it = ids_.emplace(uid, Element{}).first;
     }
     Element& e = it->second;
-    if (e.state == State::kSuspect) RestoredLocked(e, now);
+    // Why not RestoredLocked (which arms the route): another writer set
+    // ours, so the suspect value was an older view and nobody disagrees; a
+    // peer's write is no considered disagreement of ours. Armed by it, the
+    // next lagging namespace watch's view difference counted (issue 23).
+    if (e.state == State::kSuspect) e.state = State::kCandidate;
     if (e.held && !(e.own && e.last == new_print)) {
       // Another writer set ours: the fight is over (or was reconfigured).
       e.held = false;
@@ -356,7 +360,23 @@ bool ContentionTracker::BlockedLocked(const Element& e, SteadyTime now) const {
   return false;
 }
 
+bool ContentionTracker::IsCreationBlocked(const std::string& uid) {
+  std::lock_guard<std::mutex> l(mu_);
+  const SteadyTime now = clock_.Now();
+  MaybeFlushLocked(now);
+  auto it = ids_.find(uid);
+  return it != ids_.end() && BlockedLocked(it->second, now);
+}
+
 Duration ContentionTracker::RecheckAfter(const std::string& uid) const {
+  return RecheckIn(uid, /*cutoff_blocks=*/true);
+}
+
+Duration ContentionTracker::RecheckCreationAfter(const std::string& uid) const {
+  return RecheckIn(uid, /*cutoff_blocks=*/false);
+}
+
+Duration ContentionTracker::RecheckIn(const std::string& uid, bool cutoff_blocks) const {
   std::lock_guard<std::mutex> l(mu_);
   const SteadyTime now = clock_.Now();
   auto left = [now](SteadyTime end) { return end > now ? end - now : Duration::zero(); };
@@ -365,7 +385,7 @@ Duration ContentionTracker::RecheckAfter(const std::string& uid) const {
   // own block that outlasts it, is asked again then.
   auto it = ids_.find(uid);
   if (it != ids_.end() && it->second.held) return Duration::zero();
-  if (contentions_ > options_.limit) return left(next_flush_);
+  if (cutoff_blocks && contentions_ > options_.limit) return left(next_flush_);
   if (it == ids_.end()) return Duration::zero();
   switch (it->second.state) {
     case State::kCandidate: return Duration::zero();

@@ -65,8 +65,9 @@ struct ContentionSnapshot {
 // which namespace labels decide) may come from a slightly older view, the
 // writer's or ours: it makes the route Suspect (we do not change it for
 // suspect_block, then reconcile it again; not counted, not named in a
-// warning, no cut-off). It counts only as a second change away: after the
-// entry was restored to ours at least suspect_block after the suspicion
+// warning, no cut-off). It counts only as a second change away: after we
+// restored the entry to ours (our write; a peer's ends the suspicion
+// without arming) at least suspect_block after the suspicion
 // (by then every view has caught up, so the restore is a considered
 // disagreement), a view difference within the interval counts.
 //
@@ -78,8 +79,9 @@ struct ContentionSnapshot {
 //   replicas write (e.g. after the route owner changed spec.host, our leader
 //   writes the new host; the watch may deliver that before our Clear()).
 //   Without `desired`, only `last` tells our writes from theirs.
-// - Ask IsChangeContended() before changing or removing an existing entry.
-//   Creating our entry (it was absent) is never blocked: do not ask.
+// - Ask IsChangeContended() before changing or removing an existing entry,
+//   IsCreationBlocked() before creating one (the cut-off never blocks a
+//   creation; a route whose entry another writer removed may be blocked).
 // - Call Clear() after every successful write of ours.
 //
 // Thread-safe: the informer thread calls Changed while workers call the rest.
@@ -154,6 +156,17 @@ class ContentionTracker {
   // after our rewrite at the end of its block (a live fight, not a careless
   // writer; so a fight settles instead of being replayed every window).
   Duration RecheckAfter(const std::string& uid) const;
+  // True if we must not create our entry of `uid` (absent now): the route
+  // itself is blocked as IsChangeContended says (Suspect, Contended, held),
+  // the cut-off aside. Why: another writer's removal of an entry we keep is
+  // a view difference like any other (issue 23: a replica whose namespace
+  // watch lagged re-created entries a peer had just removed, and removed
+  // them again a moment later). The cut-off does not block creations, so
+  // new routes are always admitted.
+  bool IsCreationBlocked(const std::string& uid);
+  // As RecheckAfter for a creation IsCreationBlocked blocks: the end of the
+  // route's own block, never the cut-off's flush.
+  Duration RecheckCreationAfter(const std::string& uid) const;
 
   // Warnings (LOG(WARNING), at once, from the call that counts): the first
   // contention of a window names the route with our value and theirs; the
@@ -221,7 +234,7 @@ class ContentionTracker {
                      const std::optional<kubeclient::RouteIngress>& new_entry,
                      const kubeclient::RouteIngress* desired, Difference difference,
                      SteadyTime now);
-  // REQUIRES: mu_ held. The entry became ours again (by us or a peer).
+  // REQUIRES: mu_ held. We wrote the entry back to ours (Clear).
   void RestoredLocked(Element& e, SteadyTime now) const;
   // REQUIRES: mu_ held. Counts a contention of `e` (state Contended).
   void CountLocked(Element& e, const std::string& route_key,
@@ -231,6 +244,8 @@ class ContentionTracker {
                    SteadyTime now);
   // REQUIRES: mu_ held.
   bool BlockedLocked(const Element& e, SteadyTime now) const;
+  // RecheckAfter, or with `cutoff_blocks` false RecheckCreationAfter.
+  Duration RecheckIn(const std::string& uid, bool cutoff_blocks) const;
   // REQUIRES: mu_ held. Sets pending_warning_ when this contention is the
   // window's first, or engages the cut-off (see Flush()).
   void PromptWarningLocked(const std::string& route_key,

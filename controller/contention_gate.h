@@ -46,13 +46,27 @@ class ContentionGate {
   // The route with this UID was deleted.
   virtual void Forget(const std::string& uid) = 0;
   // True when we must not change our existing entry of `uid` now. Not asked
-  // when our entry is absent (creating it is never blocked).
+  // when our entry is absent (see IsCreationBlocked).
   virtual bool IsChangeContended(const std::string& uid) = 0;
+  // True when we must not create our entry of `uid` (absent now) yet: the
+  // route itself is blocked (another writer removed our entry, a view
+  // difference or a fight). The cut-off never blocks a creation, so a new
+  // route is always admitted.
+  virtual bool IsCreationBlocked(const std::string& uid) {
+    (void)uid;
+    return false;
+  }
   // While a change of `uid` is blocked (IsChangeContended): how long until
   // the block may end and the route should be reconciled again, so that
   // every route a block held is reconciled when it ends; zero when nothing
   // blocks it.
   virtual Duration RecheckAfter(const std::string& uid) {
+    (void)uid;
+    return Duration::zero();
+  }
+  // As RecheckAfter, for a creation blocked by IsCreationBlocked: the end
+  // of the route's own block (never the cut-off's flush).
+  virtual Duration RecheckCreationAfter(const std::string& uid) {
     (void)uid;
     return Duration::zero();
   }

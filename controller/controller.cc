@@ -204,7 +204,7 @@ bool Controller::ProcessNextItem() {
     // slightly older view) is reconciled again when the block ends, not at
     // the next resync.
     if (auto route = routes_.Get(key)) {
-      const Duration again = gate_.RecheckAfter(route->metadata.uid);
+      const Duration again = syncer_.BlockEndsIn(*route);
       if (again > Duration::zero()) queue_.AddAfter(key, again);
     }
   }

@@ -95,6 +95,12 @@ class StatusSyncer {
   // The work queued for `key` whose route had UID `uid` (public for tests).
   lease::WorkOutcome RunWork(const std::string& key, const std::string& uid);
 
+  // For a route Sync found blocked (kContended): how long until the
+  // tracker's block may end, when the caller reconciles it again (zero: not
+  // re-queued; a held fight). A creation (our entry absent) waits only for
+  // the route's own block, a change also for the cut-off.
+  Duration BlockEndsIn(const kubeclient::Route& route);
+
   // The API server answers again after an outage: ends the backoff of
   // every route whose last failure was a 5xx (it may have been the
   // outage's, not the route's), so the re-queue that follows writes them
@@ -121,6 +127,9 @@ class StatusSyncer {
   void BeginOwnWrite(const std::string& key, const std::string& read_version,
                      const std::optional<kubeclient::RouteIngress>& written);
   void EndOwnWrite(const std::string& key, const std::string& resource_version);
+  // True when our write of `key` over `cached_version` succeeded and its
+  // echo has not been seen: the cache is behind our own write.
+  bool AwaitingOwnEcho(const std::string& key, const std::string& cached_version);
   // True when the entry change of `key` seen at `resource_version`, where
   // our entry is `observed`, is our own write. An entry equal to the one we
   // wrote is ours (our echo, or our echo coalesced by the work queue with
@@ -161,6 +170,11 @@ class StatusSyncer {
   void ClearFailure(const std::string& key, bool recovered);
   // True while the write of `entry` for `key` backs off after failing.
   bool InBackoff(const std::string& key, const std::optional<kubeclient::RouteIngress>& entry);
+  // Whether the gate blocks writing route `uid` now, and for how long:
+  // IsChangeContended/RecheckAfter when our entry exists (`has_entry`),
+  // IsCreationBlocked/RecheckCreationAfter when we would create it.
+  bool Blocked(const std::string& uid, bool has_entry);
+  Duration RecheckAfter(const std::string& uid, bool has_entry);
 
   struct Failure {
     int attempts = 0;

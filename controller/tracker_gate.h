@@ -40,8 +40,14 @@ class TrackerGate final : public ContentionGate {
   bool IsChangeContended(const std::string& uid) override {
     return tracker_.IsChangeContended(uid);
   }
+  bool IsCreationBlocked(const std::string& uid) override {
+    return tracker_.IsCreationBlocked(uid);
+  }
   Duration RecheckAfter(const std::string& uid) override {
     return tracker_.RecheckAfter(uid);
+  }
+  Duration RecheckCreationAfter(const std::string& uid) override {
+    return tracker_.RecheckCreationAfter(uid);
   }
   void Clear(const std::string& uid,
              const std::optional<kubeclient::RouteIngress>& written) override {

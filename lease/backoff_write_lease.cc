@@ -215,14 +215,14 @@ void BackoffWriteLease::Extend(const std::string& key, EntryWriter writer) {
           // race on every change.
           ++stats_.foreign_extends;
           tick_ = 0;
-          expires_ = now + BackoffLocked(tick_);
+          expires_ = now + FollowForLocked(tick_);
           TransitionLocked(LeaseState::kFollower, "extend:foreign", &fired);
         }
         break;
       case LeaseState::kElection:
         if (options_.election_follows_extend && peer) {
           tick_ = 0;
-          expires_ = now + BackoffLocked(tick_);
+          expires_ = now + FollowForLocked(tick_);
           TransitionLocked(LeaseState::kFollower, "extend", &fired);
         }
         break;
@@ -232,7 +232,7 @@ void BackoffWriteLease::Extend(const std::string& key, EntryWriter writer) {
         // and as a sample it would teach the deadline our own wait.
         if (peer) takeover_.ForeignWrite(now, holding, key_held_since);
         tick_ = std::min(tick_ + 1, kMaxTick);
-        expires_ = now + BackoffLocked(tick_);
+        expires_ = now + FollowForLocked(tick_);
         VLOG(4) << options_.name << ": leader wrote " << key << "; following for "
                 << std::chrono::duration_cast<std::chrono::milliseconds>(expires_ - now).count()
                 << "ms (tick " << tick_ << ")";
@@ -252,7 +252,7 @@ void BackoffWriteLease::SetCutOff(bool cut_off) {
     if (cut_off) {
       if (state_ == LeaseState::kLeader) {
         tick_ = 0;
-        expires_ = now + BackoffLocked(tick_);
+        expires_ = now + FollowForLocked(tick_);
         TransitionLocked(LeaseState::kFollower, "cut-off", &fired);
       }
     } else if (state_ == LeaseState::kFollower) {
@@ -337,6 +337,15 @@ std::optional<std::string> BackoffWriteLease::PickTakeoverLocked(
   return picked;
 }
 
+Duration BackoffWriteLease::FollowForLocked(int tick) {
+  // Why at least the takeover's longest wait: with takeover by progress,
+  // the lease's expiry is the backstop, not the failure detector. A short
+  // expiry at low ticks (20 ms x4) ran a follower's work before a slow
+  // leader's next write could show (issue 23, the simulator's slow-leader
+  // seeds), whatever the deadline had learnt.
+  return std::max(BackoffLocked(tick), takeover_.LongestWait());
+}
+
 Duration BackoffWriteLease::BackoffLocked(int tick) {
   return Backoff(options_.backoff, tick, options_.interval, rng_);
 }
@@ -394,7 +403,10 @@ void BackoffWriteLease::TransitionLocked(LeaseState to, const char* cause, Fired
           << "ms)";
   state_ = to;
   fired->push_back(t);
-  if (to == LeaseState::kFollower) takeover_.Follow(clock_.Now());
+  if (to == LeaseState::kFollower) {
+    ++follows_;
+    takeover_.Follow(clock_.Now());
+  }
   if (to == LeaseState::kLeader) {
     // Why: work deferred while following or waiting for the election gate
     // is ours to do now; retry delays are kept.
@@ -429,7 +441,7 @@ void BackoffWriteLease::ApplyLocked(WorkResult result, SteadyTime now, Fired* fi
       } else {
         tick_ = 0;
       }
-      expires_ = now + BackoffLocked(tick_);
+      expires_ = now + FollowForLocked(tick_);
       if (options_.follower_min_delay > Duration::zero()) {
         // Why: a lost write proves another writer is alive now; probing
         // again before its write can reach our watch only loses again.
@@ -448,6 +460,10 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
   Work work;
   bool taking_over;
   const bool probe = state_ == LeaseState::kFollower;
+  // Why Election too: a replica that lost the start-up race learns the
+  // write latency from its answer, or a slow leader is overrun at once.
+  const bool sampled = state_ != LeaseState::kLeader;
+  const uint64_t follows_before = follows_;
   {
     Slot& slot = slots_.at(key);
     work = std::move(slot.work);
@@ -481,7 +497,7 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
   if (taking_over) ++stats_.takeovers[static_cast<int>(outcome.result)];
   slot.taking_over = false;
   const SteadyTime now = clock_.Now();
-  if (probe && outcome.result != WorkResult::kNone) {
+  if (sampled && outcome.result != WorkResult::kNone) {
     // Why: the server answered our write; the leader pays that latency too.
     takeover_.ProbeAnswered(now - started);
   }
@@ -491,6 +507,14 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
     // over the next key at once would only fail again. A key that fails on
     // its own says nothing about the others.
     takeover_.LostWrite(now);
+  }
+  if (outcome.result == WorkResult::kExtend && follows_ != follows_before) {
+    // Why: we began following while this write was out (another of our
+    // writes lost, or a peer's write reached our watch). Its success shows
+    // only that we were first on this key, not that we lead: leading
+    // again beside the replica that beat us raced every next change
+    // (issue 23, the simulator's steady seed 102511716593510).
+    outcome.result = WorkResult::kNone;
   }
   ApplyLocked(outcome.result, now, fired);
   slot.running = false;

@@ -206,6 +206,9 @@ class BackoffWriteLease final : public WriteLease {
   // Erases a slot that is not running (a running slot's thread still uses it).
   void EraseSlotLocked(std::unordered_map<std::string, Slot>::iterator it);
   Duration BackoffLocked(int tick);
+  // How long a follower follows at `tick`: the backoff, and in progress
+  // mode at least the takeover's longest wait (see the .cc).
+  Duration FollowForLocked(int tick);
   Duration FollowerDelayLocked();
   // kPerChange: when `slot`'s change is due for takeover; max() otherwise.
   SteadyTime ChangeTakeoverDueLocked(const Slot& slot) const;
@@ -233,6 +236,9 @@ class BackoffWriteLease final : public WriteLease {
   LeaseState state_ = LeaseState::kElection;  // GUARDED_BY(mu_)
   int tick_ = 0;                              // GUARDED_BY(mu_)
   SteadyTime expires_{};          // GUARDED_BY(mu_)
+  // Transitions to Follower so far: a write that was out across one does
+  // not make us leader (RunPicked). GUARDED_BY(mu_)
+  uint64_t follows_ = 0;
   Duration election_offset_{};    // election_delay x (0.1 + U[0, 1)), drawn once
   // First Try in Election + election_offset_; unset before it.
   std::optional<SteadyTime> election_gate_;  // GUARDED_BY(mu_)

@@ -136,6 +136,11 @@ void TakeoverTimer::LostWrite(SteadyTime now) {
   paused_until_ = now + lost_pause_;
 }
 
+Duration TakeoverTimer::LongestWait() const {
+  if (options_.mode != TakeoverMode::kProgress) return Duration::zero();
+  return Jittered(1.0);
+}
+
 std::optional<SteadyTime> TakeoverTimer::WaitDue() const {
   if (options_.mode != TakeoverMode::kProgress) return std::nullopt;
   return std::max(wait_start_ + Jittered(draw_), paused_until_);

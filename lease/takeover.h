@@ -88,8 +88,8 @@ class DeadlineEstimator {
 // peer write and ended in a peer write while we held work, within D (a
 // longer one that we did not race is most likely another follower's
 // takeover of a dead leader), plus the latency of each of our own probes
-// that the server answered (won or lost: the write latency the leader pays
-// too). A wait during which we probed is no sample: the write that ends it
+// and election writes that the server answered (won or lost: the write
+// latency the leader pays too). A wait during which we probed is no sample: the write that ends it
 // is the one we raced, and its time is our own deadline (learnt, it would
 // double D at every lost race). So a leader that keeps writing (e.g. works
 // through a burst at its QPS) is never overrun, a slow API server is learnt
@@ -124,8 +124,9 @@ class TakeoverTimer {
   // expired): the write that ends this wait may be the one we raced, so
   // this wait is no sample.
   void Probe();
-  // The server answered that probe (we won or lost the write) `latency`
-  // after we sent it: a sample of the write latency the leader pays too.
+  // The server answered that probe, or a write we made in Election (we won
+  // or lost it), `latency` after we sent it: a sample of the write latency
+  // the leader pays too.
   void ProbeAnswered(Duration latency);
   // One of our writes lost (409) or failed: someone is alive (or the API
   // server is not), and our cache of that route is behind. No takeover
@@ -134,6 +135,9 @@ class TakeoverTimer {
   // before D (+ jitter).
   void LostWrite(SteadyTime now);
 
+  // kProgress: the longest a wait can last before its held work is taken
+  // over, D x (1 + jitter); zero in the other modes.
+  Duration LongestWait() const;
   // kProgress: when the held work is due for takeover; nullopt otherwise.
   std::optional<SteadyTime> WaitDue() const;
   // kPerChange: when a change held since `held_since` (with its own

@@ -318,6 +318,57 @@ TEST_F(TrackerTest, RemovalByAnotherWriter) {
   EXPECT_EQ(t.Snapshot().contentions, 1);
 }
 
+// Issue 23 (simulator steady seed 91): an entry we keep, removed by
+// another writer, is not re-created while the route is Suspect; the
+// cut-off blocks changes of existing entries, never a creation, so a
+// blocked creation ends with the route's own block.
+TEST_F(TrackerTest, RemovalBlocksOurCreationForTheRouteOnly) {
+  using D = ContentionTracker::Difference;
+  ContentionTracker t(clock_, Options());
+  const RouteIngress ours = Entry("a.example.com");
+  t.Clear("u", ours);
+  t.Removed("u", "ns/a", ours, &ours);
+  EXPECT_TRUE(t.IsCreationBlocked("u"));
+  EXPECT_EQ(t.RecheckCreationAfter("u"), seconds(15));
+  EXPECT_FALSE(t.IsCreationBlocked("never-seen"));
+  for (int i = 0; i <= Options().limit; ++i) {
+    const std::string uid = "c" + std::to_string(i);
+    const RouteIngress mine = Entry(uid + ".example.com");
+    t.Clear(uid, mine);
+    t.Changed(uid, "ns/" + uid, mine, Entry("x.other.com"), &mine, D::kConfiguration);
+  }
+  ASSERT_TRUE(t.Snapshot().cutoff_active);
+  EXPECT_FALSE(t.IsCreationBlocked("never-seen")) << "the cut-off never blocks a creation";
+  EXPECT_EQ(t.RecheckCreationAfter("u"), seconds(15));
+  EXPECT_GT(t.RecheckAfter("u"), seconds(15)) << "a change waits for the flush";
+  clock_.Advance(seconds(15));
+  EXPECT_FALSE(t.IsCreationBlocked("u"));
+  EXPECT_TRUE(t.IsChangeContended("u"));
+}
+
+// Issue 23 (simulator claims seed 278486999058658, perturbed): a peer
+// removed our entry (its namespace view said the route left the shard):
+// Suspect. A minute later the namespace is back in the shard and a peer
+// replica writes our entry again: the suspicion is over, but that write is
+// no considered disagreement of ours, so it does not arm the route. When
+// the namespace leaves again, the leader's removal reaching us before our
+// namespace watch does is a view difference again, not a contention
+// (before: armed by the peer's write, it counted, with one configuration).
+TEST_F(TrackerTest, PeerRestoringASuspectValueDoesNotArmTheRoute) {
+  ContentionTracker t(clock_, Options());
+  const RouteIngress ours = Entry("a.example.com");
+  t.Clear("u", ours);
+  t.Removed("u", "ns/a", ours, &ours);
+  ASSERT_EQ(t.Snapshot().suspect_routes, 1u);
+  clock_.Advance(seconds(60));
+  t.Appeared("u", "ns/a", ours, &ours);  // a peer replica of ours
+  EXPECT_EQ(t.Snapshot().suspect_routes, 0u);
+  clock_.Advance(seconds(10));
+  t.Removed("u", "ns/a", ours, &ours);
+  EXPECT_EQ(t.Snapshot().contentions, 0);
+  EXPECT_EQ(t.Snapshot().suspect_routes, 1u);
+}
+
 TEST_F(TrackerTest, ManyStaleViewsNeverCutOff) {
   using D = ContentionTracker::Difference;
   ContentionTracker t(clock_, Options());

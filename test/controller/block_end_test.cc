@@ -33,7 +33,11 @@ class ForwardingGate final : public ContentionGate {
   void EntriesListed(const std::vector<ListedEntry>& listed) override { to->EntriesListed(listed); }
   void Forget(const std::string& uid) override { to->Forget(uid); }
   bool IsChangeContended(const std::string& uid) override { return to->IsChangeContended(uid); }
+  bool IsCreationBlocked(const std::string& uid) override { return to->IsCreationBlocked(uid); }
   Duration RecheckAfter(const std::string& uid) override { return to->RecheckAfter(uid); }
+  Duration RecheckCreationAfter(const std::string& uid) override {
+    return to->RecheckCreationAfter(uid);
+  }
   void Clear(const std::string& uid, const std::optional<kubeclient::RouteIngress>& w) override {
     to->Clear(uid, w);
   }
@@ -71,6 +75,20 @@ class BlockEndTest : public ::testing::Test {
     h_.api.Put(o);
     h_.Deliver("ns", name);
   }
+  // Another writer removes every entry of `name`.
+  void RemoveEntries(const std::string& name) {
+    json o = h_.api.Object("ns", name);
+    o["status"]["ingress"] = json::array();
+    h_.api.Put(o);
+    h_.Deliver("ns", name);
+    h_.Drain();
+  }
+  // Time passes by `d`; the keys re-queued for then are reconciled.
+  void ReconcileAfter(Duration d) {
+    h_.clock.Advance(d);
+    h_.queue.FireDelayed();
+    h_.Drain();
+  }
   static void Garbage(json& e) {
     e["conditions"][0]["status"] = "False";
     e["conditions"][0]["reason"] = "Garbage";
@@ -103,9 +121,7 @@ TEST_F(BlockEndTest, ContendedRouteIsRepairedWhenItsIntervalEnds) {
   EXPECT_EQ(h_.api.successful_puts, writes) << "contended: not written during the interval";
   ASSERT_EQ(h_.queue.delays.size(), 2u) << "reconciled again when the block ends";
   EXPECT_EQ(h_.queue.delays[0].second, minutes(3));
-  h_.clock.Advance(minutes(3));
-  h_.queue.FireDelayed();
-  h_.Drain();
+  ReconcileAfter(minutes(3));
   EXPECT_TRUE(Correct("a"));
   EXPECT_TRUE(Correct("b"));
   EXPECT_EQ(h_.api.successful_puts, writes + 2);
@@ -134,9 +150,7 @@ TEST_F(BlockEndTest, RoutesHeldByTheCutOffAreReconciledWhenItEnds) {
   const Duration to_flush = tracker_.NextFlush() - h_.clock.Now();
   ASSERT_EQ(h_.queue.delays.size(), 4u);
   for (const auto& [key, d] : h_.queue.delays) EXPECT_EQ(d, to_flush);
-  h_.clock.Advance(to_flush);
-  h_.queue.FireDelayed();
-  h_.Drain();
+  ReconcileAfter(to_flush);
   EXPECT_FALSE(tracker_.Snapshot().cutoff_active);
   EXPECT_TRUE(Correct("a"));
   EXPECT_TRUE(Correct("b"));
@@ -145,6 +159,46 @@ TEST_F(BlockEndTest, RoutesHeldByTheCutOffAreReconciledWhenItEnds) {
   ASSERT_TRUE(moved.has_value());
   EXPECT_EQ(moved->host, "d2.example.com");
   EXPECT_EQ(h_.api.successful_puts, writes + 4);
+}
+
+// Issue 23, the simulator's steady seed 91 and outage seed 48: a peer
+// replica whose namespace watch ran ahead removed our entry (the
+// namespace left the shard); ours still says the route is in the shard.
+// The removal is a view difference: the route is Suspect, so we neither
+// re-create the entry at once (before: creation was never asked, and the
+// peer removed it again, two extra PUTs per route) nor wait for the resync:
+// it is reconciled when the suspect block ends, and then re-created, since
+// our view still says so.
+TEST_F(BlockEndTest, EntryAPeerRemovedIsNotRecreatedDuringTheSuspectBlock) {
+  CreateAdmitted("a");
+  const int writes = h_.api.successful_puts;
+  RemoveEntries("a");
+  EXPECT_EQ(tracker_.Snapshot().suspect_routes, 1u);
+  EXPECT_EQ(tracker_.Snapshot().contentions, 0);
+  EXPECT_EQ(h_.api.successful_puts, writes) << "re-created during the suspect block";
+  ASSERT_EQ(h_.queue.delays.size(), 1u) << "reconciled again when the block ends";
+  EXPECT_EQ(h_.queue.delays[0].second, seconds(15));
+  ReconcileAfter(seconds(15));
+  EXPECT_TRUE(Correct("a"));
+  EXPECT_EQ(h_.api.successful_puts, writes + 1);
+}
+
+// The cut-off never blocks a creation: a route whose entry another writer
+// removed while more than `limit` other routes were contended is
+// re-created when its own suspect block ends, not at the flush.
+TEST_F(BlockEndTest, CreationBlockedBySuspicionEndsWithItUnderTheCutOff) {
+  for (const char* n : {"a", "b", "c", "d"}) CreateAdmitted(n);
+  RemoveEntries("d");
+  Scribble("a", Garbage);
+  Scribble("b", WrongHost);
+  Scribble("c", Garbage);
+  h_.Drain();
+  ASSERT_TRUE(tracker_.Snapshot().cutoff_active);
+  const int writes = h_.api.successful_puts;
+  ReconcileAfter(seconds(15));
+  EXPECT_TRUE(Correct("d"));
+  EXPECT_EQ(h_.api.successful_puts, writes + 1);
+  EXPECT_FALSE(Correct("a")) << "still held by the cut-off";
 }
 
 // Three entries of our router name on one route (all equal to ours):

@@ -105,5 +105,28 @@ TEST(OwnWriteTest, EchoInFlightCoalescedWithALabelChangeIsOurs) {
   EXPECT_EQ(h.syncer.own_write_records(), 0u);
 }
 
+// Issue 23 (simulator steady seed 46, perturbed): we wrote ns/a; before
+// its echo reached the cache, a twin claiming the same host was created,
+// and the claim fan-out reconciled ns/a again from the cache, which is
+// still behind our write. The entry we compute is the one we just wrote
+// over that very version: nothing to write (before: a PUT naming the old
+// version, a 409 against our own write, and the leader followed).
+TEST(OwnWriteTest, ReconcileBeforeOurEchoDoesNotWriteAgain) {
+  Harness h;
+  h.Create(Harness::RouteJson("ns", "a", "www.example.com"));
+  ASSERT_EQ(h.Drain(), 1);
+  ASSERT_EQ(h.api.successful_puts, 1);
+  h.Create(Harness::RouteJson("ns", "b", "www.example.com", "2026-01-02T00:00:00Z"));
+  h.Drain();
+  EXPECT_EQ(h.api.successful_puts, 2) << "b: rejected, host claimed by a";
+  EXPECT_EQ(h.api.puts.size(), 2u) << "no PUT of a naming the version before our write";
+  for (lease::WorkResult r : h.lease.results) EXPECT_NE(r, lease::WorkResult::kRelease);
+  // The echo: ours, nothing more to write.
+  h.Deliver("ns", "a");
+  h.Drain();
+  EXPECT_EQ(h.api.puts.size(), 2u);
+  EXPECT_EQ(h.syncer.own_write_records(), 1u) << "b's echo is still to come";
+}
+
 }  // namespace
 }  // namespace routestatus::controller::testing

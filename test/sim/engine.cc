@@ -109,7 +109,8 @@ Engine::Engine(const SimOptions& options)
       extra_rng_(options.seed ^ 0x9e3779b97f4a7c15ULL),
       scheduler_(clock_),
       api_(scheduler_, rng_, ApiOptions(options)),
-      perturb_rng_(PerturbSeed(options.seed)) {
+      perturb_rng_(PerturbSeed(options.seed)),
+      partition_rng_(PerturbSeed(options.seed ^ 0x9a47ULL)) {
   result_.options = options;
 }
 
@@ -292,12 +293,20 @@ void Engine::Owner(const std::string& what, const std::function<void()>& op) {
   // needs none).
   int64_t writes = 0;
   for (const auto& [key, e] : after) {
+    auto it = before.find(key);
+    const Expect none;
+    const bool changed = e != (it == before.end() ? none : it->second);
+    // A new expected entry of a route whose PUTs are rejected starts its
+    // backoff afresh (CheckBounds); one made as the fault began does not.
+    auto since = failing_since_.find(key);
+    if (changed && since != failing_since_.end() && api_.fail_status_of.count(key) > 0 &&
+        clock_.Now() > since->second) {
+      ++failing_entry_changes_[key];
+    }
     // Why: the broken route's writes wait for the fault to heal; its PUTs
     // and writes are left out of the bounds too (CheckBounds).
     if (key == broken_route_) continue;
-    auto it = before.find(key);
-    const Expect none;
-    if (e != (it == before.end() ? none : it->second)) ++writes;
+    if (changed) ++writes;
   }
   (counting_changes_ ? result_.changes : result_.startup_changes) += writes;
 }
@@ -461,6 +470,49 @@ void Engine::DrawPerturbations() {
   break_route_ = PerturbChance(0.5);
   skew_clocks_ = PerturbChance(0.5);
   coalesce_ = PerturbChance(0.5);
+  partition_ = o_.partition && lease::UniformUnit(partition_rng_) < 0.5;
+}
+
+void Engine::SchedulePartition(Duration from, Duration to) {
+  if (!partition_ || to <= from) return;
+  auto uniform = [this](Duration lo, Duration hi) {
+    return lo + Duration(static_cast<int64_t>(lease::UniformUnit(partition_rng_) *
+                                              static_cast<double>((hi - lo).count())));
+  };
+  const Duration at = uniform(from, to);
+  const Duration length = uniform(seconds(5), seconds(20));
+  At(T(at), [this, length] {
+    const int leader = LeaderSlot();
+    if (leader < 0 || !slots_[leader].live) return;
+    ++partitions_;
+    slots_[leader].live->Partition(clock_.Now() + length);
+    Trace("fault: replica " + std::to_string(leader) + " partitioned for " + Ms(length));
+    After(milliseconds(100), [this] {
+      if (probe_) return;
+      const std::string key = PickRoute(true);
+      // Why not a route whose PUTs are rejected: its write waits for the
+      // fault to heal, whoever leads.
+      if (key.empty() || key == broken_route_ || key == failing_route_) return;
+      const std::string host = "h" + std::to_string(next_host_++) + ".example.com";
+      Owner("(partition probe) host of " + key + " -> " + host,
+            [&] { api_.SetRouteHost(key, host); });
+      probe_ = Probe{key, Expectations(0).at(key), clock_.Now(), FailoverBound()};
+    });
+    After(length + seconds(10), [this] {
+      // An owner's later change (or delete) of the probe's route replaces
+      // what it waits for: nothing to check.
+      if (probe_) {
+        const auto now = Expectations(0);
+        auto it = now.find(probe_->key);
+        if (it == now.end() || it->second != probe_->expect) probe_.reset();
+      }
+      if (probe_) {
+        Fail("partition: change of " + probe_->key + " still not written after " +
+             Ms(clock_.Now() - probe_->changed));
+        probe_.reset();
+      }
+    });
+  });
 }
 
 void Engine::BreakRoute(Duration heal) {
@@ -475,6 +527,7 @@ void Engine::BreakRoute(Duration heal) {
   const bool forbidden = PerturbChance(0.5);
   Trace("fault: status PUTs of " + broken_route_ + " are rejected (" +
         (forbidden ? "403" : "422") + ") until " + Ms(heal));
+  failing_since_[broken_route_] = clock_.Now();
   api_.fail_status_of[broken_route_] =
       // Why a webhook's denial: a 403 about one route is an admission
       // webhook's (RBAC answers every route alike, and an RBAC-shaped 403

@@ -173,6 +173,10 @@ class Engine {
   void DrawPerturbations();
   // A route whose status PUTs fail (403 or 422) from now until `heal`.
   void BreakRoute(Duration heal);
+  // Perturbation: between `from` and `to`, the leader is partitioned (alive,
+  // unanswered) for 5-20 s, and a change made just after must be written
+  // by another replica within kFailoverBound.
+  void SchedulePartition(Duration from, Duration to);
   // After our write of `key`: an update that leaves our entry alone, within
   // the same wall-clock second, so the work queue may coalesce it with our
   // echo.
@@ -213,11 +217,21 @@ class Engine {
   bool skew_clocks_ = false;
   bool coalesce_ = false;
   bool break_route_ = false;
+  // Drawn from its own generator, so the other perturbations of a seed
+  // stay what they were before it was added.
+  std::mt19937_64 partition_rng_;
+  bool partition_ = false;
+  int partitions_ = 0;  // leaders partitioned so far
   // Perturbation: the route whose status PUTs always fail until the last
   // change; its changes, PUTs and writes are outside the bounds (its own
   // backoff bound applies).
   std::string broken_route_;
   int64_t broken_writes_ = 0;
+  // When each route whose PUTs are rejected (failing_route_, broken_route_)
+  // began failing, and how many times an owner gave it another expected
+  // entry since (each restarts its per-key backoff).
+  std::map<std::string, SteadyTime> failing_since_;
+  std::map<std::string, int64_t> failing_entry_changes_;
   int64_t coalesce_count_ = 0;
   SteadyTime last_quiet_check_{};
   SteadyTime last_records_check_{};

@@ -56,7 +56,7 @@ void Usage() {
                "  [--put-latency-ms=N] [--list-page-delay-ms=N] [--opaque-versions=0|1]\n"
                "  [--watch-drops-per-minute=X] [--compactions-per-minute=X]\n"
                "  [--drop-event-probability=P] [--max-failures=N] [--all-failures]\n"
-               "  [--random-seeds] [--perturb=0|1]\n"
+               "  [--random-seeds] [--perturb=0|1] [--partition=0|1]\n"
                "scenarios: steady chaos failover fight claims outage slow-leader\n";
 }
 
@@ -159,6 +159,8 @@ int main(int argc, char** argv) {
         random_seeds = true;
       } else if (Flag(arg, "perturb", &v)) {
         base.perturb = v != "0";
+      } else if (Flag(arg, "partition", &v)) {
+        base.partition = v != "0";
       } else if (arg == "--all-failures") {
         all_failures = true;
       } else if (arg == "--trace") {

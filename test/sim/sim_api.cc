@@ -522,8 +522,12 @@ namespace {
 // REST client.
 class SimWatchStream final : public kubeclient::WatchStream {
  public:
-  SimWatchStream(std::shared_ptr<SimWatch> watch, std::shared_ptr<bool> closed)
-      : watch_(std::move(watch)), closed_(std::move(closed)) {}
+  SimWatchStream(std::shared_ptr<SimWatch> watch, std::shared_ptr<bool> closed,
+                 const SimClock& clock, std::shared_ptr<SteadyTime> cut_until)
+      : watch_(std::move(watch)),
+        closed_(std::move(closed)),
+        clock_(clock),
+        cut_until_(std::move(cut_until)) {}
   ~SimWatchStream() override { watch_->Cancel(); }
 
   StatusOr<WatchEvent> Next() override { return Take(false); }
@@ -534,6 +538,17 @@ class SimWatchStream final : public kubeclient::WatchStream {
   StatusOr<WatchEvent> Take(bool raw) {
     for (;;) {
       if (*closed_) return Status(StatusCode::kUnavailable, "connection closed");
+      if (clock_.Now() < *cut_until_) {
+        // Partitioned: nothing arrives; the connection is dead at the end.
+        Fiber* fiber = Fiber::Current();
+        CHECK(fiber != nullptr) << "a simulated watch is read on a fiber";
+        fiber->Park([closed = closed_, cut = cut_until_]() -> std::optional<SteadyTime> {
+          if (*closed) return SteadyTime{};
+          return *cut;
+        });
+        watch_->Cancel();
+        return Status(StatusCode::kUnavailable, "connection reset (partition)");
+      }
       if (auto polled = watch_->Poll()) {
         if (!polled->ok()) return *polled;
         WatchEvent e = std::move(polled->value());
@@ -549,8 +564,9 @@ class SimWatchStream final : public kubeclient::WatchStream {
       }
       Fiber* fiber = Fiber::Current();
       CHECK(fiber != nullptr) << "a simulated watch is read on a fiber";
-      fiber->Park([watch = watch_, closed = closed_]() -> std::optional<SteadyTime> {
-        if (*closed) return SteadyTime{};
+      fiber->Park([watch = watch_, closed = closed_, cut = cut_until_,
+                   &clock = clock_]() -> std::optional<SteadyTime> {
+        if (*closed || clock.Now() < *cut) return SteadyTime{};
         return watch->ReadyAt();
       });
     }
@@ -558,6 +574,8 @@ class SimWatchStream final : public kubeclient::WatchStream {
 
   std::shared_ptr<SimWatch> watch_;
   std::shared_ptr<bool> closed_;
+  const SimClock& clock_;
+  std::shared_ptr<SteadyTime> cut_until_;
 };
 
 }  // namespace
@@ -579,6 +597,14 @@ void SimClient::ParkUntil(const std::function<std::optional<SteadyTime>()>& read
   });
 }
 
+bool SimClient::WaitOutPartition() {
+  if (scheduler_.clock().Now() >= *cut_until_) return false;
+  while (!*closed_ && scheduler_.clock().Now() < *cut_until_) {
+    ParkUntil([cut = cut_until_] { return std::optional<SteadyTime>(*cut); });
+  }
+  return true;
+}
+
 StatusOr<json> SimClient::Get(const kubeclient::ResourceRef&, const std::string&,
                                           const std::string&) {
   return Unused();
@@ -596,12 +622,14 @@ bool SimClient::WaitListPage() {
 StatusOr<kubeclient::ListPage> SimClient::List(const kubeclient::ResourceRef& res,
                                                            const std::string&,
                                                            const kubeclient::ListOptions& options) {
+  if (WaitOutPartition()) return Status(StatusCode::kUnavailable, "no answer (partition)");
   if (!WaitListPage()) return Status(StatusCode::kUnavailable, "connection closed");
   return api_.List(KindOf(res), options);
 }
 
 StatusOr<kubeclient::RawListPage> SimClient::ListRaw(
     const kubeclient::ResourceRef& res, const std::string&, const kubeclient::ListOptions& options) {
+  if (WaitOutPartition()) return Status(StatusCode::kUnavailable, "no answer (partition)");
   if (!WaitListPage()) return Status(StatusCode::kUnavailable, "connection closed");
   return api_.ListRaw(KindOf(res), options);
 }
@@ -609,10 +637,11 @@ StatusOr<kubeclient::RawListPage> SimClient::ListRaw(
 StatusOr<std::unique_ptr<kubeclient::WatchStream>> SimClient::Watch(
     const kubeclient::ResourceRef& res, const std::string&, const kubeclient::WatchOptions& options) {
   if (*closed_) return Status(StatusCode::kUnavailable, "connection closed");
+  if (WaitOutPartition()) return Status(StatusCode::kUnavailable, "no answer (partition)");
   auto watch = api_.Watch(KindOf(res), options, delays_.watch);
   if (!watch.ok()) return watch.status();
-  return std::unique_ptr<kubeclient::WatchStream>(
-      std::make_unique<SimWatchStream>(std::move(watch).value(), closed_));
+  return std::unique_ptr<kubeclient::WatchStream>(std::make_unique<SimWatchStream>(
+      std::move(watch).value(), closed_, scheduler_.clock(), cut_until_));
 }
 
 StatusOr<json> SimClient::Create(const kubeclient::ResourceRef&, const std::string&,
@@ -640,6 +669,7 @@ StatusOr<json> SimClient::MergePatchStatus(const kubeclient::ResourceRef&, const
 StatusOr<json> SimClient::SendStatusWrite(
     std::function<StatusOr<json>(SimApi&, int writer)> apply) {
   if (*closed_) return Status(StatusCode::kUnavailable, "connection closed");
+  if (WaitOutPartition()) return Status(StatusCode::kUnavailable, "no answer (partition)");
   using Reply = std::optional<StatusOr<json>>;
   auto reply = std::make_shared<Reply>();
   ++in_flight_;

@@ -263,6 +263,11 @@ class SimClient final : public kubeclient::KubeClient {
 
   void Close();
   bool InFlight() const { return in_flight_ > 0; }
+  // A network partition until `until`: requests sent meanwhile get no
+  // answer (each fails at the partition's end, as a client timeout would),
+  // open watches deliver nothing and end with a reset at its end. PUTs
+  // already on their way are applied and answered.
+  void Partition(SteadyTime until) { *cut_until_ = until; }
 
   StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef&, const std::string&,
                                            const std::string&) override;
@@ -296,6 +301,9 @@ class SimClient final : public kubeclient::KubeClient {
       std::function<StatusOr<nlohmann::json>(SimApi&, int writer)> apply);
   // Parks the calling fiber until `ready` or Close().
   void ParkUntil(const std::function<std::optional<SteadyTime>()>& ready);
+  // While partitioned: parks until the partition ends and returns true
+  // (the request got no answer); false at once otherwise.
+  bool WaitOutPartition();
 
   Scheduler& scheduler_;
   SimApi& api_;
@@ -303,6 +311,7 @@ class SimClient final : public kubeclient::KubeClient {
   const int writer_;
   const ClientDelays delays_;
   std::shared_ptr<bool> closed_ = std::make_shared<bool>(false);
+  std::shared_ptr<SteadyTime> cut_until_ = std::make_shared<SteadyTime>();
   int in_flight_ = 0;  // status PUTs sent and not answered
 };
 

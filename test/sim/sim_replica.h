@@ -60,6 +60,9 @@ class Replica {
   void Stop();
   // A periodic resync: re-queues every cached route.
   void Resync();
+  // A network partition until `until` (SimClient::Partition): the replica
+  // runs on, and nothing it sends is answered meanwhile.
+  void Partition(SteadyTime until) { client_->Partition(until); }
 
   // The fibers to schedule (empty once stopped).
   std::vector<Fiber*> fibers();
