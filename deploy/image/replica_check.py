@@ -240,7 +240,7 @@ class ReplicaCheck:
         after = self.wait_writes_settle()
         writes = {k: after[k] - before[k] for k in after}
         total = sum(writes.values())
-        text = (f"{changes} changes, {writes['ok']:g} successful PUTs of routes/status, "
+        text = (f"{changes} changes, {writes['ok']:g} successful status writes (PATCH) of routes/status, "
                 f"{writes['conflict']:g} conflicts, {writes['other']:g} other "
                 f"({total / changes:.2f} writes per change; apiserver_request_total)")
         if writes["ok"] != changes or total > changes + spec.replicas - 1:
