@@ -78,4 +78,23 @@ std::string Baseline::Compare(const std::vector<Figure>& figures, int* regressio
   return table.Render();
 }
 
+std::string CheckAgainstBaseline(const std::string& dir, bool accept,
+                                 const std::vector<Figure>& figures) {
+  const std::string path = dir + "/baseline.json";
+  Baseline baseline = Baseline::Load(path);
+  int regressions = 0;
+  std::string md = "Against the accepted figures (baseline.json; a figure regresses when its "
+                   "median exceeds the accepted value by its tolerance):\n\n" +
+                   baseline.Compare(figures, &regressions);
+  if (regressions > 0) md += Fmt("\nREGRESSIONS: %d figure(s) beyond tolerance\n", regressions);
+  if (accept) {
+    for (const Figure& f : figures) {
+      if (f.Median() >= 0) baseline.Set(f.key, f.Median());
+    }
+    md += baseline.Save(path) ? "\nAccepted as the new baseline.\n"
+                              : "\nCould not write " + path + ".\n";
+  }
+  return md;
+}
+
 }  // namespace routestatus::e2e::bench

@@ -46,4 +46,11 @@ class Baseline {
   nlohmann::json figures_ = nlohmann::json::object();
 };
 
+// Compares `figures` with the accepted ones in `dir`/baseline.json and
+// returns the verdict as Markdown (the table of Baseline::Compare, then a
+// line counting the regressions, if any). With `accept`, the measured
+// medians become the accepted values and the file is rewritten.
+std::string CheckAgainstBaseline(const std::string& dir, bool accept,
+                                 const std::vector<Figure>& figures);
+
 }  // namespace routestatus::e2e::bench
