@@ -221,9 +221,10 @@ void ContentionTracker::ObserveLocked(const std::string& uid, const std::string&
     // route after a peer wrote it). An unknown route whose old entry was
     // not ours (a stale entry being replaced) is only a Candidate.
     const bool replaced_ours = !old_entry || kubeclient::IngressEqual(*old_entry, *desired);
-    it = ids_.emplace(uid, Element{now, State::kCandidate,
-                                   old_entry ? kubeclient::IngressFingerprint(*old_entry) : 0})
-             .first;
+    Element e;
+    e.at = now;
+    e.last = old_entry ? kubeclient::IngressFingerprint(*old_entry) : 0;
+    it = ids_.emplace(uid, e).first;
     if (!replaced_ours) {
       it->second.last = new_print;
       VLOG(4) << "contention: " << route_key << " is a candidate";

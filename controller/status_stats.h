@@ -55,8 +55,12 @@ class StatusStats {
 
  private:
   mutable std::mutex mu_;
-  std::unordered_map<std::string, std::string> admission_by_key_;  // GUARDED_BY(mu_)
-  std::map<std::string, int64_t> admission_counts_;                 // GUARDED_BY(mu_)
+  // "result/reason" -> routes; an entry stays (at 0) once created, so that
+  // admission_by_key_ may point at it. GUARDED_BY(mu_)
+  std::map<std::string, int64_t> admission_counts_;
+  // Key -> its entry of admission_counts_. Why a pointer, not the label's
+  // text: one per route (100k routes: 2.4 MB less). GUARDED_BY(mu_)
+  std::unordered_map<std::string, std::pair<const std::string, int64_t>*> admission_by_key_;
   std::map<std::string, int64_t> write_errors_;                     // GUARDED_BY(mu_)
 };
 
