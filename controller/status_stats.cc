@@ -1,5 +1,7 @@
 #include "controller/status_stats.h"
 
+#include <functional>
+
 namespace routestatus::controller {
 
 void StatusStats::SetAdmission(const std::string& key, const std::string& result,
@@ -7,7 +9,7 @@ void StatusStats::SetAdmission(const std::string& key, const std::string& result
   std::string label = result + "/" + reason;
   std::lock_guard<std::mutex> lock(mu_);
   auto* counted = &*admission_counts_.try_emplace(std::move(label), 0).first;
-  auto [it, inserted] = admission_by_key_.try_emplace(key, counted);
+  auto [it, inserted] = admission_by_key_.try_emplace(std::hash<std::string>()(key), counted);
   if (!inserted) {
     if (it->second == counted) return;
     --it->second->second;
@@ -18,7 +20,7 @@ void StatusStats::SetAdmission(const std::string& key, const std::string& result
 
 void StatusStats::ForgetAdmission(const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = admission_by_key_.find(key);
+  auto it = admission_by_key_.find(std::hash<std::string>()(key));
   if (it == admission_by_key_.end()) return;
   --it->second->second;
   admission_by_key_.erase(it);

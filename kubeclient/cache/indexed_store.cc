@@ -1,6 +1,7 @@
 #include "kubeclient/cache/indexed_store.h"
 
 #include <algorithm>
+#include <functional>
 
 #include <glog/logging.h>
 
@@ -21,30 +22,31 @@ void IndexedStore::AddIndex(const std::string& name, RawIndexFunc fn) {
   Postings& postings = indexes_[name];
   postings.clear();
   for (const auto& entry : items_) {
-    for (auto& v : Values(index_funcs_[name], entry.second.object.get())) {
-      postings[std::move(v)].push_back(&entry.first);
+    for (uint64_t h : Hashes(index_funcs_[name], entry.second.object.get())) {
+      postings[h].push_back(&entry.first);
     }
   }
 }
 
-std::vector<std::string> IndexedStore::Values(const RawIndexFunc& fn, const void* object) {
-  std::vector<std::string> values = fn(object);
-  if (values.size() > 1) {
-    std::sort(values.begin(), values.end());
-    values.erase(std::unique(values.begin(), values.end()), values.end());
+std::vector<uint64_t> IndexedStore::Hashes(const RawIndexFunc& fn, const void* object) {
+  std::vector<uint64_t> hashes;
+  for (const std::string& v : fn(object)) hashes.push_back(std::hash<std::string>()(v));
+  if (hashes.size() > 1) {
+    std::sort(hashes.begin(), hashes.end());
+    hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
   }
-  return values;
+  return hashes;
 }
 
 void IndexedStore::IndexLocked(const ObjectMap::value_type& entry, bool add) {
   const std::string* key = &entry.first;
   for (const auto& [name, fn] : index_funcs_) {
     Postings& postings = indexes_[name];
-    for (auto& v : Values(fn, entry.second.object.get())) {
+    for (uint64_t h : Hashes(fn, entry.second.object.get())) {
       if (add) {
-        postings[std::move(v)].push_back(key);
+        postings[h].push_back(key);
       } else {
-        auto it = postings.find(v);
+        auto it = postings.find(h);
         if (it == postings.end()) continue;
         auto& keys = it->second;
         auto k = std::find(keys.begin(), keys.end(), key);
@@ -93,11 +95,17 @@ std::vector<std::shared_ptr<const void>> IndexedStore::ByIndex(const std::string
   std::vector<std::shared_ptr<const void>> out;
   auto iit = indexes_.find(index);
   if (iit == indexes_.end()) return out;
-  auto pit = iit->second.find(value);
+  auto pit = iit->second.find(std::hash<std::string>()(value));
   if (pit == iit->second.end()) return out;
+  const RawIndexFunc& fn = index_funcs_.at(index);
   for (const std::string* key : pit->second) {
     auto it = items_.find(*key);
-    if (it != items_.end()) out.push_back(it->second.object);
+    if (it == items_.end()) continue;
+    // Why: the posting is the value's hash; another value may share it.
+    const std::vector<std::string> values = fn(it->second.object.get());
+    if (std::find(values.begin(), values.end(), value) != values.end()) {
+      out.push_back(it->second.object);
+    }
   }
   return out;
 }
