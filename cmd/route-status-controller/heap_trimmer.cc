@@ -13,10 +13,8 @@ HeapTrimmer::Heap HeapTrimmer::GlibcHeap() {
   return heap;
 }
 
-HeapTrimmer::HeapTrimmer(const Clock& clock, Heap heap, Options options)
-    : clock_(clock), heap_(std::move(heap)), options_(options) {}
-
-HeapTrimmer::~HeapTrimmer() { Stop(); }
+HeapTrimmer::HeapTrimmer(Heap heap, Options options)
+    : heap_(std::move(heap)), options_(options) {}
 
 bool HeapTrimmer::RunOnce() {
   const size_t free = heap_.free_bytes();
@@ -31,33 +29,6 @@ bool HeapTrimmer::RunOnce() {
 int HeapTrimmer::trims() const {
   std::lock_guard<std::mutex> l(mu_);
   return trims_;
-}
-
-void HeapTrimmer::Start() {
-  // Why the first deadline here and each next one from the last: a check
-  // is due every interval of Clock time however long the thread took to
-  // start or to trim (a stall only brings the missed checks, each cheap).
-  SteadyTime next = clock_.Now() + options_.interval;
-  thread_ = std::thread([this, next]() mutable {
-    std::unique_lock<std::mutex> l(mu_);
-    for (;;) {
-      while (!stopping_ && clock_.Now() < next) clock_.WaitUntil(cv_, l, next);
-      if (stopping_) return;
-      l.unlock();
-      RunOnce();
-      l.lock();
-      next += options_.interval;
-    }
-  });
-}
-
-void HeapTrimmer::Stop() {
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
 }
 
 }  // namespace routestatus::cmd
