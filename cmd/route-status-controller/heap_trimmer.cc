@@ -2,6 +2,8 @@
 
 #include <malloc.h>
 
+#include <algorithm>
+
 #include <glog/logging.h>
 
 namespace routestatus::cmd {
@@ -17,12 +19,14 @@ HeapTrimmer::HeapTrimmer(Heap heap, Options options)
     : heap_(std::move(heap)), options_(options) {}
 
 bool HeapTrimmer::RunOnce() {
-  const size_t free = heap_.free_bytes();
-  if (free <= options_.min_free_bytes) return false;
-  heap_.trim();
-  VLOG(2) << "heap: returned free pages to the kernel (" << (free >> 20) << " MiB free)";
   std::lock_guard<std::mutex> l(mu_);
+  const size_t free = heap_.free_bytes();
+  baseline_ = std::min(baseline_, free);
+  if (free <= baseline_ + options_.min_free_bytes) return false;
+  heap_.trim();
+  baseline_ = free;
   ++trims_;
+  VLOG(2) << "heap: returned free pages to the kernel (" << (free >> 20) << " MiB free)";
   return true;
 }
 
