@@ -1,6 +1,8 @@
 #include "conflict/contention_tracker.h"
 
 #include <algorithm>
+#include <functional>
+#include <string_view>
 #include <sstream>
 #include <utility>
 
@@ -56,6 +58,10 @@ std::string ContentionTracker::DescribeEntry(const RouteIngress& entry) {
   }
   out << "}";
   return out.str();
+}
+
+uint64_t ContentionTracker::IdOf(const std::string& uid) {
+  return std::hash<std::string_view>()(uid);
 }
 
 void ContentionTracker::Log(const std::string& warning) {
@@ -130,13 +136,13 @@ void ContentionTracker::ObserveLocked(const std::string& uid, const std::string&
   const uint64_t new_print = new_entry ? kubeclient::IngressFingerprint(*new_entry) : 0;
   const bool ours = new_entry ? desired != nullptr && kubeclient::IngressEqual(*new_entry, *desired)
                               : desired == nullptr;
-  auto it = ids_.find(uid);
+  auto it = ids_.find(IdOf(uid));
   if (ours) {
     // What we would write ourselves: not contention. A suspect value was
     // an older view, now replaced: the route is writable again.
     if (it == ids_.end()) {
       if (!new_entry) return;  // nothing of ours to remember
-      it = ids_.emplace(uid, Element{}).first;
+      it = ids_.emplace(IdOf(uid), Element{}).first;
     }
     Element& e = it->second;
     // Why not RestoredLocked (which arms the route): another writer set
@@ -195,7 +201,7 @@ void ContentionTracker::ObserveLocked(const std::string& uid, const std::string&
   // entry at all depends on namespace labels, which another watch delivers.
   const bool view = difference == Difference::kView || !new_entry || desired == nullptr;
   if (view) {
-    if (it == ids_.end()) it = ids_.emplace(uid, Element{}).first;
+    if (it == ids_.end()) it = ids_.emplace(IdOf(uid), Element{}).first;
     Element& e = it->second;
     if (e.state == State::kContended || e.armed_until > now) {
       CountLocked(e, route_key, want, old_entry, new_entry, new_print, now);
@@ -221,9 +227,10 @@ void ContentionTracker::ObserveLocked(const std::string& uid, const std::string&
     // route after a peer wrote it). An unknown route whose old entry was
     // not ours (a stale entry being replaced) is only a Candidate.
     const bool replaced_ours = !old_entry || kubeclient::IngressEqual(*old_entry, *desired);
-    it = ids_.emplace(uid, Element{now, State::kCandidate,
-                                   old_entry ? kubeclient::IngressFingerprint(*old_entry) : 0})
-             .first;
+    Element e;
+    e.at = now;
+    e.last = old_entry ? kubeclient::IngressFingerprint(*old_entry) : 0;
+    it = ids_.emplace(IdOf(uid), e).first;
     if (!replaced_ours) {
       it->second.last = new_print;
       VLOG(4) << "contention: " << route_key << " is a candidate";
@@ -309,8 +316,8 @@ void ContentionTracker::Clear(const std::string& uid, const std::optional<RouteI
     std::lock_guard<std::mutex> l(mu_);
     const SteadyTime now = clock_.Now();
     MaybeFlushLocked(now);
-    auto it = ids_.find(uid);
-    if (it == ids_.end() && written) it = ids_.emplace(uid, Element{}).first;
+    auto it = ids_.find(IdOf(uid));
+    if (it == ids_.end() && written) it = ids_.emplace(IdOf(uid), Element{}).first;
     if (it != ids_.end()) {
       Element& e = it->second;
       if (e.state == State::kSuspect) RestoredLocked(e, now);
@@ -333,7 +340,7 @@ void ContentionTracker::Clear(const std::string& uid, const std::optional<RouteI
 
 void ContentionTracker::Forget(const std::string& uid) {
   std::lock_guard<std::mutex> l(mu_);
-  ids_.erase(uid);
+  ids_.erase(IdOf(uid));
 }
 
 bool ContentionTracker::IsChangeContended(const std::string& uid) {
@@ -344,7 +351,7 @@ bool ContentionTracker::IsChangeContended(const std::string& uid) {
     MaybeFlushLocked(now);
     if (contentions_ > options_.limit) {
       contended = true;
-    } else if (auto it = ids_.find(uid); it != ids_.end()) {
+    } else if (auto it = ids_.find(IdOf(uid)); it != ids_.end()) {
       contended = BlockedLocked(it->second, now);
     }
   }
@@ -364,7 +371,7 @@ bool ContentionTracker::IsCreationBlocked(const std::string& uid) {
   std::lock_guard<std::mutex> l(mu_);
   const SteadyTime now = clock_.Now();
   MaybeFlushLocked(now);
-  auto it = ids_.find(uid);
+  auto it = ids_.find(IdOf(uid));
   return it != ids_.end() && BlockedLocked(it->second, now);
 }
 
@@ -383,7 +390,7 @@ Duration ContentionTracker::RecheckIn(const std::string& uid, bool cutoff_blocks
   // Why the flush for every route under the cut-off: it ends only there
   // (when the count falls back to the limit); a route held by it, or by its
   // own block that outlasts it, is asked again then.
-  auto it = ids_.find(uid);
+  auto it = ids_.find(IdOf(uid));
   if (it != ids_.end() && it->second.held) return Duration::zero();
   if (cutoff_blocks && contentions_ > options_.limit) return left(next_flush_);
   if (it == ids_.end()) return Duration::zero();
@@ -481,7 +488,7 @@ ContentionSnapshot ContentionTracker::Snapshot() const {
   s.contentions = contentions_;
   s.contentions_in_window = window_events_;
   s.tracked_routes = ids_.size();
-  for (const auto& [uid, e] : ids_) {
+  for (const auto& [id, e] : ids_) {
     if (e.state == State::kContended) ++s.contended_routes;
     if (e.state == State::kSuspect) ++s.suspect_routes;
   }

@@ -1,31 +1,38 @@
 #include "controller/status_stats.h"
 
+#include <functional>
+
 namespace routestatus::controller {
 
 void StatusStats::SetAdmission(const std::string& key, const std::string& result,
                                const std::string& reason) {
   std::string label = result + "/" + reason;
   std::lock_guard<std::mutex> lock(mu_);
-  auto [it, inserted] = admission_by_key_.try_emplace(key, label);
+  auto* counted = &*admission_counts_.try_emplace(std::move(label), 0).first;
+  auto [it, inserted] = admission_by_key_.try_emplace(std::hash<std::string>()(key), counted);
   if (!inserted) {
-    if (it->second == label) return;
-    if (--admission_counts_[it->second] == 0) admission_counts_.erase(it->second);
-    it->second = label;
+    if (it->second == counted) return;
+    --it->second->second;
+    it->second = counted;
   }
-  ++admission_counts_[label];
+  ++counted->second;
 }
 
 void StatusStats::ForgetAdmission(const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = admission_by_key_.find(key);
+  auto it = admission_by_key_.find(std::hash<std::string>()(key));
   if (it == admission_by_key_.end()) return;
-  if (--admission_counts_[it->second] == 0) admission_counts_.erase(it->second);
+  --it->second->second;
   admission_by_key_.erase(it);
 }
 
 std::map<std::string, int64_t> StatusStats::AdmissionCounts() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return admission_counts_;
+  std::map<std::string, int64_t> out;
+  for (const auto& [label, n] : admission_counts_) {
+    if (n > 0) out.emplace_hint(out.end(), label, n);
+  }
+  return out;
 }
 
 void StatusStats::CountWriteError(const std::string& reason) {

@@ -169,8 +169,13 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
   }
   VLOG(4) << "route " << key << ": queueing write: " << Describe(desired);
   ++stats_.queued;
-  std::string uid = route->metadata.uid;
-  lease_.Try(key, [this, key, uid] { return RunWork(key, uid); });
+  // Why the route, not copies of its key and uid: a cold start queues work
+  // for every route at once, and the two strings cost ~130 bytes each
+  // (100k routes: 13 MB at the start's peak). The route itself is shared
+  // with the cache; a newer version replaces it there, and this copy lives
+  // only until the work runs or newer work replaces it. RunWork still reads
+  // the latest cached version.
+  lease_.Try(key, [this, route] { return RunWork(route->Key(), route->metadata.uid); });
   return SyncResult::kQueued;
 }
 

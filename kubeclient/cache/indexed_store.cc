@@ -1,10 +1,19 @@
 #include "kubeclient/cache/indexed_store.h"
 
 #include <algorithm>
+#include <functional>
 
 #include <glog/logging.h>
 
 namespace routestatus::kubeclient::cache {
+
+namespace {
+
+DecodedObject ToDecoded(const ObjectMap::value_type& entry) {
+  return DecodedObject{entry.first, entry.second.resource_version, entry.second.object};
+}
+
+}  // namespace
 
 void IndexedStore::AddIndex(const std::string& name, RawIndexFunc fn) {
   std::lock_guard<std::mutex> l(mu_);
@@ -12,33 +21,37 @@ void IndexedStore::AddIndex(const std::string& name, RawIndexFunc fn) {
   index_funcs_[name] = std::move(fn);
   Postings& postings = indexes_[name];
   postings.clear();
-  for (const auto& [key, obj] : items_) {
-    for (auto& v : Values(index_funcs_[name], obj)) postings[std::move(v)].push_back(key);
+  for (const auto& entry : items_) {
+    for (uint64_t h : Hashes(index_funcs_[name], entry.second.object.get())) {
+      postings[h].push_back(&entry.first);
+    }
   }
 }
 
-std::vector<std::string> IndexedStore::Values(const RawIndexFunc& fn, const DecodedObject& obj) {
-  std::vector<std::string> values = fn(obj.object.get());
-  if (values.size() > 1) {
-    std::sort(values.begin(), values.end());
-    values.erase(std::unique(values.begin(), values.end()), values.end());
+std::vector<uint64_t> IndexedStore::Hashes(const RawIndexFunc& fn, const void* object) {
+  std::vector<uint64_t> hashes;
+  for (const std::string& v : fn(object)) hashes.push_back(std::hash<std::string>()(v));
+  if (hashes.size() > 1) {
+    std::sort(hashes.begin(), hashes.end());
+    hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
   }
-  return values;
+  return hashes;
 }
 
-void IndexedStore::IndexLocked(const DecodedObject& obj, bool add) {
+void IndexedStore::IndexLocked(const ObjectMap::value_type& entry, bool add) {
+  const std::string* key = &entry.first;
   for (const auto& [name, fn] : index_funcs_) {
     Postings& postings = indexes_[name];
-    for (auto& v : Values(fn, obj)) {
+    for (uint64_t h : Hashes(fn, entry.second.object.get())) {
       if (add) {
-        postings[std::move(v)].push_back(obj.key);
+        postings[h].push_back(key);
       } else {
-        auto it = postings.find(v);
+        auto it = postings.find(h);
         if (it == postings.end()) continue;
         auto& keys = it->second;
-        auto k = std::find(keys.begin(), keys.end(), obj.key);
+        auto k = std::find(keys.begin(), keys.end(), key);
         if (k != keys.end()) {
-          if (k + 1 != keys.end()) *k = std::move(keys.back());
+          if (k + 1 != keys.end()) *k = keys.back();
           keys.pop_back();
         }
         if (keys.empty()) postings.erase(it);
@@ -57,7 +70,7 @@ std::optional<DecodedObject> IndexedStore::GetEntry(const std::string& key) cons
   std::lock_guard<std::mutex> l(mu_);
   auto it = items_.find(key);
   if (it == items_.end()) return std::nullopt;
-  return it->second;
+  return ToDecoded(*it);
 }
 
 std::vector<std::shared_ptr<const void>> IndexedStore::List() const {
@@ -82,11 +95,17 @@ std::vector<std::shared_ptr<const void>> IndexedStore::ByIndex(const std::string
   std::vector<std::shared_ptr<const void>> out;
   auto iit = indexes_.find(index);
   if (iit == indexes_.end()) return out;
-  auto pit = iit->second.find(value);
+  auto pit = iit->second.find(std::hash<std::string>()(value));
   if (pit == iit->second.end()) return out;
-  for (const auto& key : pit->second) {
-    auto it = items_.find(key);
-    if (it != items_.end()) out.push_back(it->second.object);
+  const RawIndexFunc& fn = index_funcs_.at(index);
+  for (const std::string* key : pit->second) {
+    auto it = items_.find(*key);
+    if (it == items_.end()) continue;
+    // Why: the posting is the value's hash; another value may share it.
+    const std::vector<std::string> values = fn(it->second.object.get());
+    if (std::find(values.begin(), values.end(), value) != values.end()) {
+      out.push_back(it->second.object);
+    }
   }
   return out;
 }
@@ -99,15 +118,16 @@ size_t IndexedStore::Size() const {
 std::optional<DecodedObject> IndexedStore::Upsert(DecodedObject obj) {
   std::lock_guard<std::mutex> l(mu_);
   std::optional<DecodedObject> old;
+  StoredObject stored{std::move(obj.resource_version), std::move(obj.object)};
   auto it = items_.find(obj.key);
   if (it != items_.end()) {
-    IndexLocked(it->second, /*add=*/false);
-    old = std::move(it->second);
-    it->second = std::move(obj);
+    IndexLocked(*it, /*add=*/false);
+    old = ToDecoded(*it);
+    it->second = std::move(stored);
   } else {
-    it = items_.emplace(obj.key, std::move(obj)).first;
+    it = items_.emplace(std::move(obj.key), std::move(stored)).first;
   }
-  IndexLocked(it->second, /*add=*/true);
+  IndexLocked(*it, /*add=*/true);
   return old;
 }
 
@@ -115,35 +135,37 @@ std::optional<DecodedObject> IndexedStore::Remove(const std::string& key) {
   std::lock_guard<std::mutex> l(mu_);
   auto it = items_.find(key);
   if (it == items_.end()) return std::nullopt;
-  IndexLocked(it->second, /*add=*/false);
-  DecodedObject old = std::move(it->second);
+  IndexLocked(*it, /*add=*/false);
+  DecodedObject old = ToDecoded(*it);
   items_.erase(it);
   return old;
 }
 
-ReplaceResult IndexedStore::Replace(std::unordered_map<std::string, DecodedObject> items) {
+ReplaceResult IndexedStore::Replace(ObjectMap items) {
   ReplaceResult result;
-  std::unordered_map<std::string, DecodedObject> old;
+  ObjectMap old;
   {
     std::lock_guard<std::mutex> l(mu_);
-    for (auto& [key, obj] : items) {
-      auto it = items_.find(key);
+    for (auto& entry : items) {
+      auto it = items_.find(entry.first);
       if (it == items_.end()) {
-        result.added.push_back(obj);
-      } else if (it->second.resource_version != obj.resource_version) {
-        result.updated.emplace_back(it->second, obj);
+        result.added.push_back(&entry);
+      } else if (it->second.resource_version != entry.second.resource_version) {
+        result.updated.emplace_back(ToDecoded(*it), ToDecoded(entry));
       } else {
-        obj = it->second;  // unchanged: keep the object holders already share
+        entry.second = it->second;  // unchanged: keep the object holders already share
       }
     }
-    for (auto& [key, obj] : items_) {
-      if (!items.count(key)) result.deleted.push_back(obj);
+    for (auto& entry : items_) {
+      if (!items.count(entry.first)) result.deleted.push_back(ToDecoded(entry));
     }
     old.swap(items_);
     items_.swap(items);
+    // Why result.added stays valid: swapping unordered_maps moves no node,
+    // so its entries are now items_'s.
     for (auto& [name, postings] : indexes_) postings.clear();
     if (!index_funcs_.empty()) {
-      for (const auto& [key, obj] : items_) IndexLocked(obj, /*add=*/true);
+      for (const auto& entry : items_) IndexLocked(entry, /*add=*/true);
     }
   }
   // Why outside the lock: freeing 100k objects takes a while; readers

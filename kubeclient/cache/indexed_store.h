@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -21,6 +22,16 @@ struct DecodedObject {
   std::shared_ptr<const void> object;
 };
 
+// What the store keeps per key: the key is the map's own (not repeated
+// here). Value type.
+struct StoredObject {
+  std::string resource_version;
+  std::shared_ptr<const void> object;
+};
+
+// Objects by key, as a list is buffered and as the store holds them.
+using ObjectMap = std::unordered_map<std::string, StoredObject>;
+
 // Index values of a type-erased object (the const T* behind `object`).
 using RawIndexFunc = std::function<std::vector<std::string>(const void* object)>;
 
@@ -28,7 +39,11 @@ using RawIndexFunc = std::function<std::vector<std::string>(const void* object)>
 struct ReplaceResult {
   std::vector<DecodedObject> deleted;                               // last cached version
   std::vector<std::pair<DecodedObject, DecodedObject>> updated;     // old, new
-  std::vector<DecodedObject> added;
+  // The added entries, in the store itself. Valid until the store's next
+  // Upsert, Remove or Replace. Why not copies: the first list adds every
+  // object, and a copy of each key (with its version) cost ~80 bytes per
+  // object at the start's peak.
+  std::vector<const ObjectMap::value_type*> added;
 };
 
 // The informer's cache: objects by key with named secondary indexes.
@@ -54,21 +69,27 @@ class IndexedStore {
   std::optional<DecodedObject> Remove(const std::string& key);
   // Swaps in `items` as the whole content. Entries whose resourceVersion
   // did not change keep their old object (no update reported).
-  ReplaceResult Replace(std::unordered_map<std::string, DecodedObject> items);
+  ReplaceResult Replace(ObjectMap items);
 
  private:
-  // Value -> keys of the objects that produced it (no duplicates: each
-  // object's values are deduplicated before indexing). Why a vector, not a
-  // set: nearly every value (a host) has one or two objects, and a set costs
-  // ~250 more bytes per entry (100k routes: 25 MB).
-  using Postings = std::unordered_map<std::string, std::vector<std::string>>;
-  // REQUIRES: mu_ is held.
-  void IndexLocked(const DecodedObject& obj, bool add);
-  // fn's values for obj, deduplicated.
-  static std::vector<std::string> Values(const RawIndexFunc& fn, const DecodedObject& obj);
+  // A 64-bit hash of a value -> keys of the objects that produced it (no
+  // duplicates: each object's values are deduplicated before indexing).
+  // Why a vector, not a set: nearly every value (a host) has one or two
+  // objects, and a set costs ~250 more bytes per entry (100k routes: 25
+  // MB). Why pointers to the keys of items_ (stable: an unordered_map never
+  // moves its nodes), not copies: a key of "namespace/name" is usually too
+  // long for the string's inline buffer, so each copy cost ~64 bytes per
+  // route. Why a hash of the value, not its text: a host is as long, and
+  // ByIndex checks each object's values anyway (two values sharing a hash
+  // only cost that check).
+  using Postings = std::unordered_map<uint64_t, std::vector<const std::string*>>;
+  // `entry` is a node of items_. REQUIRES: mu_ is held.
+  void IndexLocked(const ObjectMap::value_type& entry, bool add);
+  // The hashes of fn's values for object, deduplicated.
+  static std::vector<uint64_t> Hashes(const RawIndexFunc& fn, const void* object);
 
   mutable std::mutex mu_;
-  std::unordered_map<std::string, DecodedObject> items_;  // GUARDED_BY(mu_)
+  ObjectMap items_;                                       // GUARDED_BY(mu_)
   std::map<std::string, RawIndexFunc> index_funcs_;       // GUARDED_BY(mu_)
   std::map<std::string, Postings> indexes_;               // GUARDED_BY(mu_)
 };

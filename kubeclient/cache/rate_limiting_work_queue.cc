@@ -17,14 +17,14 @@ RateLimitingWorkQueue::~RateLimitingWorkQueue() { ShutDownNow(); }
 
 void RateLimitingWorkQueue::AddLocked(const std::string& key, SteadyTime now) {
   if (shutting_down_) return;
-  if (dirty_.count(key)) return;  // already queued (or queued again after Done)
-  dirty_.emplace(key, now);
+  auto [it, inserted] = dirty_.emplace(key, now);
+  if (!inserted) return;  // already queued (or queued again after Done)
   ++stats_.adds_total;
   if (options_.observer) options_.observer->OnAdd();
   // Why: a key being processed waits in dirty_ and is queued by Done(), so
   // two workers never hold it at once.
   if (!processing_.count(key)) {
-    queue_.push_back(key);
+    queue_.push_back(&it->first);
     cv_.notify_one();
   }
 }
@@ -115,11 +115,11 @@ bool RateLimitingWorkQueue::Get(std::string* key) {
     SteadyTime now = clock_.Now();
     PromoteDueLocked(now);
     if (!queue_.empty()) {
-      *key = std::move(queue_.front());
+      *key = *queue_.front();
       queue_.pop_front();
       auto it = dirty_.find(*key);
-      Duration latency = it == dirty_.end() ? Duration::zero() : now - it->second;
-      if (it != dirty_.end()) dirty_.erase(it);
+      Duration latency = now - it->second;
+      dirty_.erase(it);
       processing_[*key] = now;
       ++stats_.gets_total;
       stats_.queue_latency_sum += latency;
@@ -147,7 +147,8 @@ void RateLimitingWorkQueue::Done(const std::string& key) {
   ++stats_.dones_total;
   stats_.work_duration_sum += took;
   if (options_.observer) options_.observer->OnDone(took);
-  if (dirty_.count(key) && !stopped_now_) queue_.push_back(key);
+  auto dirty = dirty_.find(key);
+  if (dirty != dirty_.end() && !stopped_now_) queue_.push_back(&dirty->first);
   // Why notify_all: a draining Get() may be waiting for this key to finish.
   cv_.notify_all();
 }

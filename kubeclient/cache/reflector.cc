@@ -167,7 +167,7 @@ Duration Reflector::Step() {
 }
 
 Status Reflector::ListAndReplace() {
-  std::unordered_map<std::string, DecodedObject> buffer;
+  ObjectMap buffer;
   std::string list_rv;
   if (options_.stream_initial_events && !stream_unsupported_) {
     bool unsupported = false;
@@ -231,7 +231,7 @@ Status Reflector::ListAndReplace() {
   return Status::Ok();
 }
 
-Status Reflector::StreamInto(std::unordered_map<std::string, DecodedObject>* buffer,
+Status Reflector::StreamInto(ObjectMap* buffer,
                              std::string* list_rv, bool* unsupported) {
   if (pending_stream_) {
     Untrack();
@@ -316,7 +316,7 @@ void Reflector::Untrack() {
   current_stream_ = nullptr;
 }
 
-void Reflector::ReplaceWith(std::unordered_map<std::string, DecodedObject> buffer,
+void Reflector::ReplaceWith(ObjectMap buffer,
                             const std::string& list_rv, bool streamed) {
   ReplaceResult result = store_.Replace(std::move(buffer));
   bool first = !synced_.load();
@@ -344,8 +344,12 @@ void Reflector::ReplaceWith(std::unordered_map<std::string, DecodedObject> buffe
   // Why only the first list is "initial": objects a relist adds are new to
   // the handlers (e.g. the controller's claim fan-out must see them), as in
   // client-go, where isInInitialList holds for the first list only.
+  // Why one DecodedObject at a time: result.added points into the store.
   for (RawEventHandler* h : handlers_) {
-    for (const auto& a : result.added) h->OnAdd(a, /*initial_list=*/first);
+    for (const ObjectMap::value_type* entry : result.added) {
+      h->OnAdd(DecodedObject{entry->first, entry->second.resource_version, entry->second.object},
+               /*initial_list=*/first);
+    }
   }
   if (first) {
     std::lock_guard<std::mutex> l(mu_);
@@ -355,17 +359,18 @@ void Reflector::ReplaceWith(std::unordered_map<std::string, DecodedObject> buffe
 }
 
 void Reflector::BufferDecoded(StatusOr<DecodedObject> decoded,
-                              std::unordered_map<std::string, DecodedObject>* buffer) {
+                              ObjectMap* buffer) {
   if (!decoded.ok()) {
     NoteDecodeError(decoded.status());
     return;
   }
-  std::string key = decoded->key;
-  buffer->insert_or_assign(std::move(key), std::move(decoded).value());
+  DecodedObject d = std::move(decoded).value();
+  buffer->insert_or_assign(std::move(d.key),
+                           StoredObject{std::move(d.resource_version), std::move(d.object)});
 }
 
 Status Reflector::ListPageInto(const ListOptions& lo,
-                                std::unordered_map<std::string, DecodedObject>* buffer,
+                                ObjectMap* buffer,
                                 std::string* list_rv, std::string* next) {
   if (decode_text_) {
     auto page = client_.ListRaw(resource_, options_.namespace_name, lo);

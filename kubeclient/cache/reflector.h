@@ -165,10 +165,10 @@ class Reflector {
   // A watch list into `buffer`: sets *list_rv to the end bookmark's version
   // and keeps the open stream in pending_stream_. *unsupported when the
   // server answered that it does not stream initial events.
-  Status StreamInto(std::unordered_map<std::string, DecodedObject>* buffer, std::string* list_rv,
+  Status StreamInto(ObjectMap* buffer, std::string* list_rv,
                     bool* unsupported);
   // Swaps `buffer` in as the cache at `list_rv` and tells the handlers.
-  void ReplaceWith(std::unordered_map<std::string, DecodedObject> buffer,
+  void ReplaceWith(ObjectMap buffer,
                    const std::string& list_rv, bool streamed);
   // Makes `stream` the one Stop() cancels; false (stream cancelled) when
   // stopping.
@@ -176,9 +176,9 @@ class Reflector {
   void Untrack();
   // Adds a decoded object to a list's `buffer`; counts a decode error.
   void BufferDecoded(StatusOr<DecodedObject> decoded,
-                     std::unordered_map<std::string, DecodedObject>* buffer);
+                     ObjectMap* buffer);
   // One page of the list into `buffer`; sets *list_rv and *next (continue).
-  Status ListPageInto(const ListOptions& lo, std::unordered_map<std::string, DecodedObject>* buffer,
+  Status ListPageInto(const ListOptions& lo, ObjectMap* buffer,
                       std::string* list_rv, std::string* next);
   void NoteDecodeError(const Status& s);
   // "namespace/name" (or "name") from raw metadata; "" when absent.
