@@ -387,8 +387,13 @@ void RunLeaseComparison(const BenchOptions& options) {
   }
   std::string svg = RenderLinePlot("Failover: leader SIGKILLed -> next change written",
                                    "replicas (N)", "seconds (log scale)", xs, series, true);
-  WriteTextFile(options.results_dir + "/failover.svg", svg);
-  std::cout << "plot: " << options.results_dir << "/failover.svg\n";
+  // Why by variant: a --failing-route run must not overwrite the full
+  // comparison's plot.
+  const std::string plot = options.failing_route_code != 0
+                               ? Fmt("/failover_failing%d.svg", options.failing_route_code)
+                               : std::string("/failover.svg");
+  WriteTextFile(options.results_dir + plot, svg);
+  std::cout << "plot: " << options.results_dir << plot << "\n";
   // Why only our defaults: they are the README's figures; the other
   // settings are there to compare against, not to keep.
   std::vector<Figure> figures;

@@ -484,7 +484,9 @@ void RunScale(const BenchOptions& options) {
   std::string verdict =
       CheckAgainstBaseline(options.results_dir, options.accept_baseline, figures);
   std::cout << "\n" << verdict << "\n" << growth;
-  WriteResultMarkdown(options, "scale.md", md + "\n" + fleet_md + "\n" + verdict + "\n" + growth);
+  // Why by size: a 10,000-route run must not overwrite the 100,000 one.
+  WriteResultMarkdown(options, count == 100000 ? "scale.md" : Fmt("scale_%d.md", count),
+                      md + "\n" + fleet_md + "\n" + verdict + "\n" + growth);
 }
 
 }  // namespace routestatus::e2e::bench

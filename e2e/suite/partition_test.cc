@@ -5,7 +5,7 @@
 // switch or a partitioned node. Asserted: a follower takes over (a route
 // created after the cut is admitted) within 2 s; the cut-off replica logs
 // one WARNING and reports routestatus_api_reachable 0 and not-leader within
-// 90 s of the cut; after the heal it sends at most 1 stale status PUT (a
+// 90 s of the cut; after the heal it sends at most 1 stale status write (a
 // 409) and one leader is left.
 
 #include <chrono>
@@ -235,7 +235,7 @@ TEST_F(PartitionTest, CutOffLeaderKnowsItAndDoesNotRaceTheNewLeader) {
   std::cout << "timeline (default flags): takeover " << takeover_s << " s; WARNING "
             << *warning_s << " s, api_reachable 0 at " << *unreachable_s
             << " s, not leader at " << *not_leader_s << " s after the cut; reachable "
-            << *reachable_s << " s after the heal; " << stale << " stale PUT(s)\n";
+            << *reachable_s << " s after the heal; " << stale << " stale status write(s) (409)\n";
 }
 
 }  // namespace
