@@ -25,7 +25,7 @@ for line in sys.stdin:
         failed += 1
 
 print("\nfight soak: 3 replicas of one router name, 3 hostname templates, 20 routes,"
-      " default lease flags")
+      " the test's short lease flags (--lease-interval=2s --lease-retry-interval=500ms --lease-election-delay=500ms --contention-interval=15s)")
 print(f"{'run':>4} {'writes':>7} {'409s':>5} {'settled (s)':>12} {'warning after start (s)':>24}")
 for i, r in enumerate(runs, 1):
     print(f"{i:>4} {r.get('fight_writes_success', -1):>7.0f} {r.get('fight_writes_conflict', -1):>5.0f}"
