@@ -221,6 +221,7 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
     return {WorkResult::kNone, false};
   }
   BeginOwnWrite(key, route->metadata.resource_version, desired);
+  const SteadyTime sent = clock_.Now();
   auto result = client_.MergePatchStatus(kubeclient::RoutesResource(),
                                          route->metadata.namespace_name, route->metadata.name,
                                          *body);
@@ -235,10 +236,29 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
   }
   const auto& status = result.status();
   switch (status.code()) {
-    case StatusCode::kConflict:
+    case StatusCode::kConflict: {
       ++stats_.writes_conflict;
+      // Why measured here: the read below is no part of the write's latency,
+      // which the lease learns from this outcome.
+      const Duration latency = clock_.Now() - sent;
+      if (!PeerChangedOurEntries(*route)) {
+        // Why not Release: the version moved under an owner's update (a
+        // label, an annotation, another router's entry), not a write of
+        // our router name; a leader that followed for it left the fleet
+        // leaderless and every follower raced the next change (issue 23,
+        // the simulator's slow-leader seed 58545078653470). The owner's
+        // update reaches the watch and queues this key again.
+        VLOG(2) << "route " << key << ": status write conflicted with an update that "
+                << "left our entry alone; retrying";
+        WorkOutcome outcome{WorkResult::kNone, true};
+        outcome.write_latency = latency;
+        return outcome;
+      }
       VLOG(2) << "route " << key << ": status write conflicted; following";
-      return {WorkResult::kRelease, true};
+      WorkOutcome outcome{WorkResult::kRelease, true};
+      outcome.write_latency = latency;
+      return outcome;
+    }
     case StatusCode::kNotFound:
       ++stats_.writes_not_found;
       ClearFailure(key, false);
@@ -282,6 +302,31 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
 
 Duration StatusSyncer::BlockEndsIn(const Route& route) {
   return RecheckAfter(route.metadata.uid, route.FindIngress(admission_.router_name).has_value());
+}
+
+bool StatusSyncer::PeerChangedOurEntries(const Route& cached) {
+  auto fresh_json = client_.Get(kubeclient::RoutesResource(), cached.metadata.namespace_name,
+                                cached.metadata.name);
+  if (!fresh_json.ok()) return true;
+  auto fresh = kubeclient::RouteFromJson(*fresh_json);
+  if (!fresh.ok() || fresh->metadata.uid != cached.metadata.uid) return true;
+  auto ours = [this](const Route& route) {
+    std::vector<RouteIngress> entries;
+    for (auto& e : route.Ingress()) {
+      if (e.router_name == admission_.router_name) entries.push_back(std::move(e));
+    }
+    return entries;
+  };
+  const std::vector<RouteIngress> before = ours(cached);
+  const std::vector<RouteIngress> now = ours(*fresh);
+  if (before.size() != now.size()) return true;
+  for (size_t i = 0; i < before.size(); ++i) {
+    // Why IngressEqual is enough: a peer writes only an entry that differs
+    // from the one it saw, and a write that succeeded after our cached
+    // version saw that version's entry (or a later one).
+    if (!kubeclient::IngressEqual(before[i], now[i])) return true;
+  }
+  return false;
 }
 
 bool StatusSyncer::Blocked(const std::string& uid, bool has_entry) {

@@ -64,7 +64,10 @@ struct WriteErrorBackoff {
 // route is retried at the lease's retry interval, one WARNING per backoff
 // cap (5 min) while it lasts, StatusStats::auth_failing set. A write
 // without an answer (or a 429) is an outage: retried at the retry interval,
-// logged by the binary once per outage. A 409 releases the lease.
+// logged by the binary once per outage. A 409 releases the lease when
+// another writer of our router name changed our entry (the syncer reads
+// the route once to tell); a 409 that an owner's update or another
+// router's entry caused is retried instead, the lease kept.
 //
 // Thread-safe. Every reference must outlive the syncer, and the lease must
 // not run this syncer's work after the syncer is destroyed.
@@ -175,6 +178,11 @@ class StatusSyncer {
   // IsCreationBlocked/RecheckCreationAfter when we would create it.
   bool Blocked(const std::string& uid, bool has_entry);
   Duration RecheckAfter(const std::string& uid, bool has_entry);
+  // After a 409 on a write based on `cached`: whether the server's copy
+  // shows our router name's entries changed since `cached` (another
+  // replica wrote them). True when the server cannot be read: a 409 is
+  // taken as a lost race unless shown otherwise.
+  bool PeerChangedOurEntries(const kubeclient::Route& cached);
 
   struct Failure {
     int attempts = 0;

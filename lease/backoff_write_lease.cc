@@ -208,6 +208,7 @@ void BackoffWriteLease::Extend(const std::string& key, EntryWriter writer) {
     // writes were ours (it records them); a count kept here drifted when an
     // echo arrived while our own work still ran.
     const bool peer = writer == EntryWriter::kPeer;
+    if (peer) ++peer_writes_;
     switch (state_) {
       case LeaseState::kLeader:
         if (options_.leader_follows_foreign_extend && peer) {
@@ -230,7 +231,20 @@ void BackoffWriteLease::Extend(const std::string& key, EntryWriter writer) {
         // Why only a peer's write: it is the leader's progress. Our own
         // write's echo (a takeover whose answer is not back yet) is not,
         // and as a sample it would teach the deadline our own wait.
-        if (peer) takeover_.ForeignWrite(now, holding, key_held_since);
+        if (peer) {
+          const uint64_t samples = takeover_.estimator().total();
+          takeover_.ForeignWrite(now, holding, key_held_since);
+          VLOG_IF(3, takeover_.estimator().total() != samples)
+              << options_.name << ": the leader's progress took "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(
+                     takeover_.estimator().last())
+                     .count()
+              << "ms; deadline now "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(
+                     takeover_.estimator().Deadline())
+                     .count()
+              << "ms";
+        }
         tick_ = std::min(tick_ + 1, kMaxTick);
         expires_ = now + FollowForLocked(tick_);
         VLOG(4) << options_.name << ": leader wrote " << key << "; following for "
@@ -305,6 +319,17 @@ SteadyTime BackoffWriteLease::ChangeTakeoverDueLocked(const Slot& slot) const {
   return takeover_.ChangeDue(slot.held_since, slot.takeover_draw).value_or(SteadyTime::max());
 }
 
+SteadyTime BackoffWriteLease::ProgressTakeoverDueLocked(const Slot& slot) const {
+  // Why: after a quiet spell longer than the lease, a follower's expiry is
+  // long past, and held work used to run at the follower floor (0.5-1 s),
+  // racing a leader whose write takes longer (issue 23: the simulator's
+  // slow-leader seeds, 1 s PUTs); the leader's silence meant only that
+  // nothing needed writing. The takeover wait is the failure detector in
+  // progress mode; an expired lease is no faster one.
+  if (state_ != LeaseState::kFollower || slot.parked) return SteadyTime::min();
+  return takeover_.WaitDue().value_or(SteadyTime::min());
+}
+
 std::optional<std::string> BackoffWriteLease::PickTakeoverLocked(
     SteadyTime now, const std::unordered_set<std::string>* skip, SteadyTime* wait_until) {
   if (state_ != LeaseState::kFollower || in_flight_ > 0) return std::nullopt;
@@ -371,7 +396,8 @@ std::optional<std::string> BackoffWriteLease::PickLocked(
     Slot& slot = slots_.at(picked);
     it = due_.erase(it);
     slot.queued = false;
-    if (state_ == LeaseState::kFollower && now < expires_) {
+    const SteadyTime progress_due = ProgressTakeoverDueLocked(slot);
+    if (state_ == LeaseState::kFollower && (now < expires_ || now < progress_due)) {
       const SteadyTime change_due = ChangeTakeoverDueLocked(slot);
       if (change_due <= now) {
         slot.taking_over = true;
@@ -383,7 +409,7 @@ std::optional<std::string> BackoffWriteLease::PickLocked(
       // Why: the lease was extended after this work was queued: defer
       // again (a delayed requeue, never a sleeping worker).
       ++stats_.follower_deferrals;
-      ScheduleLocked(picked, slot, std::min(expires_, change_due), true);
+      ScheduleLocked(picked, slot, std::min(std::max(expires_, progress_due), change_due), true);
       UpdateHeldLocked(slot, now);
       it = due_.begin();
       continue;
@@ -464,6 +490,7 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
   // write latency from its answer, or a slow leader is overrun at once.
   const bool sampled = state_ != LeaseState::kLeader;
   const uint64_t follows_before = follows_;
+  const uint64_t peer_writes_before = peer_writes_;
   {
     Slot& slot = slots_.at(key);
     work = std::move(slot.work);
@@ -499,7 +526,16 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
   const SteadyTime now = clock_.Now();
   if (sampled && outcome.result != WorkResult::kNone) {
     // Why: the server answered our write; the leader pays that latency too.
-    takeover_.ProbeAnswered(now - started);
+    const Duration latency =
+        outcome.write_latency > Duration::zero() ? outcome.write_latency : now - started;
+    takeover_.ProbeAnswered(latency);
+    VLOG(3) << options_.name << ": our write of " << key << " was answered in "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(latency).count()
+            << "ms; deadline now "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(
+                   takeover_.estimator().Deadline())
+                   .count()
+            << "ms";
   }
   if (outcome.result == WorkResult::kNone && outcome.retry && !outcome.key_failing &&
       state_ == LeaseState::kFollower) {
@@ -514,6 +550,16 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
     // only that we were first on this key, not that we lead: leading
     // again beside the replica that beat us raced every next change
     // (issue 23, the simulator's steady seed 102511716593510).
+    outcome.result = WorkResult::kNone;
+  }
+  if (outcome.result == WorkResult::kExtend && probe && peer_writes_ != peer_writes_before) {
+    // Why: another replica of our router name wrote while our probe was
+    // out, so someone else is alive and writing, most likely a follower
+    // that took over another key at the same time. Our success shows only
+    // that we were first on this key; both leading raced every next change
+    // and lost one write each (issue 23, the simulator's slow-leader seed
+    // 231616291602799). We keep following; the next held change is taken
+    // over (or written by the other) as any other.
     outcome.result = WorkResult::kNone;
   }
   ApplyLocked(outcome.result, now, fired);

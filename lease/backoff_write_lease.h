@@ -212,6 +212,9 @@ class BackoffWriteLease final : public WriteLease {
   Duration FollowerDelayLocked();
   // kPerChange: when `slot`'s change is due for takeover; max() otherwise.
   SteadyTime ChangeTakeoverDueLocked(const Slot& slot) const;
+  // kProgress: a Follower's unparked work runs no earlier than the
+  // takeover wait's end, whether its lease expired or not; min() otherwise.
+  SteadyTime ProgressTakeoverDueLocked(const Slot& slot) const;
   // kProgress: the queued key to take over now (marked), or nullopt with
   // *wait_until lowered to the takeover time.
   std::optional<std::string> PickTakeoverLocked(SteadyTime now,
@@ -239,6 +242,10 @@ class BackoffWriteLease final : public WriteLease {
   // Transitions to Follower so far: a write that was out across one does
   // not make us leader (RunPicked). GUARDED_BY(mu_)
   uint64_t follows_ = 0;
+  // Writes by another replica of our router name seen so far (Extend
+  // kPeer): one seen while our probe was out means our probe's success
+  // does not make us lead (RunPicked). GUARDED_BY(mu_)
+  uint64_t peer_writes_ = 0;
   Duration election_offset_{};    // election_delay x (0.1 + U[0, 1)), drawn once
   // First Try in Election + election_offset_; unset before it.
   std::optional<SteadyTime> election_gate_;  // GUARDED_BY(mu_)

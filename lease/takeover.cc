@@ -53,6 +53,7 @@ DeadlineEstimator::DeadlineEstimator(const TakeoverOptions& options, Duration ca
 
 void DeadlineEstimator::Add(Duration sample) {
   sample = std::max(sample, Duration::zero());
+  last_ = sample;
   if (ring_.size() < window_) {
     ring_.push_back(sample);
   } else {

@@ -55,6 +55,8 @@ class DeadlineEstimator {
   Duration Quantile() const { return quantile_; }
   // Samples recorded since construction.
   uint64_t total() const { return total_; }
+  // The last sample recorded; zero without samples.
+  Duration last() const { return last_; }
 
  private:
   const double factor_;
@@ -65,6 +67,7 @@ class DeadlineEstimator {
   std::vector<Duration> ring_;  // the last `window_` samples
   size_t next_ = 0;                         // where the next sample goes once full
   uint64_t total_ = 0;
+  Duration last_{};
   Duration quantile_{};
   Duration deadline_{};
 };

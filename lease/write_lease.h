@@ -30,6 +30,10 @@ struct WorkOutcome {
   // `retry_after`. So while a leader makes progress, only the leader
   // retries it. A new Try for the key ends the parking.
   bool key_failing = false;
+  // How long the server took to answer the write itself, when the work did
+  // more than write (e.g. read the object after a 409): the lease learns
+  // the write latency from it. Zero = the whole work's duration.
+  Duration write_latency = Duration::zero();
 };
 
 using Work = std::function<WorkOutcome()>;

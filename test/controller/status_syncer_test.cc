@@ -179,6 +179,29 @@ TEST(StatusSyncerTest, ConflictThenAlreadyCorrectNoExtraWrite) {
   EXPECT_TRUE(h.lease.pending.empty());
 }
 
+// Issue 23 (the simulator's slow-leader seed 58545078653470): an owner's
+// update that leaves our entry alone (here a label) moves the version
+// under our write. The 409 shows no other writer of our router name: the
+// lease is kept (kNone, retried), where a Release made the leader follow
+// and every follower race the next change. One GET tells the two apart.
+TEST(StatusSyncerTest, ConflictWithAnOwnersUpdateKeepsTheLease) {
+  Harness h;
+  h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
+  json touched = h.api.Object("ns", "web");
+  touched["metadata"]["labels"]["touch"] = "v1";
+  h.api.Put(touched);  // the cache still has the version before
+  EXPECT_EQ(h.syncer.Sync("ns/web"), SyncResult::kQueued);
+  EXPECT_EQ(h.stats.writes_conflict.load(), 1);
+  EXPECT_EQ(h.api.gets, 1);
+  EXPECT_EQ(h.lease.results, std::vector<WorkResult>{WorkResult::kNone});
+  ASSERT_EQ(h.lease.pending.count("ns/web"), 1u) << "retried";
+  // The owner's update reaches the cache; the retry writes our entry.
+  h.routes.Set(h.api.Typed("ns", "web"));
+  EXPECT_EQ(h.lease.RunRetries(), 1);
+  EXPECT_EQ(h.api.successful_puts, 1);
+  EXPECT_EQ(h.ServerEntry("ns", "web")->host, "www.example.com");
+}
+
 TEST(StatusSyncerTest, ConflictThenWatchEventExtendsAndDropsWork) {
   Harness h;
   h.Create(Harness::RouteJson("ns", "web", "www.example.com"));

@@ -442,19 +442,67 @@ TEST_F(TakeoverLeaseTest, NoTakeoverOutsideFollower) {
   for (uint64_t n : s.takeovers) EXPECT_EQ(n, 0u);
 }
 
-// An expired lease runs held work as before (at the follower floor),
-// whichever comes first.
-TEST_F(TakeoverLeaseTest, ExpiredLeaseStillRunsAtTheFollowerFloor) {
+// Issue 23 (the simulator's slow-leader seeds, e.g. 275916928375696): after
+// a quiet spell longer than the lease, the follower's expiry is long past.
+// Held work used to run at the follower floor (100 ms here, 0.5-1 s by
+// default), racing a leader whose write takes longer than that; the
+// leader's silence meant only that nothing needed writing. It now waits
+// for the takeover wait, D (+ jitter), as work held before the expiry does.
+TEST_F(TakeoverLeaseTest, ExpiredLeaseDoesNotUndercutTheTakeoverWait) {
   WriteLeaseOptions o = Options();
   o.follower_min_delay = milliseconds(100);
   o.follower_delay_jitter = false;
   BackoffWriteLease lease(clock_, o);
   FollowAtTheCap(lease);
   clock_.Advance(seconds(60));
+  ASSERT_LT(lease.Snapshot().expires, clock_.Now());
+  const SteadyTime queued = clock_.Now();
   lease.Try("a", Record("a", kExtendOutcome));
-  EXPECT_EQ(*lease.NextDue(), clock_.Now() + milliseconds(100));
+  clock_.Advance(milliseconds(499));
+  EXPECT_EQ(lease.RunDue(), 0) << "ran before the takeover deadline (500 ms)";
+  // A leader that is alive writes it meanwhile: nothing of ours runs.
+  lease.Extend("a", EntryWriter::kPeer);
+  EXPECT_EQ(RunAtNextDue(lease), 0);
+  EXPECT_TRUE(ran_.empty());
+  // Without a leader, the next change is written D (+ jitter) after it
+  // came; D learnt the leader's 499 ms.
+  const Duration d = lease.Snapshot().takeover_deadline;
+  EXPECT_EQ(d, milliseconds(998));
+  clock_.Advance(seconds(60));
+  const SteadyTime second = clock_.Now();
+  EXPECT_GT(second, queued);
+  lease.Try("b", Record("b", kExtendOutcome));
+  // (The first due time may be the follower floor's, where the work is
+  // deferred again to the takeover wait's end.)
+  int runs = 0;
+  for (int i = 0; i < 3 && runs == 0; ++i) runs = RunAtNextDue(lease);
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(ran_, std::vector<std::string>{"b"});
+  EXPECT_GE(Since(second), d);
+  EXPECT_LT(Since(second), d * 3 / 2);
+}
+
+// Issue 23 (the simulator's slow-leader seed 231616291602799): two
+// followers of a leader that stepped down took over two different keys at
+// once; each saw the other's write while its own was out, and both led,
+// racing every next change. A probe that succeeds although another
+// replica's write reached our watch while it was out keeps us following.
+TEST_F(TakeoverLeaseTest, ProbeThatSawAnotherWriterDoesNotMakeUsLead) {
+  BackoffWriteLease lease(clock_, Options());
+  FollowAtTheCap(lease);
+  lease.Try("a", [this, &lease] {
+    clock_.Advance(milliseconds(300));
+    lease.Extend("b", EntryWriter::kPeer);  // the other follower's takeover
+    ran_.push_back("a");
+    return kExtendOutcome;  // ours succeeded too: first on "a"
+  });
   EXPECT_EQ(RunAtNextDue(lease), 1);
-  EXPECT_EQ(lease.Snapshot().takeovers[static_cast<int>(WorkResult::kExtend)], 0u);
+  EXPECT_EQ(ran_, std::vector<std::string>{"a"});
+  EXPECT_EQ(lease.State(), LeaseState::kFollower);
+  // Without such a write, a takeover still makes us lead.
+  lease.Try("c", Record("c", kExtendOutcome));
+  EXPECT_EQ(RunAtNextDue(lease), 1);
+  EXPECT_EQ(lease.State(), LeaseState::kLeader);
 }
 
 }  // namespace

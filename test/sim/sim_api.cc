@@ -423,6 +423,14 @@ std::vector<std::shared_ptr<const kubeclient::Route>> SimApi::Routes() const {
   return out;
 }
 
+StatusOr<json> SimApi::Get(Kind kind, const std::string& key) const {
+  auto it = objects_[static_cast<int>(kind)].find(key);
+  if (it == objects_[static_cast<int>(kind)].end()) {
+    return Status(StatusCode::kNotFound, key + " not found");
+  }
+  return it->second->json;
+}
+
 std::shared_ptr<const kubeclient::Route> SimApi::Route(const std::string& key) const {
   auto it = objects_[0].find(key);
   return it == objects_[0].end() ? nullptr : it->second->route;
@@ -605,9 +613,15 @@ bool SimClient::WaitOutPartition() {
   return true;
 }
 
-StatusOr<json> SimClient::Get(const kubeclient::ResourceRef&, const std::string&,
-                                          const std::string&) {
-  return Unused();
+StatusOr<json> SimClient::Get(const kubeclient::ResourceRef& res, const std::string& ns,
+                              const std::string& name) {
+  // Why the status PUT's delays: a GET of one route is a request of the
+  // same size to the same server (the status syncer reads a route after a
+  // 409); read when the request arrives, answered after the answer delay.
+  const std::string key = ns.empty() ? name : ns + "/" + name;
+  return SendOneObjectRequest([kind = KindOf(res), key](SimApi& api, int) {
+    return api.Get(kind, key);
+  });
 }
 
 bool SimClient::WaitListPage() {
@@ -655,18 +669,18 @@ StatusOr<json> SimClient::Update(const kubeclient::ResourceRef&, const json&) {
 
 StatusOr<json> SimClient::UpdateStatus(const kubeclient::ResourceRef&,
                                                    const json& object) {
-  return SendStatusWrite(
+  return SendOneObjectRequest(
       [object](SimApi& api, int writer) { return api.ApplyStatus(writer, object); });
 }
 
 StatusOr<json> SimClient::MergePatchStatus(const kubeclient::ResourceRef&, const std::string& ns,
                                            const std::string& name, const json& patch) {
-  return SendStatusWrite([key = ns + "/" + name, patch](SimApi& api, int writer) {
+  return SendOneObjectRequest([key = ns + "/" + name, patch](SimApi& api, int writer) {
     return api.ApplyStatusPatch(writer, key, patch);
   });
 }
 
-StatusOr<json> SimClient::SendStatusWrite(
+StatusOr<json> SimClient::SendOneObjectRequest(
     std::function<StatusOr<json>(SimApi&, int writer)> apply) {
   if (*closed_) return Status(StatusCode::kUnavailable, "connection closed");
   if (WaitOutPartition()) return Status(StatusCode::kUnavailable, "no answer (partition)");

@@ -137,6 +137,8 @@ class SimApi {
   void ForbidUntil(Kind kind, SteadyTime until) { forbid_until_[static_cast<int>(kind)] = until; }
   // Status PUTs of these routes fail with this (e.g. 422 invalid).
   std::map<std::string, Status> fail_status_of;
+  // GET of one object as a client sees it: 404 when it does not exist.
+  StatusOr<nlohmann::json> Get(Kind kind, const std::string& key) const;
 
   // The current state, for the simulation's checks.
   std::vector<std::shared_ptr<const kubeclient::Route>> Routes() const;
@@ -295,9 +297,10 @@ class SimClient final : public kubeclient::KubeClient {
  private:
   // Waits a list page's delay; false when closed meanwhile.
   bool WaitListPage();
-  // Sends a status write: `apply` runs on the server after the request's
-  // delay, its answer comes back after the response's delay.
-  StatusOr<nlohmann::json> SendStatusWrite(
+  // Sends a request on one object (a status write, a GET) with the status
+  // PUT's delays: `apply` runs on the server after the request's delay,
+  // its answer comes back after the response's delay.
+  StatusOr<nlohmann::json> SendOneObjectRequest(
       std::function<StatusOr<nlohmann::json>(SimApi&, int writer)> apply);
   // Parks the calling fiber until `ready` or Close().
   void ParkUntil(const std::function<std::optional<SteadyTime>()>& ready);

@@ -32,10 +32,16 @@ struct KnownFailure {
   uint64_t seed;
   const char* failure;  // the start of its first failure message
 };
-// None today (issue 23 fixed steady 91, outage 48, slow-leader 5, 39, 40
-// and 23); add {scenario, seed, "bound"} entries here when a new one is
-// found and cannot be fixed at once.
-constexpr std::array<KnownFailure, 0> kKnownFailures{};
+// Issue 23 fixed steady 91, outage 48, slow-leader 5, 39, 40 and 23; add
+// {scenario, seed, "bound"} entries here when a new one is found and
+// cannot be fixed at once.
+constexpr std::array<KnownFailure, 2> kKnownFailures{{
+    // Issue 23, 2026-12-01: flipped by the lease change "expired work waits
+    // for the takeover wait" (steady's failure rate stayed 2 in 600 seeds,
+    // 5000..5599, with and without it); not analysed yet.
+    {Scenario::kSteady, 46, "PUT bound"},
+    {Scenario::kSteady, 71, "PUT bound"},
+}};
 
 const KnownFailure* FindKnownFailure(Scenario scenario, uint64_t seed) {
   for (const KnownFailure& k : kKnownFailures) {
@@ -152,6 +158,10 @@ TEST(SimulationTest, TakeoverShortensTheFailoverGap) {
 TEST(SimulationTest, DesignFollowerDelayBreaksThePutBound) {
   SimOptions o;
   o.scenario = Scenario::kSteady;
+  // Why without takeover: since issue 23 a follower's expired work waits
+  // for the takeover wait in progress mode, so the follower deferral
+  // matters only with takeover off (as openshift-router runs).
+  o.takeover = lease::TakeoverMode::kOff;
   o.seed = 8;  // 12 on the correctness branch; the takeover changes which runs race
   EXPECT_TRUE(RunSimulation(o).ok());
   o.follower_min_delay = Duration::zero();
