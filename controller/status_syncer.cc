@@ -241,7 +241,8 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
       // Why measured here: the read below is no part of the write's latency,
       // which the lease learns from this outcome.
       const Duration latency = clock_.Now() - sent;
-      if (!PeerChangedOurEntries(*route)) {
+      std::string server_version;
+      if (!PeerChangedOurEntries(*route, &server_version)) {
         // Why not Release: the version moved under an owner's update (a
         // label, an annotation, another router's entry), not a write of
         // our router name; a leader that followed for it left the fleet
@@ -257,6 +258,9 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
       VLOG(2) << "route " << key << ": status write conflicted; following";
       WorkOutcome outcome{WorkResult::kRelease, true};
       outcome.write_latency = latency;
+      const auto now_cached = routes_.Get(key);
+      outcome.watch_caught_up = !server_version.empty() && now_cached &&
+                                now_cached->metadata.resource_version == server_version;
       return outcome;
     }
     case StatusCode::kNotFound:
@@ -304,12 +308,13 @@ Duration StatusSyncer::BlockEndsIn(const Route& route) {
   return RecheckAfter(route.metadata.uid, route.FindIngress(admission_.router_name).has_value());
 }
 
-bool StatusSyncer::PeerChangedOurEntries(const Route& cached) {
+bool StatusSyncer::PeerChangedOurEntries(const Route& cached, std::string* server_version) {
   auto fresh_json = client_.Get(kubeclient::RoutesResource(), cached.metadata.namespace_name,
                                 cached.metadata.name);
   if (!fresh_json.ok()) return true;
   auto fresh = kubeclient::RouteFromJson(*fresh_json);
   if (!fresh.ok() || fresh->metadata.uid != cached.metadata.uid) return true;
+  *server_version = fresh->metadata.resource_version;
   auto ours = [this](const Route& route) {
     std::vector<RouteIngress> entries;
     for (auto& e : route.Ingress()) {

@@ -181,8 +181,9 @@ class StatusSyncer {
   // After a 409 on a write based on `cached`: whether the server's copy
   // shows our router name's entries changed since `cached` (another
   // replica wrote them). True when the server cannot be read: a 409 is
-  // taken as a lost race unless shown otherwise.
-  bool PeerChangedOurEntries(const kubeclient::Route& cached);
+  // taken as a lost race unless shown otherwise. Sets *server_version to
+  // the server's resourceVersion when it was read.
+  bool PeerChangedOurEntries(const kubeclient::Route& cached, std::string* server_version);
 
   struct Failure {
     int attempts = 0;

@@ -452,7 +452,8 @@ void BackoffWriteLease::TransitionLocked(LeaseState to, const char* cause, Fired
   }
 }
 
-void BackoffWriteLease::ApplyLocked(WorkResult result, SteadyTime now, Fired* fired) {
+void BackoffWriteLease::ApplyLocked(WorkResult result, SteadyTime now, bool caught_up,
+                                    Fired* fired) {
   switch (result) {
     case WorkResult::kNone:
       return;
@@ -476,7 +477,7 @@ void BackoffWriteLease::ApplyLocked(WorkResult result, SteadyTime now, Fired* fi
       TransitionLocked(LeaseState::kFollower, "work:release", fired);
       // Why after the transition: Follow() starts a wait that may be a
       // sample; a lost write's wait is not one.
-      takeover_.LostWrite(now);
+      takeover_.LostWrite(now, caught_up);
       return;
   }
 }
@@ -542,7 +543,7 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
     // Why: a write that failed (no answer, 5xx) keeps the lease, but taking
     // over the next key at once would only fail again. A key that fails on
     // its own says nothing about the others.
-    takeover_.LostWrite(now);
+    takeover_.LostWrite(now, /*caught_up=*/false);
   }
   if (outcome.result == WorkResult::kExtend && follows_ != follows_before) {
     // Why: we began following while this write was out (another of our
@@ -562,7 +563,10 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
     // over (or written by the other) as any other.
     outcome.result = WorkResult::kNone;
   }
-  ApplyLocked(outcome.result, now, fired);
+  // Why: a peer's write that reached our watch while ours was out is most
+  // likely the one that beat ours, so our cache is no longer behind.
+  const bool caught_up = outcome.watch_caught_up || peer_writes_ != peer_writes_before;
+  ApplyLocked(outcome.result, now, caught_up, fired);
   slot.running = false;
   if (slot.work && !shutdown_) {
     ScheduleLocked(key, slot, slot.due, slot.lease_deferred);  // newer work: keep it

@@ -225,7 +225,8 @@ class BackoffWriteLease final : public WriteLease {
                                         const std::unordered_set<std::string>* skip,
                                         SteadyTime* wait_until);
   void TransitionLocked(LeaseState to, const char* cause, Fired* fired);
-  void ApplyLocked(WorkResult result, SteadyTime now, Fired* fired);
+  // `caught_up`: a peer's write reached our watch while the work ran.
+  void ApplyLocked(WorkResult result, SteadyTime now, bool caught_up, Fired* fired);
   // Runs `key` (picked); unlocks `lock` around the work.
   void RunPicked(const std::string& key, std::unique_lock<std::mutex>& lock, Fired* fired);
   void Notify(const Fired& fired);

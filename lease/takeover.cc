@@ -61,12 +61,22 @@ void DeadlineEstimator::Add(Duration sample) {
     next_ = (next_ + 1) % window_;
   }
   ++total_;
-  // Nearest rank: the ceil(q x n)-th smallest sample.
+  // Nearest rank: the ceil(q x n)-th smallest sample, but never the
+  // largest of two or more, and one sample alone counts at most as the
+  // floor's worth (D at most factor x min_deadline).
+  // Why: with fewer than 1 / (1 - q) samples the nearest rank is the
+  // largest, so one rare slow write (a request stuck for a second) set D
+  // alone and doubled it until 20 more samples came in; a crash then was
+  // taken over after up to 2 x D (issue 23: the simulator's failover seeds
+  // over 3 s, e.g. 5872, whose survivor's first sample was a 945 ms answer
+  // among a dozen of 0-51 ms, and 5499, whose only sample was 1410 ms). A
+  // leader that is slow for real is slow more than once.
   std::vector<Duration> sorted = ring_;
-  size_t rank = static_cast<size_t>(std::ceil(quantile_rank_ * static_cast<double>(sorted.size())));
-  rank = std::clamp<size_t>(rank, 1, sorted.size()) - 1;
+  const size_t n = sorted.size();
+  size_t rank = static_cast<size_t>(std::ceil(quantile_rank_ * static_cast<double>(n)));
+  rank = std::clamp<size_t>(rank, 1, n > 1 ? n - 1 : 1) - 1;
   std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(rank), sorted.end());
-  quantile_ = sorted[rank];
+  quantile_ = n > 1 ? sorted[rank] : std::min(sorted[rank], min_);
   const Duration scaled(static_cast<int64_t>(factor_ * static_cast<double>(quantile_.count())));
   deadline_ = std::min(cap_, std::max(min_, scaled));
 }
@@ -126,7 +136,7 @@ void TakeoverTimer::ProbeAnswered(Duration latency) {
   estimator_.Add(latency);
 }
 
-void TakeoverTimer::LostWrite(SteadyTime now) {
+void TakeoverTimer::LostWrite(SteadyTime now, bool caught_up) {
   if (!enabled()) return;
   // Why no sample from this wait: the write that beat ours (when it reaches
   // our watch) came at about our own deadline in a failover race.
@@ -134,7 +144,7 @@ void TakeoverTimer::LostWrite(SteadyTime now) {
   not_before_ = now;
   // Why: a watch that lags (the 409 says ours does) shows no progress
   // until it catches up; taking over meanwhile only loses again.
-  paused_until_ = now + lost_pause_;
+  paused_until_ = caught_up ? SteadyTime{} : now + lost_pause_;
 }
 
 Duration TakeoverTimer::LongestWait() const {

@@ -25,7 +25,8 @@ std::optional<TakeoverMode> ParseTakeoverMode(std::string_view name);
 struct TakeoverOptions {
   TakeoverMode mode = TakeoverMode::kProgress;
   // D = clamp(factor x quantile of the last `window` waits, min_deadline,
-  // the lease interval). A wait ("sample") is how long the leader took to
+  // the lease interval), the largest sample never counting alone
+  // (DeadlineEstimator). A wait ("sample") is how long the leader took to
   // make progress while we held work, as our watch shows it.
   Duration min_deadline = std::chrono::milliseconds(500);
   double factor = 2.0;
@@ -43,7 +44,10 @@ Status ValidateTakeoverOptions(const TakeoverOptions& options);
 
 // The adaptive deadline: the last `window` samples, D = clamp(factor x
 // nearest-rank quantile, min_deadline, cap); without samples D is
-// min_deadline (at most cap). Pure; value type; not thread-safe.
+// min_deadline (at most cap). The largest of two or more samples never
+// sets the quantile, and one sample alone counts at most as min_deadline:
+// one rare slow answer never sets D (issue 23). Pure; value type; not
+// thread-safe.
 class DeadlineEstimator {
  public:
   DeadlineEstimator(const TakeoverOptions& options, Duration cap);
@@ -136,7 +140,9 @@ class TakeoverTimer {
   // before `lost_pause` has passed or another replica's write has reached
   // our watch (which then shows at least that write), and in any case not
   // before D (+ jitter).
-  void LostWrite(SteadyTime now);
+  // `caught_up`: a write by another replica reached our watch while ours
+  // was out (most likely the one that beat it): no pause then.
+  void LostWrite(SteadyTime now, bool caught_up);
 
   // kProgress: the longest a wait can last before its held work is taken
   // over, D x (1 + jitter); zero in the other modes.

@@ -34,6 +34,10 @@ struct WorkOutcome {
   // more than write (e.g. read the object after a 409): the lease learns
   // the write latency from it. Zero = the whole work's duration.
   Duration write_latency = Duration::zero();
+  // With kRelease: our watch already shows the write that beat ours (the
+  // cache holds the version the server now has), so the lease need not
+  // pause takeovers for the watch to catch up.
+  bool watch_caught_up = false;
 };
 
 using Work = std::function<WorkOutcome()>;

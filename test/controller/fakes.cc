@@ -42,6 +42,7 @@ void PassThroughLease::Try(const std::string& key, lease::Work work) {
 void PassThroughLease::Run(const std::string& key, lease::Work work) {
   lease::WorkOutcome outcome = work();
   results.push_back(outcome.result);
+  caught_up.push_back(outcome.watch_caught_up);
   if (outcome.result == lease::WorkResult::kExtend) state_ = lease::LeaseState::kLeader;
   if (outcome.result == lease::WorkResult::kRelease) state_ = lease::LeaseState::kFollower;
   if (outcome.retry) {
@@ -100,6 +101,11 @@ kubeclient::Route FakeKubeClient::Typed(const std::string& ns, const std::string
 StatusOr<json> FakeKubeClient::Get(const kubeclient::ResourceRef&,
                                                const std::string& ns, const std::string& name) {
   ++gets;
+  if (before_get) {
+    auto hook = std::move(before_get);
+    before_get = nullptr;
+    hook();
+  }
   auto it = objects_.find(ns + "/" + name);
   if (it == objects_.end()) return Status(StatusCode::kNotFound, "routes \"" + name + "\" not found");
   return it->second;

@@ -112,6 +112,7 @@ class PassThroughLease final : public lease::WriteLease {
 
   std::map<std::string, lease::Work> pending;
   std::vector<lease::WorkResult> results;
+  std::vector<bool> caught_up;  // each outcome's watch_caught_up
   std::vector<Duration> retry_delays;  // WorkOutcome::retry_after of each retry
   std::vector<bool> key_failing;       // WorkOutcome::key_failing of each retry
   std::vector<std::string> extended;
@@ -191,6 +192,8 @@ class FakeKubeClient final : public kubeclient::KubeClient {
   // Run once after the next successful status write is applied, before its
   // answer returns (the watch may deliver our write before its answer).
   std::function<void()> after_status_put;
+  // Run once before the next Get is served.
+  std::function<void()> before_get;
   std::vector<nlohmann::json> puts;     // every UpdateStatus and MergePatchStatus body received
   std::vector<std::string> patched;     // "ns/name" of every MergePatchStatus call
   int successful_puts = 0;

@@ -189,32 +189,40 @@ TEST_F(TakeoverLeaseTest, PerChangeDeadlineIsInflatedByABacklog) {
 
 // A slow API server: every write takes about 1 s. The first change: we
 // take it over at D = 500 ms (+ jitter); while our PUT is in flight the
-// leader's write lands (1 s after the change) and ours loses. Our PUT's
-// latency (the server's answer came at 1.5 s) raises D above 1.5 s, so the
-// next change, written 1 s after it arrived, is not overrun.
+// leader's write lands (1 s after the change) and ours loses. One slow
+// answer may be a fluke (issue 23: alone it would have doubled D and made
+// failover after a crash 3.7 s), so D stays; the second change goes the
+// same way, and two slow answers raise D above the leader's 1 s from
+// change to write, so the next change is not overrun.
 TEST_F(TakeoverLeaseTest, SlowLeaderRaisesTheDeadline) {
   BackoffWriteLease lease(clock_, Options());
   FollowAtTheCap(lease);
-  const SteadyTime t0 = clock_.Now();
-  lease.Try("a", [&] {
-    clock_.Advance(t0 + seconds(1) - clock_.Now());
-    lease.Extend("a", EntryWriter::kPeer);  // the leader's write reaches our watch
-    clock_.Advance(milliseconds(500));
-    ran_.push_back("a");
-    return kReleaseRetry;  // our PUT: 409
-  });
-  const SteadyTime sent = *lease.NextDue();
-  EXPECT_EQ(RunAtNextDue(lease), 1);
+  std::vector<Duration> latencies;
+  for (const std::string key : {"a", "a2"}) {
+    const SteadyTime t0 = clock_.Now();
+    lease.Try(key, [&, key, t0] {
+      clock_.Advance(t0 + seconds(1) - clock_.Now());
+      lease.Extend(key, EntryWriter::kPeer);  // the leader's write reaches our watch
+      clock_.Advance(milliseconds(500));
+      ran_.push_back(key);
+      return kReleaseRetry;  // our PUT: 409
+    });
+    const SteadyTime sent = *lease.NextDue();
+    EXPECT_EQ(RunAtNextDue(lease), 1);
+    latencies.push_back(t0 + milliseconds(1500) - sent);
+    EXPECT_EQ(lease.Snapshot().pending_keys, 0u);  // the leader's write cancelled our retry
+    clock_.Advance(seconds(5));
+    if (key == "a") EXPECT_EQ(lease.Snapshot().takeover_deadline, milliseconds(500));
+  }
   auto s = lease.Snapshot();
-  EXPECT_EQ(s.takeovers[static_cast<int>(WorkResult::kRelease)], 1u);
-  EXPECT_EQ(s.progress_samples, 2u);  // FollowAtTheCap's lost write (0 ms), ours
-  EXPECT_EQ(s.progress_quantile, t0 + milliseconds(1500) - sent);
+  EXPECT_EQ(s.takeovers[static_cast<int>(WorkResult::kRelease)], 2u);
+  EXPECT_EQ(s.progress_samples, 3u);  // FollowAtTheCap's lost write (0 ms), ours
+  // Nearest rank of three is the largest; the largest but one counts.
+  EXPECT_EQ(s.progress_quantile, std::min(latencies[0], latencies[1]));
   const Duration d = s.takeover_deadline;
   EXPECT_EQ(d, 2 * s.progress_quantile);
-  EXPECT_GT(d, milliseconds(1500));
-  EXPECT_EQ(s.pending_keys, 0u);  // the leader's write cancelled our retry
+  EXPECT_GT(d, seconds(1));
 
-  clock_.Advance(seconds(5));
   const SteadyTime queued = clock_.Now();
   lease.Try("b", Record("b", kExtendOutcome));
   EXPECT_GE(*lease.NextDue() - queued, d);
@@ -223,11 +231,13 @@ TEST_F(TakeoverLeaseTest, SlowLeaderRaisesTheDeadline) {
   lease.Extend("b", EntryWriter::kPeer);
   EXPECT_EQ(lease.RunDue(), 0);
   EXPECT_FALSE(lease.NextDue().has_value());
-  EXPECT_EQ(ran_, std::vector<std::string>{"a"});
+  EXPECT_EQ(ran_, (std::vector<std::string>{"a", "a2"}));
   s = lease.Snapshot();
-  EXPECT_EQ(s.takeovers[static_cast<int>(WorkResult::kRelease)], 1u);
-  // The leader's write of "b", 1 s after it arrived and within D, is a sample.
-  EXPECT_EQ(s.takeover_deadline, seconds(2));
+  EXPECT_EQ(s.takeovers[static_cast<int>(WorkResult::kRelease)], 2u);
+  // The leader's write of "b", 1 s after it arrived and within D, is a
+  // sample: the largest but one of four is now the larger answer.
+  EXPECT_EQ(s.progress_samples, 4u);
+  EXPECT_EQ(s.takeover_deadline, 2 * std::max(latencies[0], latencies[1]));
 }
 
 // A lost takeover says our cache is behind (a lagging watch shows no
@@ -465,9 +475,11 @@ TEST_F(TakeoverLeaseTest, ExpiredLeaseDoesNotUndercutTheTakeoverWait) {
   EXPECT_EQ(RunAtNextDue(lease), 0);
   EXPECT_TRUE(ran_.empty());
   // Without a leader, the next change is written D (+ jitter) after it
-  // came; D learnt the leader's 499 ms.
+  // came. (The leader's 499 ms is the largest of two samples, with
+  // FollowAtTheCap's 0 ms, so D stays at the floor until a second one.)
   const Duration d = lease.Snapshot().takeover_deadline;
-  EXPECT_EQ(d, milliseconds(998));
+  EXPECT_EQ(lease.Snapshot().progress_samples, 2u);
+  EXPECT_EQ(d, milliseconds(500));
   clock_.Advance(seconds(60));
   const SteadyTime second = clock_.Now();
   EXPECT_GT(second, queued);
@@ -565,6 +577,20 @@ TEST_F(TakeoverLeaseTest, LostElectionWriteTeachesTheWriteLatency) {
   auto s = lease.Snapshot();
   EXPECT_EQ(s.state, LeaseState::kFollower);
   EXPECT_EQ(s.progress_samples, 1u);
+  // One answer alone counts at most as the floor (it may be one rare slow
+  // request: the failover seeds of issue 23): D doubles to 1 s, above the
+  // slow leader's 1 s from change to write only with the jitter...
+  EXPECT_EQ(s.takeover_deadline, seconds(1));
+  // ...and a second slow answer sets D from the write latency.
+  lease.Try("second", [this] {
+    clock_.Advance(seconds(1));
+    return kReleaseOutcome;
+  });
+  int runs = 0;  // (the floor's due time may come first: deferred again)
+  for (int i = 0; i < 3 && runs == 0; ++i) runs = RunAtNextDue(lease);
+  ASSERT_EQ(runs, 1);
+  s = lease.Snapshot();
+  EXPECT_EQ(s.progress_samples, 2u);
   EXPECT_EQ(s.takeover_deadline, seconds(2));
 }
 

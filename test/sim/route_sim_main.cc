@@ -55,7 +55,7 @@ void Usage() {
                "  [--contention-interval-ms=N] [--max-watch-delay-ms=N] [--trace]\n"
                "  [--put-latency-ms=N] [--list-page-delay-ms=N] [--opaque-versions=0|1]\n"
                "  [--watch-drops-per-minute=X] [--compactions-per-minute=X]\n"
-               "  [--drop-event-probability=P] [--max-failures=N] [--all-failures]\n"
+               "  [--drop-event-probability=P] [--max-failures=N] [--all-failures] [--vlog=N]\n"
                "  [--random-seeds] [--perturb=0|1] [--partition=0|1]\n"
                "scenarios: steady chaos failover fight claims outage slow-leader\n";
 }
@@ -90,7 +90,13 @@ int main(int argc, char** argv) {
     std::string v;
     auto ms = [&](const std::string& s) { return std::chrono::milliseconds(std::stoll(s)); };
     try {
-      if (Flag(arg, "seeds", &v)) {
+      if (Flag(arg, "vlog", &v)) {
+        // Why: the lease's and status path's VLOGs (e.g. each takeover
+        // sample and deadline at 3) beside --trace, on stderr.
+        FLAGS_v = std::stoi(v);
+        FLAGS_minloglevel = 0;
+        FLAGS_logtostderr = true;
+      } else if (Flag(arg, "seeds", &v)) {
         seeds = std::stoull(v);
       } else if (Flag(arg, "seed", &v)) {
         first_seed = std::stoull(v);

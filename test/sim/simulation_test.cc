@@ -35,12 +35,12 @@ struct KnownFailure {
 // Issue 23 fixed steady 91, outage 48, slow-leader 5, 39, 40 and 23; add
 // {scenario, seed, "bound"} entries here when a new one is found and
 // cannot be fixed at once.
-constexpr std::array<KnownFailure, 2> kKnownFailures{{
+constexpr std::array<KnownFailure, 1> kKnownFailures{{
     // Issue 23, 2026-12-01: flipped by the lease change "expired work waits
     // for the takeover wait" (steady's failure rate stayed 2 in 600 seeds,
-    // 5000..5599, with and without it); not analysed yet.
+    // 5000..5599, with and without it); not analysed yet. (Steady 71,
+    // flipped with it, passes since the estimator ignores one slow answer.)
     {Scenario::kSteady, 46, "PUT bound"},
-    {Scenario::kSteady, 71, "PUT bound"},
 }};
 
 const KnownFailure* FindKnownFailure(Scenario scenario, uint64_t seed) {
