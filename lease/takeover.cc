@@ -116,9 +116,18 @@ void TakeoverTimer::ForeignWrite(SteadyTime now, bool holding,
       return;
     case TakeoverMode::kProgress:
       // Why: the wait that just ended is how long this leader may go
-      // without visible progress while we hold work.
-      if (holding && sample_ && now - wait_start_ <= estimator_.Deadline()) {
-        estimator_.Add(now - wait_start_);
+      // without visible progress while we hold work. Only a write of a key
+      // we held ends a sample, measured from when we began holding it if
+      // that was later. Why: a change the leader does not write (it fails
+      // for the leader, which retries it on its own backoff: the outage
+      // scenario's rejected route, issue 23 item 1) is held by every
+      // follower that never tried it, so the gaps between the leader's
+      // writes of *other* changes, quiet spells included, were samples; each
+      // may be up to D, so D doubled from sample to sample (to 2.5 s in a
+      // partitioned outage seed, 20453: failover 4.9 s).
+      if (holding && sample_ && key_held_since) {
+        const Duration waited = now - std::max(wait_start_, *key_held_since);
+        if (waited <= estimator_.Deadline()) estimator_.Add(waited);
       }
       StartWait(now, true);
       paused_until_ = SteadyTime{};

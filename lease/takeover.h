@@ -92,9 +92,12 @@ class DeadlineEstimator {
 // name, and after each lost or failed write; held work is taken over once
 // the wait exceeds D (+ jitter). So a wait is never older than the held
 // work it is for. A sample is a wait that started at a follow, a hold or a
-// peer write and ended in a peer write while we held work, within D (a
-// longer one that we did not race is most likely another follower's
-// takeover of a dead leader), plus the latency of each of our own probes
+// peer write and ended in a peer write of a change we held (counted from
+// when we began holding it, if later), within D (a longer one that we did
+// not race is most likely another follower's takeover of a dead leader; a
+// write of a change we did not hold is progress but no sample: a change
+// the leader keeps failing on is held all along, and the gaps between its
+// other writes span quiet spells), plus the latency of each of our own probes
 // and election writes that the server answered (won or lost: the write
 // latency the leader pays too). A wait during which we probed is no sample: the write that ends it
 // is the one we raced, and its time is our own deadline (learnt, it would

@@ -168,9 +168,10 @@ TEST_F(TakeoverTimerTest, ProgressWhileHoldingIsASampleAndRestartsTheWait) {
   // A burst: the leader writes every 20 ms; each write restarts the wait,
   // and once the two slow answers are under 5% of the window they no
   // longer count (the next largest, 400 ms, does).
-  for (int i = 1; i <= 36; ++i) t.ForeignWrite(At(2500 + 20 * i), true, std::nullopt);
+  // (Each write is of a change we held since before the burst.)
+  for (int i = 1; i <= 36; ++i) t.ForeignWrite(At(2500 + 20 * i), true, At(2400));
   EXPECT_TRUE(InWindow(*t.WaitDue(), At(3220), seconds(2)));  // 2 of 39: still count
-  t.ForeignWrite(At(3240), true, std::nullopt);
+  t.ForeignWrite(At(3240), true, At(2400));
   EXPECT_TRUE(InWindow(*t.WaitDue(), At(3240), milliseconds(800)));  // 2 of 40: ignored
   EXPECT_EQ(t.estimator().total(), 40u);
 }
@@ -216,6 +217,27 @@ TEST_F(TakeoverTimerTest, LostRacesDoNotRaiseTheDeadline) {
   }
   EXPECT_EQ(t.estimator().total(), 0u);
   EXPECT_EQ(t.estimator().Deadline(), milliseconds(500));
+}
+
+// Issue 23: a change the leader does not write (it fails for the leader,
+// which retries it on its own backoff) is held by a follower that never
+// tried it. The leader's writes of other changes are its progress (each
+// restarts the wait) but no sample: the gaps between them span quiet
+// spells, and each sample up to D let D double from sample to sample.
+// A write of a change we held is a sample from when we began holding it.
+TEST_F(TakeoverTimerTest, OnlyAWriteOfAHeldChangeIsASample) {
+  TakeoverTimer t(Options(), seconds(15), seconds(3), 1);
+  t.Follow(At(0));
+  t.Hold(At(0));  // the change the leader keeps failing on
+  for (int i = 1; i <= 5; ++i) {
+    t.ForeignWrite(At(450 * i), /*holding=*/true, std::nullopt);  // other changes
+    EXPECT_TRUE(InWindow(*t.WaitDue(), At(450 * i), milliseconds(500)));
+  }
+  EXPECT_EQ(t.estimator().total(), 0u);
+  // A change we began holding at 2400 ms, written at 2500 ms: 100 ms.
+  t.ForeignWrite(At(2500), true, At(2400));
+  EXPECT_EQ(t.estimator().total(), 1u);
+  EXPECT_EQ(t.estimator().Quantile(), milliseconds(100));
 }
 
 TEST_F(TakeoverTimerTest, ProgressWithoutHeldWorkIsNoSample) {
