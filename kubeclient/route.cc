@@ -26,6 +26,13 @@ bool GetString(const json& object, const char* key, std::string* out) {
   return true;
 }
 
+bool GetString(const json& object, const char* key, CompactString* out) {
+  std::string s;
+  if (!GetString(object, key, &s)) return false;
+  *out = s;
+  return true;
+}
+
 std::string StringOr(const json& object, const char* key) {
   std::string s;
   if (!object.is_object() || !GetString(object, key, &s)) return "";
@@ -491,7 +498,7 @@ struct RouteState {
     s.path = std::move(spec.path.value);
     s.wildcard_policy = std::move(spec.wildcard.value);
     s.tls_termination = std::move(spec.tls_termination);
-    route.ingress_json.assign(status.ingress_text.data(), status.ingress_text.size());
+    route.ingress_json = status.ingress_text;
     return route;
   }
 };
@@ -548,7 +555,7 @@ StatusOr<json> IngressStatusPatch(const Route& route, std::string_view router_na
   }
   json ingress = json::array();
   if (!route.ingress_json.empty()) {
-    ingress = json::parse(route.ingress_json, nullptr, /*allow_exceptions=*/false);
+    ingress = json::parse(route.ingress_json.view(), nullptr, /*allow_exceptions=*/false);
     if (ingress.is_discarded() || !ingress.is_array()) {
       return Invalid("cached route " + route.Key() + " has no valid status.ingress");
     }
@@ -566,7 +573,7 @@ StatusOr<json> IngressStatusPatch(const Route& route, std::string_view router_na
   }
   if (entry && !placed) updated.push_back(IngressToJson(*entry));
   json patch = json::object();
-  patch["metadata"]["resourceVersion"] = route.metadata.resource_version;
+  patch["metadata"]["resourceVersion"] = route.metadata.resource_version.str();
   patch["status"]["ingress"] = std::move(updated);
   return patch;
 }

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "kubeclient/compact_string.h"
+
 namespace routestatus::kubeclient::cache {
 
 // One decoded API object, type-erased so that the cache and the reflector
@@ -25,7 +27,9 @@ struct DecodedObject {
 // What the store keeps per key: the key is the map's own (not repeated
 // here). Value type.
 struct StoredObject {
-  std::string resource_version;
+  // Why not std::string: 16 bytes less per cached object (a version fits
+  // the inline buffer), 1.6 MB at 100,000 routes.
+  CompactString resource_version;
   std::shared_ptr<const void> object;
 };
 
