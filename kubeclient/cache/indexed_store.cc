@@ -146,6 +146,8 @@ ReplaceResult IndexedStore::Replace(ObjectMap items) {
   ObjectMap old;
   {
     std::lock_guard<std::mutex> l(mu_);
+    // Why reserve: the first list adds every object (100,000 at a time).
+    if (items_.empty()) result.added.reserve(items.size());
     for (auto& entry : items) {
       auto it = items_.find(entry.first);
       if (it == items_.end()) {
@@ -163,7 +165,12 @@ ReplaceResult IndexedStore::Replace(ObjectMap items) {
     items_.swap(items);
     // Why result.added stays valid: swapping unordered_maps moves no node,
     // so its entries are now items_'s.
-    for (auto& [name, postings] : indexes_) postings.clear();
+    for (auto& [name, postings] : indexes_) {
+      postings.clear();
+      // Why: nearly every object has a value of its own (a host); growing
+      // the table from empty rehashed it ~17 times at 100,000 objects.
+      postings.reserve(items_.size());
+    }
     if (!index_funcs_.empty()) {
       for (const auto& entry : items_) IndexLocked(entry, /*add=*/true);
     }
