@@ -218,7 +218,8 @@ void Controller::ReportListedEntries() {
   std::vector<ContentionGate::ListedEntry> listed;
   for (auto& route : routes_.List()) {
     if (auto entry = route->FindIngress(name)) {
-      auto desired = syncer_.Desired(*route, nullptr);
+      // Why DesiredGiven: Desired() would decode status.ingress again.
+      auto desired = syncer_.DesiredGiven(*route, entry, nullptr);
       // Why only differing entries: on a restart every status is correct,
       // and a list of every route (about 400 bytes each) was the start's
       // largest passing allocation (40 MB at 100,000 routes).

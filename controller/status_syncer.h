@@ -95,6 +95,12 @@ class StatusSyncer {
   std::optional<kubeclient::RouteIngress> Desired(const kubeclient::Route& route,
                                                   AdmissionDecision* decision) const;
 
+  // Desired() with our entry of `route` already decoded (`observed`, the
+  // first entry of our router name, as Route::FindIngress returns it).
+  std::optional<kubeclient::RouteIngress> DesiredGiven(
+      const kubeclient::Route& route, const std::optional<kubeclient::RouteIngress>& observed,
+      AdmissionDecision* decision) const;
+
   // The work queued for `key` whose route had UID `uid` (public for tests).
   lease::WorkOutcome RunWork(const std::string& key, const std::string& uid);
 
@@ -116,10 +122,6 @@ class StatusSyncer {
   size_t own_write_records() const;
 
  private:
-  // Desired() with our entry of `route` already decoded (`observed`).
-  std::optional<kubeclient::RouteIngress> DesiredGiven(
-      const kubeclient::Route& route, const std::optional<kubeclient::RouteIngress>& observed,
-      AdmissionDecision* decision) const;
   // The record of our own writes is the one place that knows "this write
   // was ours" (the lease is told, Extend(key, kUs | kPeer)). Removals are
   // recorded too: their echo is an entry change (the leader's progress for

@@ -26,6 +26,13 @@ bool GetString(const json& object, const char* key, std::string* out) {
   return true;
 }
 
+bool GetString(const json& object, const char* key, CompactString* out) {
+  std::string s;
+  if (!GetString(object, key, &s)) return false;
+  *out = s;
+  return true;
+}
+
 std::string StringOr(const json& object, const char* key) {
   std::string s;
   if (!object.is_object() || !GetString(object, key, &s)) return "";
@@ -216,17 +223,36 @@ namespace {
 bool IsAsciiDigit(char c) { return c >= '0' && c <= '9'; }
 
 // A field read with GetString semantics: null/absent -> "", string -> its
-// value, any other type -> bad. Duplicate keys: the last one wins.
+// value, any other type -> bad. Duplicate keys: the last one wins. The
+// value is a view into the decoded text when it has no escapes (nearly
+// always), else into `unescaped`; valid while the text and this field live
+// (a filled field is never copied or moved: the states holding it are only
+// reset by assigning fresh ones). Why a view: a std::string first cost one
+// more allocation and copy per long field (uid, host) before the value was
+// copied into the route's CompactString.
 struct StrField {
-  std::string value;
+  std::string_view value;
+  std::string unescaped;
   bool bad = false;
 };
 
 bool ReadStr(JsonReader& r, StrField* f) {
   f->bad = false;
   char c = r.Peek();
-  if (c == '"') return r.String(&f->value);
-  f->value.clear();
+  if (c == '"') {
+    const char* start = r.pos();
+    if (!r.String(nullptr)) return false;  // validates only
+    const std::string_view quoted(start, r.pos() - start);
+    if (quoted.find('\\') == std::string_view::npos) {
+      f->value = quoted.substr(1, quoted.size() - 2);
+      return true;
+    }
+    JsonReader escaped(quoted);
+    if (!escaped.String(&f->unescaped)) return false;
+    f->value = f->unescaped;
+    return true;
+  }
+  f->value = std::string_view();
   if (c != 'n') f->bad = true;
   return r.SkipValue();
 }
@@ -462,7 +488,10 @@ struct RouteState {
     ObjectMeta& om = route.metadata;
     if (!m.created.value.empty()) {
       auto t = ParseRfc3339(m.created.value);
-      if (!t) return Invalid("metadata.creationTimestamp is not RFC 3339: " + m.created.value);
+      if (!t) {
+        return Invalid("metadata.creationTimestamp is not RFC 3339: " +
+                       std::string(m.created.value));
+      }
       om.creation_unix = *t;
     }
     if (m.generation_bad) return Invalid("metadata.generation is not an integer");
@@ -491,7 +520,7 @@ struct RouteState {
     s.path = std::move(spec.path.value);
     s.wildcard_policy = std::move(spec.wildcard.value);
     s.tls_termination = std::move(spec.tls_termination);
-    route.ingress_json.assign(status.ingress_text.data(), status.ingress_text.size());
+    route.ingress_json = status.ingress_text;
     return route;
   }
 };
@@ -548,7 +577,7 @@ StatusOr<json> IngressStatusPatch(const Route& route, std::string_view router_na
   }
   json ingress = json::array();
   if (!route.ingress_json.empty()) {
-    ingress = json::parse(route.ingress_json, nullptr, /*allow_exceptions=*/false);
+    ingress = json::parse(route.ingress_json.view(), nullptr, /*allow_exceptions=*/false);
     if (ingress.is_discarded() || !ingress.is_array()) {
       return Invalid("cached route " + route.Key() + " has no valid status.ingress");
     }
@@ -566,7 +595,7 @@ StatusOr<json> IngressStatusPatch(const Route& route, std::string_view router_na
   }
   if (entry && !placed) updated.push_back(IngressToJson(*entry));
   json patch = json::object();
-  patch["metadata"]["resourceVersion"] = route.metadata.resource_version;
+  patch["metadata"]["resourceVersion"] = route.metadata.resource_version.str();
   patch["status"]["ingress"] = std::move(updated);
   return patch;
 }

@@ -11,17 +11,20 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "base/status.h"
+#include "kubeclient/compact_string.h"
 #include "kubeclient/json_reader.h"
 #include "kubeclient/labels.h"
 
 namespace routestatus::kubeclient {
 
 // The parts of metadata the controller uses. Value type.
+// Its strings are CompactString (16 bytes, short texts inline): the cache
+// keeps one per route.
 struct ObjectMeta {
-  std::string name;
-  std::string namespace_name;  // empty for cluster-scoped objects
-  std::string uid;
-  std::string resource_version;
+  CompactString name;
+  CompactString namespace_name;  // empty for cluster-scoped objects
+  CompactString uid;
+  CompactString resource_version;
   int64_t generation = 0;
   Labels labels;
   // metadata.creationTimestamp in seconds since the epoch (0 when absent).
@@ -51,11 +54,11 @@ struct RouteIngress {
 // The parts of Route.spec the controller uses (admission's claim keys and
 // the decision; spec.to and the TLS material are not read, so not kept).
 struct RouteSpec {
-  std::string host;
-  std::string subdomain;
-  std::string path;
-  std::string wildcard_policy;  // "" | "None" | "Subdomain" | anything (invalid)
-  std::string tls_termination;  // "" when spec.tls is absent
+  CompactString host;
+  CompactString subdomain;
+  CompactString path;
+  CompactString wildcard_policy;  // "" | "None" | "Subdomain" | anything (invalid)
+  CompactString tls_termination;  // "" when spec.tls is absent
 };
 
 // A route.openshift.io/v1 Route as the cache keeps it: typed metadata and
@@ -72,7 +75,7 @@ struct Route {
   ObjectMeta metadata;
   RouteSpec spec;
   // status.ingress's exact JSON text (an array), "" when absent or null.
-  std::string ingress_json;
+  CompactString ingress_json;
 
   // "namespace/name", the cache and work-queue key.
   std::string Key() const;

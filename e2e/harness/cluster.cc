@@ -384,7 +384,7 @@ bool WaitForRoutes(TestCluster& cluster, const std::function<bool(const kubeclie
           if (check(r)) continue;
           if (++failing <= 3) {
             bad << "\n  " << r.Key() << ": status.ingress "
-                << (r.ingress_json.empty() ? std::string("absent") : r.ingress_json);
+                << (r.ingress_json.empty() ? std::string("absent") : r.ingress_json.str());
           }
         }
         if (failing == 0) return true;

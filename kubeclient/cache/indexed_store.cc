@@ -23,7 +23,7 @@ void IndexedStore::AddIndex(const std::string& name, RawIndexFunc fn) {
   postings.clear();
   for (const auto& entry : items_) {
     for (uint64_t h : Hashes(index_funcs_[name], entry.second.object.get())) {
-      postings[h].push_back(&entry.first);
+      postings.emplace(h, &entry.first);
     }
   }
 }
@@ -44,17 +44,15 @@ void IndexedStore::IndexLocked(const ObjectMap::value_type& entry, bool add) {
     Postings& postings = indexes_[name];
     for (uint64_t h : Hashes(fn, entry.second.object.get())) {
       if (add) {
-        postings[h].push_back(key);
+        postings.emplace(h, key);
       } else {
-        auto it = postings.find(h);
-        if (it == postings.end()) continue;
-        auto& keys = it->second;
-        auto k = std::find(keys.begin(), keys.end(), key);
-        if (k != keys.end()) {
-          if (k + 1 != keys.end()) *k = keys.back();
-          keys.pop_back();
+        auto [first, last] = postings.equal_range(h);
+        for (auto it = first; it != last; ++it) {
+          if (it->second == key) {
+            postings.erase(it);
+            break;
+          }
         }
-        if (keys.empty()) postings.erase(it);
       }
     }
   }
@@ -95,10 +93,11 @@ std::vector<std::shared_ptr<const void>> IndexedStore::ByIndex(const std::string
   std::vector<std::shared_ptr<const void>> out;
   auto iit = indexes_.find(index);
   if (iit == indexes_.end()) return out;
-  auto pit = iit->second.find(std::hash<std::string>()(value));
-  if (pit == iit->second.end()) return out;
+  auto [first, last] = iit->second.equal_range(std::hash<std::string>()(value));
+  if (first == last) return out;
   const RawIndexFunc& fn = index_funcs_.at(index);
-  for (const std::string* key : pit->second) {
+  for (auto pit = first; pit != last; ++pit) {
+    const std::string* key = pit->second;
     auto it = items_.find(*key);
     if (it == items_.end()) continue;
     // Why: the posting is the value's hash; another value may share it.
@@ -146,6 +145,8 @@ ReplaceResult IndexedStore::Replace(ObjectMap items) {
   ObjectMap old;
   {
     std::lock_guard<std::mutex> l(mu_);
+    // Why reserve: the first list adds every object (100,000 at a time).
+    if (items_.empty()) result.added.reserve(items.size());
     for (auto& entry : items) {
       auto it = items_.find(entry.first);
       if (it == items_.end()) {
@@ -163,7 +164,12 @@ ReplaceResult IndexedStore::Replace(ObjectMap items) {
     items_.swap(items);
     // Why result.added stays valid: swapping unordered_maps moves no node,
     // so its entries are now items_'s.
-    for (auto& [name, postings] : indexes_) postings.clear();
+    for (auto& [name, postings] : indexes_) {
+      postings.clear();
+      // Why: nearly every object has a value of its own (a host); growing
+      // the table from empty rehashed it ~17 times at 100,000 objects.
+      postings.reserve(items_.size());
+    }
     if (!index_funcs_.empty()) {
       for (const auto& entry : items_) IndexLocked(entry, /*add=*/true);
     }

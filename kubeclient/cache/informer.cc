@@ -27,16 +27,9 @@ struct Kind<Namespace> {
   }
 };
 
-// Why: RouteFromJson builds ingress_json by appending, leaving up to 2x its
-// size in capacity; the cache keeps it for the object's life. (RouteFromText
-// allocates it exactly: then this is a no-op.)
-void Compact(Route* r) { r->ingress_json.shrink_to_fit(); }
-void Compact(Namespace*) {}
-
 template <typename T>
 StatusOr<DecodedObject> Wrap(StatusOr<T> typed) {
   if (!typed.ok()) return typed.status();
-  Compact(&typed.value());
   DecodedObject out;
   out.key = typed->Key();
   out.resource_version = typed->metadata.resource_version;

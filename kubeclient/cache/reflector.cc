@@ -168,6 +168,9 @@ Duration Reflector::Step() {
 
 Status Reflector::ListAndReplace() {
   ObjectMap buffer;
+  // Why: a relist holds about as many objects as the store; growing the
+  // buffer from empty rehashes it ~17 times at 100,000 objects.
+  buffer.reserve(store_.Size());
   std::string list_rv;
   if (options_.stream_initial_events && !stream_unsupported_) {
     bool unsupported = false;

@@ -55,7 +55,7 @@ std::map<std::string, Expect> ExpectAll(
     }
     if (!route_in || !ns_in) continue;
     e.present = true;
-    e.host = r->spec.host.empty() ? Expand(kTemplates[config], *r) : r->spec.host;
+    e.host = r->spec.host.empty() ? Expand(kTemplates[config], *r) : r->spec.host.str();
     auto [it, inserted] = holders.emplace(e.host, r.get());
     if (!inserted && older(*r, *it->second)) it->second = r.get();
   }
