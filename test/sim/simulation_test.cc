@@ -35,12 +35,18 @@ struct KnownFailure {
 // Issue 23 fixed steady 91, outage 48, slow-leader 5, 39, 40 and 23; add
 // {scenario, seed, "bound"} entries here when a new one is found and
 // cannot be fixed at once.
-constexpr std::array<KnownFailure, 1> kKnownFailures{{
+constexpr std::array<KnownFailure, 2> kKnownFailures{{
     // Issue 23, 2026-12-01: flipped by the lease change "expired work waits
     // for the takeover wait" (steady's failure rate stayed 2 in 600 seeds,
     // 5000..5599, with and without it); not analysed yet. (Steady 71,
     // flipped with it, passes since the estimator ignores one slow answer.)
     {Scenario::kSteady, 46, "PUT bound"},
+    // Issue 23, 2026-12-01: flipped when issue 25's compact cache merged
+    // (e1947dc: the host index's postings moved to an unordered_multimap,
+    // so claim fan-outs queue routes in another order and the run takes
+    // another path). The class was seen before in soaks (ba0fe81: 1 of
+    // 6,000 claims seeds); not analysed yet.
+    {Scenario::kClaims, 33, "contention counted with one configuration"},
 }};
 
 const KnownFailure* FindKnownFailure(Scenario scenario, uint64_t seed) {
@@ -188,7 +194,10 @@ TEST(SimulationTest, FightIsBoundedPerWindow) {
 // cache disagrees with the server, or routes end with the wrong entry.
 TEST(SimulationTest, LostWatchEventsAreCaught) {
   int caught = 0, runs = 0;
-  for (uint64_t seed = 1; seed <= 20; seed += kSeedDivisor, ++runs) {
+  // Why all 20 seeds under the sanitizers too: with their 2 runs, one run
+  // whose dropped events happened not to matter failed the test (seen when
+  // issue 25's cache changes moved the runs' paths).
+  for (uint64_t seed = 1; seed <= 20; ++seed, ++runs) {
     SimOptions o;
     o.scenario = Scenario::kSteady;
     o.seed = seed;
@@ -196,7 +205,7 @@ TEST(SimulationTest, LostWatchEventsAreCaught) {
     SimResult r = RunSimulation(o);
     if (!r.ok()) ++caught;
   }
-  EXPECT_GE(caught, runs - runs / 10);  // 18 of 20 (2 of the sanitizers' 2)
+  EXPECT_GE(caught, runs - runs / 10);  // 18 of 20
 }
 
 // The same options give the same run, perturbed or not.
