@@ -338,6 +338,14 @@ void ContentionTracker::Clear(const std::string& uid, const std::optional<RouteI
   }
 }
 
+void ContentionTracker::Agreed(const std::string& uid) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = ids_.find(IdOf(uid));
+  if (it == ids_.end() || it->second.state != State::kSuspect) return;
+  it->second.state = State::kCandidate;
+  it->second.at = clock_.Now();
+}
+
 void ContentionTracker::Forget(const std::string& uid) {
   std::lock_guard<std::mutex> l(mu_);
   ids_.erase(IdOf(uid));

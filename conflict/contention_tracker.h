@@ -140,6 +140,14 @@ class ContentionTracker {
   // when we removed our entry. The route becomes a Candidate with last =
   // written (a removal is forgotten unless a suspicion is recent).
   void Clear(const std::string& uid, const std::optional<kubeclient::RouteIngress>& written);
+  // Our view now computes the entry route `uid` carries (or, absent, that
+  // we would have none): a suspicion of an older view ends, the route
+  // becomes a Candidate without being armed. Why: a Suspect route whose
+  // value our view caught up with was no disagreement; left Suspect, our
+  // next legitimate write of it, however much later, counted as the
+  // restore that arms it, and a peer's next view difference then counted as
+  // a contention with one configuration (issue 23, claims seed 33).
+  void Agreed(const std::string& uid);
   // The route was deleted.
   void Forget(const std::string& uid);
   // True if we must not change our existing entry of `uid` now: the global

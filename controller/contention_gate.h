@@ -70,6 +70,9 @@ class ContentionGate {
     (void)uid;
     return Duration::zero();
   }
+  // A reconcile found our entry of `uid` already what we compute (or none,
+  // and we would have none): nothing of ours disagrees with it now.
+  virtual void EntryAgrees(const std::string& uid) { (void)uid; }
   // After our successful write: `written` is the entry we wrote, or nullopt
   // when we removed it.
   virtual void Clear(const std::string& uid,

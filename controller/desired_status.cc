@@ -45,6 +45,13 @@ RouteIngress DesiredEntry(const AdmissionDecision& decision, const AdmissionOpti
   return entry;
 }
 
+bool EntryFitsSpec(const kubeclient::Route& route, const kubeclient::RouteIngress& entry) {
+  const std::string_view policy =
+      route.spec.wildcard_policy.empty() ? std::string_view("None") : route.spec.wildcard_policy.view();
+  if (!route.spec.host.empty() && entry.host != route.spec.host) return false;
+  return entry.wildcard_policy.empty() || entry.wildcard_policy == policy;
+}
+
 bool DiffersOnlyInView(const RouteIngress& ours, const RouteIngress& theirs) {
   if (kubeclient::IngressEqual(ours, theirs)) return false;
   if (ours.router_name != theirs.router_name || ours.host != theirs.host ||

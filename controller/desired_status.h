@@ -34,6 +34,13 @@ kubeclient::RouteIngress DesiredEntry(const AdmissionDecision& decision,
 // it cannot come from our configuration. False when they are equal. Pure.
 bool DiffersOnlyInView(const kubeclient::RouteIngress& ours, const kubeclient::RouteIngress& theirs);
 
+// True unless `entry` contradicts what `route`'s spec fixes for every
+// router, whatever its configuration: the host when spec.host is set, and
+// the wildcard policy when the entry names one. An entry that contradicts
+// it was written for an older spec (its owner changed the route since).
+// Pure.
+bool EntryFitsSpec(const kubeclient::Route& route, const kubeclient::RouteIngress& entry);
+
 // The newest lastTransitionTime of any condition of `entry` (seconds since
 // the epoch), or nullopt when none parses.
 std::optional<int64_t> NewestConditionTime(const kubeclient::RouteIngress& entry);

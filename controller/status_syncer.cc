@@ -144,6 +144,7 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
       watched_entry_change && TakeOwnWrite(key, route->metadata.resource_version, observed);
   if (!desired && !observed) {
     ClearFailure(key, false);  // nothing to write any more
+    gate_.EntryAgrees(route->metadata.uid);
     if (watched_entry_change) {
       // Why: our entry was just removed by our router name (the leader
       // took it off a route that left the shard): drop queued work, and
@@ -158,6 +159,7 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
   }
   if (SameEntry(observed, desired) && !ours.duplicated) {
     ClearFailure(key, false);  // nothing to write any more
+    gate_.EntryAgrees(route->metadata.uid);
     if (watched_entry_change && IsNewestEntry(*route, admission_.router_name)) {
       // Why: docs/design.md section 2: a follower seeing its entry already correct
       // and written last by its router name drops its work and extends; a

@@ -35,10 +35,7 @@ void TrackerGate::EntriesListed(const std::vector<ListedEntry>& listed) {
     // changed since, and its write is still pending) differs from ours
     // without any router being configured differently. Only an entry that
     // fits the route's current spec can tell of another configuration.
-    const std::string policy =
-        route.spec.wildcard_policy.empty() ? "None" : route.spec.wildcard_policy;
-    if (!route.spec.host.empty() && l.entry.host != route.spec.host) continue;
-    if (!l.entry.wildcard_policy.empty() && l.entry.wildcard_policy != policy) continue;
+    if (!EntryFitsSpec(route, l.entry)) continue;
     const bool host_alone = route.spec.host.empty() && l.entry.host != l.desired->host &&
                             l.entry.router_canonical_hostname ==
                                 l.desired->router_canonical_hostname;

@@ -209,6 +209,15 @@ void BackoffWriteLease::Extend(const std::string& key, EntryWriter writer) {
     // echo arrived while our own work still ran.
     const bool peer = writer == EntryWriter::kPeer;
     if (peer) ++peer_writes_;
+    if (lag_probe_ && lag_probe_->key == key) {
+      if (peer) {
+        takeover_.WatchLagged(now, now - lag_probe_->at);
+        VLOG(3) << options_.name << ": our watch showed the write that beat ours on " << key
+                << " " << std::chrono::duration_cast<std::chrono::milliseconds>(now - lag_probe_->at).count()
+                << "ms after the server refused ours";
+      }
+      lag_probe_.reset();
+    }
     switch (state_) {
       case LeaseState::kLeader:
         if (options_.leader_follows_foreign_extend && peer) {
@@ -567,6 +576,7 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
   // likely the one that beat ours, so our cache is no longer behind.
   const bool caught_up = outcome.watch_caught_up || peer_writes_ != peer_writes_before;
   ApplyLocked(outcome.result, now, caught_up, fired);
+  if (outcome.result == WorkResult::kRelease && !caught_up) lag_probe_ = LagProbe{key, now};
   slot.running = false;
   if (slot.work && !shutdown_) {
     ScheduleLocked(key, slot, slot.due, slot.lease_deferred);  // newer work: keep it

@@ -247,6 +247,15 @@ class BackoffWriteLease final : public WriteLease {
   // kPeer): one seen while our probe was out means our probe's success
   // does not make us lead (RunPicked). GUARDED_BY(mu_)
   uint64_t peer_writes_ = 0;
+  // The key of our last write that lost (409) before any peer write
+  // reached our watch, and when: the peer write of that key, when our
+  // watch shows it, tells how far the watch lags (TakeoverTimer::
+  // WatchLagged). GUARDED_BY(mu_)
+  struct LagProbe {
+    std::string key;
+    SteadyTime at;
+  };
+  std::optional<LagProbe> lag_probe_;
   Duration election_offset_{};    // election_delay x (0.1 + U[0, 1)), drawn once
   // First Try in Election + election_offset_; unset before it.
   std::optional<SteadyTime> election_gate_;  // GUARDED_BY(mu_)

@@ -156,14 +156,33 @@ void TakeoverTimer::LostWrite(SteadyTime now, bool caught_up) {
   paused_until_ = caught_up ? SteadyTime{} : now + lost_pause_;
 }
 
+void TakeoverTimer::WatchLagged(SteadyTime now, Duration lag) {
+  if (options_.mode != TakeoverMode::kProgress || lag > lost_pause_) return;
+  // Why the largest while it lasts: the lags of one slow watch vary from
+  // event to event; the next loss renews or raises it.
+  watch_lag_ = LagFor(now) > Duration::zero() ? std::max(watch_lag_, lag) : lag;
+  watch_lag_at_ = now;
+}
+
+Duration TakeoverTimer::LagFor(SteadyTime start) const {
+  // Why a minute: a watch that lagged once is likely to lag again soon (a
+  // busy node, a slow network path), but a replica that lagged an hour ago
+  // must take over a dead leader as fast as any other.
+  constexpr Duration kLagMemory = std::chrono::minutes(1);
+  if (watch_lag_ == Duration::zero() || start - watch_lag_at_ > kLagMemory) {
+    return Duration::zero();
+  }
+  return watch_lag_;
+}
+
 Duration TakeoverTimer::LongestWait() const {
   if (options_.mode != TakeoverMode::kProgress) return Duration::zero();
-  return Jittered(1.0);
+  return Jittered(1.0) + LagFor(wait_start_);
 }
 
 std::optional<SteadyTime> TakeoverTimer::WaitDue() const {
   if (options_.mode != TakeoverMode::kProgress) return std::nullopt;
-  return std::max(wait_start_ + Jittered(draw_), paused_until_);
+  return std::max(wait_start_ + Jittered(draw_) + LagFor(wait_start_), paused_until_);
 }
 
 std::optional<SteadyTime> TakeoverTimer::ChangeDue(SteadyTime held_since, double draw) const {

@@ -147,6 +147,16 @@ class TakeoverTimer {
   // was out (most likely the one that beat it): no pause then.
   void LostWrite(SteadyTime now, bool caught_up);
 
+  // kProgress: our watch showed the write that beat one of ours `lag`
+  // after the server refused ours (409): our watch lags behind the
+  // server's by at least that. For a minute after the last such lag
+  // (renewed by the next), every wait lasts that much longer: a follower
+  // whose watch lags must not take over changes the live leader has
+  // already written (issue 23: followers with a slow watch raced the
+  // leader on every lagging event, steady seed 46). Lags longer than
+  // `lost_pause` are no measure (the winner was no write of our peers, or
+  // the watch broke) and are ignored.
+  void WatchLagged(SteadyTime now, Duration lag);
   // kProgress: the longest a wait can last before its held work is taken
   // over, D x (1 + jitter); zero in the other modes.
   Duration LongestWait() const;
@@ -165,6 +175,8 @@ class TakeoverTimer {
  private:
   double Unit();
   Duration Jittered(double draw) const;
+  // The watch lag that still applies to a wait that started at `start`.
+  Duration LagFor(SteadyTime start) const;
   // The one place a wait starts: at `now`, with a fresh jitter draw;
   // `sample`: its end may be a sample.
   void StartWait(SteadyTime now, bool sample);
@@ -178,6 +190,8 @@ class TakeoverTimer {
   bool sample_ = false;        // kProgress: its end may be a sample
   SteadyTime paused_until_{};  // kProgress: after a lost write
   SteadyTime not_before_{};    // kPerChange: last Follow or LostWrite
+  Duration watch_lag_{};        // kProgress: see WatchLagged
+  SteadyTime watch_lag_at_{};   // kProgress: when it was last measured
 };
 
 }  // namespace routestatus::lease

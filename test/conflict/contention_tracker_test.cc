@@ -369,6 +369,37 @@ TEST_F(TrackerTest, PeerRestoringASuspectValueDoesNotArmTheRoute) {
   EXPECT_EQ(t.Snapshot().suspect_routes, 1u);
 }
 
+// Issue 23 (simulator claims seed 33): the same, but our own view caught
+// up with the peer's removal (Agreed: our reconcile found no entry and
+// would keep none), and we re-created the entry ourselves much later. That
+// write is no restore of a suspicion either: it does not arm the route
+// (before: still Suspect, our write armed it and the next view difference
+// counted).
+TEST_F(TrackerTest, AgreementEndsASuspicionWithoutArming) {
+  ContentionTracker t(clock_, Options());
+  const RouteIngress ours = Entry("a.example.com");
+  t.Clear("u", ours);
+  t.Removed("u", "ns/a", ours, &ours);
+  ASSERT_EQ(t.Snapshot().suspect_routes, 1u);
+  t.Agreed("u");
+  EXPECT_EQ(t.Snapshot().suspect_routes, 0u);
+  EXPECT_FALSE(t.IsCreationBlocked("u"));
+  clock_.Advance(seconds(60));
+  t.Clear("u", ours);  // we re-create it
+  clock_.Advance(seconds(10));
+  t.Removed("u", "ns/a", ours, &ours);
+  EXPECT_EQ(t.Snapshot().contentions, 0);
+  EXPECT_EQ(t.Snapshot().suspect_routes, 1u);
+  // Agreement with a Contended route's value ends nothing: only a
+  // suspicion of an older view is resolved by our view catching up.
+  const RouteIngress theirs = Entry("b.example.com", "router.other.com");
+  t.Clear("v", ours);
+  t.Changed("v", "ns/b", ours, theirs, &ours);
+  ASSERT_EQ(t.Snapshot().contended_routes, 1u);
+  t.Agreed("v");
+  EXPECT_EQ(t.Snapshot().contended_routes, 1u);
+}
+
 TEST_F(TrackerTest, ManyStaleViewsNeverCutOff) {
   using D = ContentionTracker::Difference;
   ContentionTracker t(clock_, Options());

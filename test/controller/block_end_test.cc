@@ -38,6 +38,7 @@ class ForwardingGate final : public ContentionGate {
   Duration RecheckCreationAfter(const std::string& uid) override {
     return to->RecheckCreationAfter(uid);
   }
+  void EntryAgrees(const std::string& uid) override { to->EntryAgrees(uid); }
   void Clear(const std::string& uid, const std::optional<kubeclient::RouteIngress>& w) override {
     to->Clear(uid, w);
   }
@@ -199,6 +200,85 @@ TEST_F(BlockEndTest, CreationBlockedBySuspicionEndsWithItUnderTheCutOff) {
   EXPECT_TRUE(Correct("d"));
   EXPECT_EQ(h_.api.successful_puts, writes + 1);
   EXPECT_FALSE(Correct("a")) << "still held by the cut-off";
+}
+
+// Issue 23, the simulator's chaos seed 2999926567645: the owner changed
+// the host twice, a peer wrote the entry for the first new host in
+// between, and a relist showed us both at once: the second host beside
+// the first one's entry. One watch event never changes spec and status
+// together, so that entry was written for a spec we never saw: no
+// contention (before: counted with one configuration, and the route was
+// not written for the interval). The new host is written at once.
+TEST_F(BlockEndTest, RelistSpanningAHostChangeIsNoContention) {
+  CreateAdmitted("a");
+  json o = h_.api.Object("ns", "a");
+  o["spec"]["host"] = "a2.example.com";
+  h_.api.Put(o);
+  o = h_.api.Object("ns", "a");
+  o["status"]["ingress"][0]["host"] = "a2.example.com";  // a peer's write for it
+  h_.api.Put(o);
+  o = h_.api.Object("ns", "a");
+  o["spec"]["host"] = "a3.example.com";
+  h_.api.Put(o);
+  const int writes = h_.api.successful_puts;
+  h_.Deliver("ns", "a");  // the relist: one update spanning all three
+  h_.Drain();
+  EXPECT_EQ(tracker_.Snapshot().contentions, 0);
+  EXPECT_EQ(tracker_.Snapshot().contended_routes, 0u);
+  EXPECT_EQ(h_.api.successful_puts, writes + 1);
+  EXPECT_EQ(h_.ServerEntry("ns", "a")->host, "a3.example.com");
+}
+
+// Issue 23, the simulator's claims seed 33: a peer whose namespace watch
+// ran ahead removed our entry (its namespace left the shard): Suspect. Our
+// namespace watch caught up and our view agreed (no entry); the route
+// stayed Suspect, so our next write of it, a re-creation when the
+// namespace rejoined much later, counted as the restore that arms it, and
+// the next peer removal of the same kind counted as a contention with one
+// configuration. Agreement ends a suspicion without arming.
+TEST(BlockEndSuspicionTest, SuspicionOurViewAgreesWithEndsWithoutArming) {
+  ShardOptions shard;
+  shard.namespace_selector = kubeclient::LabelSelector::Parse("env in (prod)").value();
+  ForwardingGate forward;
+  Harness h(shard, Harness::DefaultOptions(), Duration::zero(), &forward);
+  conflict::ContentionTracker tracker(h.clock, TrackerOptions());
+  TrackerGate gate(tracker);
+  forward.to = &gate;
+  kubeclient::Namespace ns;
+  ns.metadata.name = "team";
+  ns.metadata.labels = {{"env", "prod"}};
+  h.namespaces.Set(ns);
+  auto relabel = [&](const std::string& env) {
+    auto old_ns = h.namespaces.Get("team");
+    ns.metadata.labels["env"] = env;
+    h.namespaces.Set(ns);
+    h.controller.namespace_handler().OnUpdate(old_ns, h.namespaces.Get("team"));
+    h.Drain();
+    h.Deliver("team", "a");  // our write's echo, if any
+    h.Drain();
+  };
+  auto peer_removes = [&] {
+    json o = h.api.Object("team", "a");
+    o["status"]["ingress"] = json::array();
+    h.api.Put(o);
+    h.Deliver("team", "a");
+    h.Drain();
+  };
+  h.Create(Harness::RouteJson("team", "a", "a.example.com"));
+  h.Drain();
+  h.Deliver("team", "a");
+  h.Drain();
+  ASSERT_TRUE(h.ServerEntry("team", "a").has_value());
+  peer_removes();  // the peer saw the namespace leave first
+  ASSERT_EQ(tracker.Snapshot().suspect_routes, 1u);
+  relabel("dev");  // our view catches up: no entry, as the peer wrote
+  EXPECT_EQ(tracker.Snapshot().suspect_routes, 0u) << "our view agrees: not suspect any more";
+  h.clock.Advance(std::chrono::minutes(1));
+  relabel("prod");  // much later the namespace rejoins: we re-create it
+  ASSERT_TRUE(h.ServerEntry("team", "a").has_value());
+  peer_removes();  // and leaves again, the peer's watch first again
+  EXPECT_EQ(tracker.Snapshot().contentions, 0) << "one configuration: never a contention";
+  EXPECT_EQ(tracker.Snapshot().suspect_routes, 1u);
 }
 
 // Three entries of our router name on one route (all equal to ours):

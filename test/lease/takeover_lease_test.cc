@@ -297,6 +297,31 @@ TEST_F(TakeoverLeaseTest, LostTakeoverResumesWhenTheWinnerShows) {
   EXPECT_EQ(ran_, (std::vector<std::string>{"a", "b"}));
 }
 
+// Issue 23 (the simulator's steady seed 46): a follower whose watch lags
+// took over a change the live leader had written already and lost; the
+// leader's write of that key reached its watch 1.2 s after the 409. The
+// next held change waits D (+ jitter) plus that lag, so the follower does
+// not race the leader again on the next lagging event. A peer's write of
+// another key measures nothing (it may have been on its way all along).
+TEST_F(TakeoverLeaseTest, LostRaceTeachesHowFarOurWatchLags) {
+  BackoffWriteLease lease(clock_, Options());
+  FollowAtTheCap(lease);
+  lease.Try("a", Record("a", kReleaseOutcome));
+  EXPECT_EQ(RunAtNextDue(lease), 1);
+  clock_.Advance(milliseconds(400));
+  lease.Extend("other", EntryWriter::kPeer);
+  clock_.Advance(milliseconds(800));
+  lease.Extend("a", EntryWriter::kPeer);  // the write that beat ours, 1.2 s late
+  const SteadyTime seen = clock_.Now();
+  lease.Try("c", Record("c", kExtendOutcome));
+  const Duration d = lease.Snapshot().takeover_deadline;
+  ASSERT_EQ(d, milliseconds(500));
+  EXPECT_EQ(RunAtNextDue(lease), 1);
+  EXPECT_GE(Since(seen), d + milliseconds(1200));
+  EXPECT_LT(Since(seen), d + d / 2 + milliseconds(1200));
+  EXPECT_EQ(lease.Snapshot().takeover_deadline, d) << "a lag is no sample of the leader";
+}
+
 // Winning a takeover makes us Leader: every deferred key runs at once.
 TEST_F(TakeoverLeaseTest, WonTakeoverPromotesTheRest) {
   BackoffWriteLease lease(clock_, Options());

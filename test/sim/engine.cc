@@ -208,7 +208,9 @@ void Engine::StartReplica(int i) {
   Retire(slot);
   slot.live = std::make_unique<Replica>(scheduler_, api_, rng_, slot.spec);
   Trace("start replica " + std::to_string(i) + " (config " + std::to_string(slot.spec.config) +
-        ", generation " + std::to_string(slot.generation) + ")");
+        ", generation " + std::to_string(slot.generation) + ", watch " +
+        slot.spec.delays.watch.ToString() + ", PUT " + slot.spec.delays.put_request.ToString() +
+        " each way)");
 }
 
 void Engine::Retire(Slot& slot) {

@@ -32,22 +32,10 @@ struct KnownFailure {
   uint64_t seed;
   const char* failure;  // the start of its first failure message
 };
-// Issue 23 fixed steady 91, outage 48, slow-leader 5, 39, 40 and 23; add
-// {scenario, seed, "bound"} entries here when a new one is found and
-// cannot be fixed at once.
-constexpr std::array<KnownFailure, 2> kKnownFailures{{
-    // Issue 23, 2026-12-01: flipped by the lease change "expired work waits
-    // for the takeover wait" (steady's failure rate stayed 2 in 600 seeds,
-    // 5000..5599, with and without it); not analysed yet. (Steady 71,
-    // flipped with it, passes since the estimator ignores one slow answer.)
-    {Scenario::kSteady, 46, "PUT bound"},
-    // Issue 23, 2026-12-01: flipped when issue 25's compact cache merged
-    // (e1947dc: the host index's postings moved to an unordered_multimap,
-    // so claim fan-outs queue routes in another order and the run takes
-    // another path). The class was seen before in soaks (ba0fe81: 1 of
-    // 6,000 claims seeds); not analysed yet.
-    {Scenario::kClaims, 33, "contention counted with one configuration"},
-}};
+// Issue 23 fixed steady 46 and 91, outage 48, claims 33, slow-leader 5,
+// 39, 40 and 23; add {scenario, seed, "bound"} entries here when a new one
+// is found and cannot be fixed at once.
+constexpr std::array<KnownFailure, 0> kKnownFailures{};
 
 const KnownFailure* FindKnownFailure(Scenario scenario, uint64_t seed) {
   for (const KnownFailure& k : kKnownFailures) {
