@@ -32,8 +32,7 @@ RouteIngress DesiredEntry(const AdmissionDecision& decision, const AdmissionOpti
     // Why compare the whole entry: any change of it (host, canonical
     // hostname, wildcard policy, the condition, a dropped condition) is a
     // transition, as in the OpenShift router; people read the time as "when
-    // did this entry change", and IsNewestEntry needs every changing write
-    // to stamp it.
+    // did this entry change".
     cond.last_transition_time = previous->last_transition_time;
     entry.conditions.push_back(cond);
     if (kubeclient::IngressEqual(entry, *observed)) return entry;
@@ -77,22 +76,6 @@ std::optional<int64_t> NewestConditionTime(const RouteIngress& entry) {
     if (t && (!newest || *t > *newest)) newest = t;
   }
   return newest;
-}
-
-bool IsNewestEntry(const kubeclient::Route& route, std::string_view router_name) {
-  const std::vector<RouteIngress> entries = route.Ingress();
-  auto ours = std::find_if(entries.begin(), entries.end(), [&](const RouteIngress& e) {
-    return e.router_name == router_name;
-  });
-  if (ours == entries.end()) return false;
-  auto our_time = NewestConditionTime(*ours);
-  if (!our_time) return false;
-  for (const auto& entry : entries) {
-    if (entry.router_name == router_name) continue;
-    auto t = NewestConditionTime(entry);
-    if (t && *t > *our_time) return false;
-  }
-  return true;
 }
 
 }  // namespace routestatus::controller

@@ -45,11 +45,4 @@ bool EntryFitsSpec(const kubeclient::Route& route, const kubeclient::RouteIngres
 // the epoch), or nullopt when none parses.
 std::optional<int64_t> NewestConditionTime(const kubeclient::RouteIngress& entry);
 
-// "Our entry was written most recently": our entry exists, its newest
-// condition time parses, and no other router's entry has a newer condition
-// time (ties count as ours). Every write of ours that changes a condition
-// stamps it with the current time, so the router name whose stamp is newest
-// is the last one that changed the route's status. Pure.
-bool IsNewestEntry(const kubeclient::Route& route, std::string_view router_name);
-
 }  // namespace routestatus::controller

@@ -160,10 +160,13 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
   if (SameEntry(observed, desired) && !ours.duplicated) {
     ClearFailure(key, false);  // nothing to write any more
     gate_.EntryAgrees(route->metadata.uid);
-    if (watched_entry_change && IsNewestEntry(*route, admission_.router_name)) {
-      // Why: docs/design.md section 2: a follower seeing its entry already correct
-      // and written last by its router name drops its work and extends; a
-      // leader that sees another replica's write follows.
+    if (watched_entry_change) {
+      // Why: docs/design.md section 2: a follower seeing its entry changed
+      // by the watch to what it would write drops its work and extends; a
+      // leader that sees another replica's write follows. Why not also
+      // "our entry's condition time is the newest": that compares the
+      // wall clocks of different writers, and a leader whose clock ran
+      // behind another router's was never followed (issue 23, skew).
       ++(own_write ? stats_.skipped_own_write : stats_.skipped_follower);
       lease_.Extend(key, own_write ? lease::EntryWriter::kUs : lease::EntryWriter::kPeer);
       return SyncResult::kFollower;

@@ -75,8 +75,7 @@ TEST(DesiredEntryTest, TransitionTime) {
   } cases[] = {
       {"unchanged keeps", Admitted("a.example.com"), old_time},
       // Why: like openshift, any change of the entry is a transition; users
-      // read the time as "when did this entry change" (and IsNewestEntry
-      // relies on every write that changes the entry stamping it).
+      // read the time as "when did this entry change".
       {"host change only stamps", Admitted("b.example.com"), now},
       {"status change stamps", Rejected("a.example.com", "InvalidHost", "m"), now},
   };
@@ -170,24 +169,6 @@ RouteIngress EntryAt(const std::string& router, const std::string& time) {
   return e;
 }
 
-TEST(IsNewestEntryTest, ComparesConditionTimes) {
-  kubeclient::Route r;
-  EXPECT_FALSE(IsNewestEntry(r, "default")) << "no entry";
-  std::vector<RouteIngress> entries = {EntryAt("default", "2026-01-01T00:00:10Z")};
-  r.SetIngress(entries);
-  EXPECT_TRUE(IsNewestEntry(r, "default")) << "only entry";
-  entries.push_back(EntryAt("other", "2026-01-01T00:00:05Z"));
-  r.SetIngress(entries);
-  EXPECT_TRUE(IsNewestEntry(r, "default"));
-  entries.push_back(EntryAt("third", "2026-01-01T00:00:10Z"));
-  r.SetIngress(entries);
-  EXPECT_TRUE(IsNewestEntry(r, "default")) << "ties are ours";
-  entries.push_back(EntryAt("fourth", "2026-01-01T00:00:11Z"));
-  r.SetIngress(entries);
-  EXPECT_FALSE(IsNewestEntry(r, "default"));
-  r.SetIngress({EntryAt("default", ""), EntryAt("other", "2026-01-01T00:00:05Z")});
-  EXPECT_FALSE(IsNewestEntry(r, "default")) << "no time of ours";
-}
 
 }  // namespace
 }  // namespace routestatus::controller

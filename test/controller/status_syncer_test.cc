@@ -72,6 +72,30 @@ TEST(StatusSyncerTest, InitialListWithOurNewestEntryDoesNotExtend) {
   EXPECT_EQ(h.api.puts.size(), 0u);
 }
 
+// Issue 23 (the simulator's steady seed 42534291457913, skewed clocks):
+// the leader's clock runs 5 s behind another router's, so the entry it
+// wrote carries an older lastTransitionTime than that router's entry.
+// Its write is still our router name's progress: we follow (before: the
+// status path asked that our entry be the newest by its condition times,
+// so no replica ever followed that leader and every replica raced it).
+TEST(StatusSyncerTest, PeerWriteWithAnOlderClockThanAnotherRoutersIsProgress) {
+  Harness h;
+  json r = Harness::RouteJson("ns", "web", "www.example.com");
+  r["status"]["ingress"] = {
+      {{"routerName", "other"}, {"host", "web.other.example.com"},
+       {"conditions", {{{"type", "Admitted"}, {"status", "True"},
+                        {"lastTransitionTime", "2026-01-01T00:00:05Z"}}}}},
+      {{"routerName", "default"}, {"host", "www.example.com"},
+       {"routerCanonicalHostname", "router-default.apps.example.com"}, {"wildcardPolicy", "None"},
+       {"conditions", {{{"type", "Admitted"}, {"status", "True"},
+                        {"lastTransitionTime", "2026-01-01T00:00:01Z"}}}}}};
+  h.Create(r);
+  EXPECT_EQ(h.syncer.Sync("ns/web", /*watched_entry_change=*/true), SyncResult::kFollower);
+  ASSERT_EQ(h.lease.writers.size(), 1u);
+  EXPECT_EQ(h.lease.writers[0], lease::EntryWriter::kPeer);
+  EXPECT_EQ(h.api.puts.size(), 0u);
+}
+
 TEST(StatusSyncerTest, AlreadyCorrectMeansNoWrite) {
   Harness h;
   json r = Harness::RouteJson("ns", "web", "www.example.com");
