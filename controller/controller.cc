@@ -232,7 +232,9 @@ void Controller::ReportListedEntries() {
   const uint64_t generation = listed_decisions_.generation();
   std::vector<ContentionGate::ListedEntry> listed;
   ListedDecisions::Batch unchanged;
-  for (auto& route : routes_.List()) {
+  std::vector<std::shared_ptr<const Route>> routes = routes_.List();
+  unchanged.Reserve(routes.size());
+  for (auto& route : routes) {
     // Our first entry and whether there are more (one decode of the text).
     std::optional<kubeclient::RouteIngress> entry;
     int ours = 0;

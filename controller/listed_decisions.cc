@@ -25,6 +25,7 @@ void ListedDecisions::Batch::Add(std::shared_ptr<const kubeclient::Route> route,
 }
 
 void ListedDecisions::Install(uint64_t generation, Batch batch) {
+  if (batch.kept_.empty()) return;  // frees what Reserve took (a cold start keeps nothing)
   std::sort(batch.kept_.begin(), batch.kept_.end(),
             [](const Kept& a, const Kept& b) { return a.route.get() < b.route.get(); });
   std::lock_guard<std::mutex> lock(mu_);
