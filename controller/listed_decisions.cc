@@ -33,9 +33,11 @@ void ListedDecisions::Install(uint64_t generation, Batch batch) {
   kept_ = std::move(batch.kept_);
   reasons_ = std::move(batch.reasons_);
   left_ = kept_.size();
+  any_.store(left_ > 0, std::memory_order_release);
 }
 
 std::optional<ListedDecisions::Taken> ListedDecisions::Take(const kubeclient::Route* route) {
+  if (!any_.load(std::memory_order_acquire)) return std::nullopt;
   std::lock_guard<std::mutex> lock(mu_);
   if (left_ == 0 || route == nullptr) return std::nullopt;
   auto it = std::lower_bound(kept_.begin(), kept_.end(), route,
@@ -59,6 +61,7 @@ void ListedDecisions::ClearLocked() {
   std::vector<Kept>().swap(kept_);
   std::vector<std::string>().swap(reasons_);
   left_ = 0;
+  any_.store(false, std::memory_order_release);
 }
 
 }  // namespace routestatus::controller

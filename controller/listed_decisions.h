@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -89,6 +90,10 @@ class ListedDecisions {
   std::vector<Kept> kept_;           // sorted by route.get(); GUARDED_BY(mu_)
   std::vector<std::string> reasons_; // the distinct reasons; GUARDED_BY(mu_)
   size_t left_ = 0;                  // kept_ not yet taken; GUARDED_BY(mu_)
+  // left_ > 0, readable without mu_. Why: once the start-up decisions are
+  // used up, every later reconcile would otherwise take the lock for
+  // nothing (a missed reuse only means deciding again).
+  std::atomic<bool> any_{false};
 };
 
 }  // namespace routestatus::controller
