@@ -32,12 +32,16 @@ class Controller::RouteHandler final : public kubeclient::cache::EventHandler<Ro
   explicit RouteHandler(Controller& c) : c_(c) {}
 
   void OnAdd(const Ptr& obj, bool initial_list) override {
+    c_.listed_decisions_.Invalidate();
     c_.queue_.Add(obj->Key());
     // During the initial list every key is enqueued anyway.
     if (!initial_list) c_.EnqueueClaimPeers(*obj);
   }
 
   void OnUpdate(const Ptr& old_obj, const Ptr& new_obj) override {
+    // Why first: a reconcile must not reuse a start-up decision once the
+    // cache it was made from changed (ListedDecisions).
+    c_.listed_decisions_.Invalidate();
     const std::string& name = c_.syncer_.admission_options().router_name;
     const auto old_entry = old_obj->FindIngress(name);
     const auto new_entry = new_obj->FindIngress(name);
@@ -81,6 +85,7 @@ class Controller::RouteHandler final : public kubeclient::cache::EventHandler<Ro
   }
 
   void OnDelete(const Ptr& last) override {
+    c_.listed_decisions_.Invalidate();
     c_.gate_.Forget(last->metadata.uid);
     c_.queue_.Add(last->Key());  // Sync sees it gone: lease.Remove
     c_.EnqueueClaimPeers(*last);
@@ -94,15 +99,22 @@ class Controller::NamespaceHandler final : public kubeclient::cache::EventHandle
  public:
   explicit NamespaceHandler(Controller& c) : c_(c) {}
 
+  // Why every event invalidates: the start-up decisions read namespace
+  // labels (a namespace selector).
   void OnAdd(const Ptr& obj, bool initial_list) override {
+    c_.listed_decisions_.Invalidate();
     if (!initial_list) c_.EnqueueNamespace(obj->metadata.name);
   }
   void OnUpdate(const Ptr& old_obj, const Ptr& new_obj) override {
+    c_.listed_decisions_.Invalidate();
     if (old_obj->metadata.labels != new_obj->metadata.labels) {
       c_.EnqueueNamespace(new_obj->metadata.name);
     }
   }
-  void OnDelete(const Ptr& last) override { c_.EnqueueNamespace(last->metadata.name); }
+  void OnDelete(const Ptr& last) override {
+    c_.listed_decisions_.Invalidate();
+    c_.EnqueueNamespace(last->metadata.name);
+  }
 
  private:
   Controller& c_;
@@ -213,7 +225,7 @@ bool Controller::ProcessNextItem() {
     std::lock_guard<std::mutex> lock(mu_);
     entry_changed = entry_changed_.erase(key) > 0;
   }
-  SyncResult result = syncer_.Sync(key, entry_changed);
+  SyncResult result = syncer_.Sync(key, entry_changed, &listed_decisions_);
   VLOG(4) << "reconciled " << key << ": " << SyncResultName(result);
   if (result == SyncResult::kContended) {
     // Why: a change blocked only briefly (another writer's value may be a
@@ -231,19 +243,41 @@ bool Controller::ProcessNextItem() {
 
 void Controller::ReportListedEntries() {
   const std::string& name = syncer_.admission_options().router_name;
+  // Why read before the caches: an event while the report reads them makes
+  // Install keep nothing.
+  const uint64_t generation = listed_decisions_.generation();
   std::vector<ContentionGate::ListedEntry> listed;
-  for (auto& route : routes_.List()) {
-    if (auto entry = route->FindIngress(name)) {
-      // Why DesiredGiven: Desired() would decode status.ingress again.
-      auto desired = syncer_.DesiredGiven(*route, entry, nullptr);
-      // Why only differing entries: on a restart every status is correct,
-      // and a list of every route (about 400 bytes each) was the start's
-      // largest passing allocation (40 MB at 100,000 routes).
-      if (!desired || kubeclient::IngressEqual(*entry, *desired)) continue;
-      listed.push_back({std::move(route), std::move(*entry), std::move(desired)});
+  ListedDecisions::Batch unchanged;
+  std::vector<std::shared_ptr<const Route>> routes = routes_.List();
+  unchanged.Reserve(routes.size());
+  for (auto& route : routes) {
+    // Our first entry and whether there are more (one decode of the text).
+    std::optional<kubeclient::RouteIngress> entry;
+    int ours = 0;
+    for (auto& e : route->Ingress()) {
+      if (e.router_name == name && ours++ == 0) entry = std::move(e);
     }
+    if (!entry) continue;
+    AdmissionDecision decision;
+    // Why DesiredGiven: Desired() would decode status.ingress again.
+    auto desired = syncer_.DesiredGiven(*route, entry, &decision);
+    if (!desired) continue;
+    if (kubeclient::IngressEqual(*entry, *desired)) {
+      // Why only a single entry of ours: a reconcile reduces duplicates to
+      // one (a write), so it must decide them itself.
+      if (ours == 1) {
+        unchanged.Add(std::move(route), decision.admitted, decision.reason);
+      }
+      // Why only differing entries reach the gate: on a restart every
+      // status is correct, and a list of every route (about 400 bytes
+      // each) was the start's largest passing allocation (40 MB at
+      // 100,000 routes).
+      continue;
+    }
+    listed.push_back({std::move(route), std::move(*entry), std::move(desired)});
   }
   gate_.EntriesListed(listed);
+  listed_decisions_.Install(generation, std::move(unchanged));
 }
 
 void Controller::RunWorker() {

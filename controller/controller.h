@@ -9,6 +9,7 @@
 
 #include "base/clock.h"
 #include "controller/contention_gate.h"
+#include "controller/listed_decisions.h"
 #include "controller/shard.h"
 #include "controller/status_syncer.h"
 #include "kubeclient/cache/store.h"
@@ -70,8 +71,12 @@ class Controller {
   // shuts down.
   void RunWorker();
   // Hands the gate every cached route that carries our router name's entry
-  // (ContentionGate::EntryListed). REQUIRES: CachesSynced().
+  // (ContentionGate::EntryListed), and keeps the decisions of the routes
+  // whose entry is already desired for their first reconcile to reuse
+  // (ListedDecisions). REQUIRES: CachesSynced().
   void ReportListedEntries();
+  // Start-up decisions kept and not yet reused (tests).
+  size_t listed_decisions() const { return listed_decisions_.size(); }
   // Makes WaitForCacheSync return false (shutdown); shut the queue down too.
   void Stop();
 
@@ -102,6 +107,9 @@ class Controller {
   // Namespace -> start of its current settle window. GUARDED_BY(mu_)
   std::unordered_map<std::string, SteadyTime> namespace_window_;
   std::once_flag listed_reported_;  // ReportListedEntries ran
+  // The report's decisions for the first reconciles; every cache event
+  // invalidates them before it queues anything.
+  ListedDecisions listed_decisions_;
   std::unique_ptr<RouteHandler> route_handler_;
   std::unique_ptr<NamespaceHandler> namespace_handler_;
 };

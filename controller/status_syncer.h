@@ -8,6 +8,7 @@
 #include "base/clock.h"
 #include "controller/admission.h"
 #include "controller/contention_gate.h"
+#include "controller/listed_decisions.h"
 #include "controller/shard.h"
 #include "controller/status_stats.h"
 #include "kubeclient/cache/store.h"
@@ -87,7 +88,12 @@ class StatusSyncer {
   // through its watch"). Why not on every reconcile: entries left by a
   // previous incarnation would make every replica of a restarted fleet
   // follow (initial list, resyncs) although no leader is alive.
-  SyncResult Sync(const std::string& key, bool watched_entry_change = false);
+  // `listed` (optional): start-up decisions to reuse. When it holds one for
+  // the cached object (ListedDecisions::Take) and no watched entry change
+  // is passed, Sync takes the result deciding again would give (our entry
+  // already desired: kNoChange) without deciding again.
+  SyncResult Sync(const std::string& key, bool watched_entry_change = false,
+                  ListedDecisions* listed = nullptr);
 
   // Our desired entry for `route` (read peers from the cache), or nullopt
   // when the route is outside our shard. `decision` (optional) receives the

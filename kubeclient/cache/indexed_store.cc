@@ -23,7 +23,7 @@ void IndexedStore::AddIndex(const std::string& name, RawIndexFunc fn) {
   postings.clear();
   for (const auto& entry : items_) {
     for (uint64_t h : Hashes(index_funcs_[name], entry.second.object.get())) {
-      postings.emplace(h, &entry.first);
+      postings.emplace(h, &entry);
     }
   }
 }
@@ -39,7 +39,7 @@ std::vector<uint64_t> IndexedStore::Hashes(const RawIndexFunc& fn, const void* o
 }
 
 void IndexedStore::IndexLocked(const ObjectMap::value_type& entry, bool add) {
-  const std::string* key = &entry.first;
+  const ObjectMap::value_type* key = &entry;
   for (const auto& [name, fn] : index_funcs_) {
     Postings& postings = indexes_[name];
     for (uint64_t h : Hashes(fn, entry.second.object.get())) {
@@ -97,13 +97,11 @@ std::vector<std::shared_ptr<const void>> IndexedStore::ByIndex(const std::string
   if (first == last) return out;
   const RawIndexFunc& fn = index_funcs_.at(index);
   for (auto pit = first; pit != last; ++pit) {
-    const std::string* key = pit->second;
-    auto it = items_.find(*key);
-    if (it == items_.end()) continue;
+    const StoredObject& stored = pit->second->second;
     // Why: the posting is the value's hash; another value may share it.
-    const std::vector<std::string> values = fn(it->second.object.get());
+    const std::vector<std::string> values = fn(stored.object.get());
     if (std::find(values.begin(), values.end(), value) != values.end()) {
-      out.push_back(it->second.object);
+      out.push_back(stored.object);
     }
   }
   return out;

@@ -76,18 +76,21 @@ class IndexedStore {
   ReplaceResult Replace(ObjectMap items);
 
  private:
-  // A 64-bit hash of a value -> keys of the objects that produced it, one
-  // node per (hash, key) (no duplicates: each object's values are
-  // deduplicated before indexing). Why a multimap, not a map to a vector
-  // or a set: nearly every value (a host) has one object; a map node with
-  // a vector and the vector's block cost ~80 bytes per route, a multimap
-  // node 32 (a set ~250 more). Why pointers to the keys of items_ (stable: an unordered_map never
-  // moves its nodes), not copies: a key of "namespace/name" is usually too
-  // long for the string's inline buffer, so each copy cost ~64 bytes per
-  // route. Why a hash of the value, not its text: a host is as long, and
-  // ByIndex checks each object's values anyway (two values sharing a hash
-  // only cost that check).
-  using Postings = std::unordered_multimap<uint64_t, const std::string*>;
+  // A 64-bit hash of a value -> entries of items_ of the objects that
+  // produced it, one node per (hash, entry) (no duplicates: each object's
+  // values are deduplicated before indexing). Why a multimap, not a map to
+  // a vector or a set: nearly every value (a host) has one object; a map
+  // node with a vector and the vector's block cost ~80 bytes per route, a
+  // multimap node 32 (a set ~250 more). Why pointers to the entries of
+  // items_ (stable: an unordered_map never moves its nodes), not copies of
+  // the keys: a key of "namespace/name" is usually too long for the
+  // string's inline buffer, so each copy cost ~64 bytes per route; and not
+  // pointers to the keys: ByIndex then looked each key up in items_ again
+  // (a string hash and a bucket walk per peer of every decision). Why a
+  // hash of the value, not its text: a host is as long, and ByIndex checks
+  // each object's values anyway (two values sharing a hash only cost that
+  // check).
+  using Postings = std::unordered_multimap<uint64_t, const ObjectMap::value_type*>;
   // `entry` is a node of items_. REQUIRES: mu_ is held.
   void IndexLocked(const ObjectMap::value_type& entry, bool add);
   // The hashes of fn's values for object, deduplicated.

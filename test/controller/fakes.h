@@ -48,6 +48,7 @@ class FakeStore final : public kubeclient::cache::ObjectStore<T> {
     return out;
   }
   std::vector<Ptr> ByIndex(const std::string& index, const std::string& value) const override {
+    ++by_index_calls;
     std::vector<Ptr> out;
     auto it = indexes_.find(index);
     if (it == indexes_.end()) return out;
@@ -62,6 +63,9 @@ class FakeStore final : public kubeclient::cache::ObjectStore<T> {
     return out;
   }
   bool HasSynced() const override { return synced_; }
+
+  // ByIndex calls so far: one per claim key of every route decided.
+  mutable std::atomic<int> by_index_calls{0};
 
  private:
   std::map<std::string, Ptr> objects_;

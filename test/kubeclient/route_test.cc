@@ -1,5 +1,8 @@
 #include "kubeclient/route.h"
 
+#include <cstdio>
+#include <ctime>
+#include <random>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -292,6 +295,97 @@ TEST(Rfc3339Test, ParseAndFormat) {
                        "2026-11-29T14:00:00+0200", "x026-11-29T14:00:00Z",
                        "2026-11-29T-1:00:00Z", "2026-11-29T14:-1:00Z"};
   for (const char* b : bad) EXPECT_EQ(ParseRfc3339(b), std::nullopt) << b;
+}
+
+// The parser as it was (sscanf and timegm): the reference the hand-written
+// one must match on every input.
+std::optional<int64_t> ReferenceParseRfc3339(std::string_view text) {
+  int year, mon, day, hour, min, sec;
+  int consumed = 0;
+  std::string s(text);
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &year, &mon, &day, &hour, &min, &sec,
+                  &consumed) != 6 ||
+      consumed != 19) {
+    return std::nullopt;
+  }
+  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18}) {
+    if (s[i] < '0' || s[i] > '9') return std::nullopt;
+  }
+  if (mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || min > 59 || sec > 60) {
+    return std::nullopt;
+  }
+  size_t pos = 19;
+  if (pos < s.size() && s[pos] == '.') {
+    ++pos;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') ++pos;
+  }
+  int64_t offset = 0;
+  if (pos < s.size() && (s[pos] == 'Z' || s[pos] == 'z')) {
+    ++pos;
+  } else if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
+    int oh, om, n = 0;
+    if (std::sscanf(s.c_str() + pos + 1, "%2d:%2d%n", &oh, &om, &n) != 2 || n != 5 ||
+        oh < 0 || om < 0 || s[pos + 1] < '0' || s[pos + 4] < '0') {
+      return std::nullopt;
+    }
+    offset = (s[pos] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
+    pos += 6;
+  } else {
+    return std::nullopt;
+  }
+  if (pos != s.size()) return std::nullopt;
+  std::tm tm{};
+  tm.tm_year = year - 1900;
+  tm.tm_mon = mon - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = hour;
+  tm.tm_min = min;
+  tm.tm_sec = sec;
+  return static_cast<int64_t>(timegm(&tm)) - offset;
+}
+
+// Every date of years around leap rules (day 29-31 of every month
+// included: they roll over), then random edits of valid stamps (digits,
+// signs, spaces, separators, lengths): the same answer as the reference.
+TEST(Rfc3339Test, MatchesTheSscanfParser) {
+  std::vector<std::string> inputs;
+  char buf[64];
+  for (int year : {0, 1, 99, 1899, 1900, 1969, 1970, 1999, 2000, 2024, 2026, 2100, 2400, 9999}) {
+    for (int mon = 0; mon <= 13; ++mon) {
+      for (int day = 0; day <= 32; ++day) {
+        std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT23:59:60Z", year, mon, day);
+        inputs.push_back(buf);
+      }
+    }
+  }
+  const char* seeds[] = {"2026-11-29T14:00:00Z", "2026-11-29T14:00:00.123456Z",
+                         "2026-11-29T16:00:00+02:00", "2026-11-29T13:30:00-00:30",
+                         "1970-01-01T00:00:00z", "2026-02-28T23:59:59.Z"};
+  const std::string alphabet = "0123456789-+:.TZz x";
+  std::mt19937_64 rng(42);
+  for (const char* seed : seeds) {
+    inputs.push_back(seed);
+    for (int i = 0; i < 3000; ++i) {
+      std::string s = seed;
+      for (int edits = 1 + static_cast<int>(rng() % 3); edits > 0; --edits) {
+        const size_t at = rng() % (s.size() + 1);
+        const char c = alphabet[rng() % alphabet.size()];
+        switch (rng() % 3) {
+          case 0: if (at < s.size()) s[at] = c; break;
+          case 1: s.insert(s.begin() + static_cast<std::ptrdiff_t>(at), c); break;
+          default: if (at < s.size()) s.erase(at, 1); break;
+        }
+      }
+      inputs.push_back(s);
+    }
+  }
+  int valid = 0;
+  for (const std::string& s : inputs) {
+    auto want = ReferenceParseRfc3339(s);
+    EXPECT_EQ(ParseRfc3339(s), want) << "\"" << s << "\"";
+    valid += want.has_value();
+  }
+  EXPECT_GT(valid, 3000) << "the inputs must include many valid stamps";
 }
 
 }  // namespace
