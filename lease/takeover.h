@@ -150,7 +150,8 @@ class TakeoverTimer {
   // kProgress: our watch showed the write that beat one of ours `lag`
   // after the server refused ours (409): our watch lags behind the
   // server's by at least that. For a minute after the last such lag
-  // (renewed by the next), every wait lasts that much longer: a follower
+  // (renewed by the next), every wait lasts that much longer, at most D
+  // longer (so a dead leader is still taken over in time): a follower
   // whose watch lags must not take over changes the live leader has
   // already written (issue 23: followers with a slow watch raced the
   // leader on every lagging event, steady seed 46). Lags longer than

@@ -274,30 +274,33 @@ TEST_F(TakeoverTimerTest, LostWriteWhoseWinnerWeSawDoesNotPause) {
 }
 
 // Issue 23 (the simulator's steady seed 46): a follower whose watch lags
-// learns by how much from a lost race (the winner showed up 1.2 s after
+// learns by how much from a lost race (the winner showed up 300 ms after
 // the 409) and waits that much longer for a minute, renewed by the next
-// lag; a lag longer than the lost-write pause is no measure; afterwards it
-// takes over as fast as any other follower.
+// lag; a lag counts at most D (a 1.2 s lag waits D longer, not 1.2 s, so a
+// dead leader is still taken over within 2 x D plus the jitter); a lag
+// longer than the lost-write pause is no measure; a minute after the last
+// one it takes over as fast as any other follower.
 TEST_F(TakeoverTimerTest, WatchLagLengthensWaitsForAMinute) {
   TakeoverTimer t(Options(), seconds(15), seconds(3), 1);
   t.Follow(At(0));
-  t.WatchLagged(At(1000), milliseconds(1200));
+  t.WatchLagged(At(1000), milliseconds(300));
   t.Hold(At(2000));
-  EXPECT_TRUE(InWindow(*t.WaitDue() - milliseconds(1200), At(2000), milliseconds(500)));
-  EXPECT_GE(t.LongestWait(), milliseconds(1700));
-  t.WatchLagged(At(3000), milliseconds(800));  // the larger one stays
+  EXPECT_TRUE(InWindow(*t.WaitDue() - milliseconds(300), At(2000), milliseconds(500)));
+  t.WatchLagged(At(3000), milliseconds(1200));  // counts as D
   t.Hold(At(4000));
-  EXPECT_TRUE(InWindow(*t.WaitDue() - milliseconds(1200), At(4000), milliseconds(500)));
+  EXPECT_TRUE(InWindow(*t.WaitDue() - milliseconds(500), At(4000), milliseconds(500)));
+  EXPECT_EQ(t.LongestWait(), milliseconds(1250));
+  t.WatchLagged(At(5000), milliseconds(200));  // the larger one stays
   t.WatchLagged(At(5000), seconds(4));  // longer than the pause: ignored
   t.Hold(At(6000));
-  EXPECT_TRUE(InWindow(*t.WaitDue() - milliseconds(1200), At(6000), milliseconds(500)));
-  // A minute after the last lag measured (at 3 s), waits are plain again.
-  t.Hold(At(64000));
-  EXPECT_TRUE(InWindow(*t.WaitDue(), At(64000), milliseconds(500)));
-  // A lag measured after it was forgotten starts afresh (not the old max).
-  t.WatchLagged(At(65000), milliseconds(300));
+  EXPECT_TRUE(InWindow(*t.WaitDue() - milliseconds(500), At(6000), milliseconds(500)));
+  // A minute after the last lag measured (at 5 s), waits are plain again.
   t.Hold(At(66000));
-  EXPECT_TRUE(InWindow(*t.WaitDue() - milliseconds(300), At(66000), milliseconds(500)));
+  EXPECT_TRUE(InWindow(*t.WaitDue(), At(66000), milliseconds(500)));
+  // A lag measured after it was forgotten starts afresh (not the old max).
+  t.WatchLagged(At(67000), milliseconds(100));
+  t.Hold(At(68000));
+  EXPECT_TRUE(InWindow(*t.WaitDue() - milliseconds(100), At(68000), milliseconds(500)));
   EXPECT_EQ(t.estimator().total(), 0u) << "a lag is no sample of the leader's progress";
 }
 
