@@ -275,7 +275,7 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
       // which the lease learns from this outcome.
       const Duration latency = clock_.Now() - sent;
       std::string server_version;
-      if (!PeerChangedOurEntries(*route, &server_version)) {
+      if (!PeerChangedOurEntries(*route, &server_version, routes_.Get(key))) {
         // Why not Release: the version moved under an owner's update (a
         // label, an annotation, another router's entry), not a write of
         // our router name; a leader that followed for it left the fleet
@@ -341,30 +341,51 @@ Duration StatusSyncer::BlockEndsIn(const Route& route) {
   return RecheckAfter(route.metadata.uid, route.FindIngress(admission_.router_name).has_value());
 }
 
-bool StatusSyncer::PeerChangedOurEntries(const Route& cached, std::string* server_version) {
+namespace {
+
+// Our router name's entries of `route`, in order.
+std::vector<RouteIngress> EntriesNamed(const Route& route, const std::string& router_name) {
+  std::vector<RouteIngress> entries;
+  for (auto& e : route.Ingress()) {
+    if (e.router_name == router_name) entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+bool SameEntries(const std::vector<RouteIngress>& a, const std::vector<RouteIngress>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    // Why IngressEqual is enough: a peer writes only an entry that differs
+    // from the one it saw, and a write that succeeded after our cached
+    // version saw that version's entry (or a later one).
+    if (!kubeclient::IngressEqual(a[i], b[i])) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool StatusSyncer::PeerChangedOurEntries(const Route& cached, std::string* server_version,
+                                         const std::shared_ptr<const Route>& cached_now) {
+  const std::vector<RouteIngress> before = EntriesNamed(cached, admission_.router_name);
+  if (cached_now && cached_now->metadata.uid == cached.metadata.uid &&
+      cached_now->metadata.resource_version != cached.metadata.resource_version &&
+      SameEntries(before, EntriesNamed(*cached_now, admission_.router_name))) {
+    // Why no read: the watch already brought a newer version with our
+    // entries as we wrote against, so an owner's update moved the version
+    // (issue 23: with 1 s requests the read put the leader's retry 2 s
+    // after the change, and every follower took it over and lost). Should a
+    // peer's write have come after it, the retry loses too, and by then the
+    // cache shows it.
+    return false;
+  }
   auto fresh_json = client_.Get(kubeclient::RoutesResource(), cached.metadata.namespace_name,
                                 cached.metadata.name);
   if (!fresh_json.ok()) return true;
   auto fresh = kubeclient::RouteFromJson(*fresh_json);
   if (!fresh.ok() || fresh->metadata.uid != cached.metadata.uid) return true;
   *server_version = fresh->metadata.resource_version;
-  auto ours = [this](const Route& route) {
-    std::vector<RouteIngress> entries;
-    for (auto& e : route.Ingress()) {
-      if (e.router_name == admission_.router_name) entries.push_back(std::move(e));
-    }
-    return entries;
-  };
-  const std::vector<RouteIngress> before = ours(cached);
-  const std::vector<RouteIngress> now = ours(*fresh);
-  if (before.size() != now.size()) return true;
-  for (size_t i = 0; i < before.size(); ++i) {
-    // Why IngressEqual is enough: a peer writes only an entry that differs
-    // from the one it saw, and a write that succeeded after our cached
-    // version saw that version's entry (or a later one).
-    if (!kubeclient::IngressEqual(before[i], now[i])) return true;
-  }
-  return false;
+  return !SameEntries(before, EntriesNamed(*fresh, admission_.router_name));
 }
 
 bool StatusSyncer::Blocked(const std::string& uid, bool has_entry) {

@@ -186,6 +186,11 @@ StatusOr<json> FakeKubeClient::MergePatchStatus(const kubeclient::ResourceRef&,
   const json* rv = patch.contains("metadata") ? &patch["metadata"] : nullptr;
   if (rv != nullptr && rv->contains("resourceVersion") &&
       it->second["metadata"]["resourceVersion"] != (*rv)["resourceVersion"]) {
+    if (before_conflict_answer) {
+      auto hook = std::move(before_conflict_answer);
+      before_conflict_answer = nullptr;
+      hook();
+    }
     return Status(StatusCode::kConflict, "the object has been modified");
   }
   const json& stored = it->second;

@@ -196,6 +196,9 @@ class FakeKubeClient final : public kubeclient::KubeClient {
   // Run once after the next successful status write is applied, before its
   // answer returns (the watch may deliver our write before its answer).
   std::function<void()> after_status_put;
+  // Run once when the next status merge patch is refused with 409, before
+  // its answer returns (the watch may deliver the winner first).
+  std::function<void()> before_conflict_answer;
   // Run once before the next Get is served.
   std::function<void()> before_get;
   std::vector<nlohmann::json> puts;     // every UpdateStatus and MergePatchStatus body received

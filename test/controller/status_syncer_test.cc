@@ -247,6 +247,45 @@ TEST(StatusSyncerTest, ConflictWithAnOwnersUpdateKeepsTheLease) {
   EXPECT_EQ(h.ServerEntry("ns", "web")->host, "www.example.com");
 }
 
+// Issue 23 (the simulator's slow-leader class, e.g. seed 165940861739427):
+// the owner's update reached our cache before the 409's answer did. The
+// cache already shows that our entry was left alone, so the write is
+// retried without reading the route first: with 1 s requests the read
+// made the leader's retry land 2 s after the change, and every follower
+// took the change over and lost.
+TEST(StatusSyncerTest, ConflictWithAnOwnersUpdateAlreadyCachedNeedsNoRead) {
+  Harness h;
+  h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
+  json touched = h.api.Object("ns", "web");
+  touched["metadata"]["labels"]["touch"] = "v1";
+  h.api.Put(touched);
+  h.api.before_conflict_answer = [&h] { h.routes.Set(h.api.Typed("ns", "web")); };
+  EXPECT_EQ(h.syncer.Sync("ns/web"), SyncResult::kQueued);
+  EXPECT_EQ(h.stats.writes_conflict.load(), 1);
+  EXPECT_EQ(h.api.gets, 0) << "the cache told the owner's update from a peer's write";
+  EXPECT_EQ(h.lease.results, std::vector<WorkResult>{WorkResult::kNone});
+  ASSERT_EQ(h.lease.pending.count("ns/web"), 1u) << "retried";
+  EXPECT_EQ(h.lease.RunRetries(), 1);
+  EXPECT_EQ(h.api.successful_puts, 1);
+  EXPECT_EQ(h.ServerEntry("ns", "web")->host, "www.example.com");
+}
+
+// The same, but a peer of ours wrote the entry: the cache shows it, and
+// the conflict makes us follow as before.
+TEST(StatusSyncerTest, ConflictWithAPeersWriteAlreadyCachedFollows) {
+  Harness h;
+  h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
+  json other = h.api.Object("ns", "web");
+  kubeclient::Route typed = kubeclient::RouteFromJson(other).value();
+  kubeclient::RouteIngress peer_entry = h.syncer.Desired(typed, nullptr).value();
+  peer_entry.host = "peer.example.com";
+  h.api.Put(routestatus::testing::WithIngressEntry(other, "default", peer_entry).value());
+  h.api.before_conflict_answer = [&h] { h.routes.Set(h.api.Typed("ns", "web")); };
+  EXPECT_EQ(h.syncer.Sync("ns/web"), SyncResult::kQueued);
+  EXPECT_EQ(h.stats.writes_conflict.load(), 1);
+  EXPECT_EQ(h.lease.results, std::vector<WorkResult>{WorkResult::kRelease});
+}
+
 TEST(StatusSyncerTest, ConflictThenWatchEventExtendsAndDropsWork) {
   Harness h;
   h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
