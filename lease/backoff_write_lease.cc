@@ -194,6 +194,10 @@ void BackoffWriteLease::Extend(const std::string& key, EntryWriter writer) {
     if (it != slots_.end()) {
       Slot& slot = it->second;
       if (slot.held) key_held_since = slot.held_since;
+      // Why whoever the caller says wrote it: while our write of the key is
+      // out, the status path takes a watched entry equal to ours for our
+      // echo. If ours then loses, it was not.
+      if (slot.running && !slot.write_seen) slot.write_seen = now;
       if (slot.work) ++stats_.extend_drops;
       UnscheduleLocked(key, slot);
       slot.work = nullptr;
@@ -210,12 +214,7 @@ void BackoffWriteLease::Extend(const std::string& key, EntryWriter writer) {
     const bool peer = writer == EntryWriter::kPeer;
     if (peer) ++peer_writes_;
     if (lag_probe_ && lag_probe_->key == key) {
-      if (peer) {
-        takeover_.WatchLagged(now, now - lag_probe_->at);
-        VLOG(3) << options_.name << ": our watch showed the write that beat ours on " << key
-                << " " << std::chrono::duration_cast<std::chrono::milliseconds>(now - lag_probe_->at).count()
-                << "ms after the server refused ours";
-      }
+      if (peer) LearnHowEarlyLocked(key, now, now - lag_probe_->at, lag_probe_->since);
       lag_probe_.reset();
     }
     switch (state_) {
@@ -508,6 +507,7 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
     slot.running = true;
     slot.cancel_retry = false;
     taking_over = slot.taking_over;
+    slot.write_seen.reset();
     CHECK(work) << options_.name << ": no work queued for " << key;
     UpdateHeldLocked(slot, clock_.Now());
   }
@@ -576,7 +576,26 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
   // likely the one that beat ours, so our cache is no longer behind.
   const bool caught_up = outcome.watch_caught_up || peer_writes_ != peer_writes_before;
   ApplyLocked(outcome.result, now, caught_up, fired);
-  if (outcome.result == WorkResult::kRelease && !caught_up) lag_probe_ = LagProbe{key, now};
+  if (outcome.result == WorkResult::kRelease) {
+    if (!sampled) {
+      // A leader wrote as soon as its watch showed the change: it was not
+      // early. How far its watch lags behind the server shows once the
+      // write that beat ours arrives after the 409.
+      if (!caught_up) lag_probe_ = LagProbe{key, now, "the server refused ours"};
+    } else if (slot.write_seen) {
+      // Why from when we sent ours (a takeover or an election write): the
+      // write that beat ours had not reached our watch when we sent it, so
+      // we wrote at least this much too early, whether our watch lags or
+      // the leader's writes are slow (issue 23: a leader whose requests
+      // took 1 s was overrun at start-up by followers that had never
+      // written, each losing twice, the simulator's slow-leader seed
+      // 41218). Its write may reach our watch before our answer, or after.
+      LearnHowEarlyLocked(key, now, *slot.write_seen - started, "we sent ours");
+    } else {
+      lag_probe_ = LagProbe{key, started, "we sent ours"};
+    }
+  }
+  slot.write_seen.reset();
   slot.running = false;
   if (slot.work && !shutdown_) {
     ScheduleLocked(key, slot, slot.due, slot.lease_deferred);  // newer work: keep it
@@ -594,6 +613,14 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
     return;
   }
   UpdateHeldLocked(slot, now);
+}
+
+void BackoffWriteLease::LearnHowEarlyLocked(const std::string& key, SteadyTime now,
+                                            Duration early, const char* since) {
+  takeover_.WatchLagged(now, early);
+  VLOG(3) << options_.name << ": our watch showed the write that beat ours on " << key << " "
+          << std::chrono::duration_cast<std::chrono::milliseconds>(early).count()
+          << "ms after " << since;
 }
 
 void BackoffWriteLease::Notify(const Fired& fired) {

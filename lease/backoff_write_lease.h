@@ -185,6 +185,10 @@ class BackoffWriteLease final : public WriteLease {
     bool held = false;            // counted in held_ (see HeldLocked)
     SteadyTime held_since{};      // when it last became held
     double takeover_draw = 0;     // its jitter draw (per-change takeover)
+    // While its work runs: when a write of this key first reached our
+    // watch (Extend, either writer): the write that beat ours, if ours
+    // loses.
+    std::optional<SteadyTime> write_seen;
   };
   using DueEntry = std::tuple<SteadyTime, uint64_t, std::string>;
   using Fired = std::vector<LeaseTransition>;
@@ -229,6 +233,11 @@ class BackoffWriteLease final : public WriteLease {
   void ApplyLocked(WorkResult result, SteadyTime now, bool caught_up, Fired* fired);
   // Runs `key` (picked); unlocks `lock` around the work.
   void RunPicked(const std::string& key, std::unique_lock<std::mutex>& lock, Fired* fired);
+  // A write of `key` we sent lost to a peer's whose write reached our
+  // watch `early` after `since` (what the log calls it): waits last that
+  // much longer for a while (TakeoverTimer::WatchLagged).
+  void LearnHowEarlyLocked(const std::string& key, SteadyTime now, Duration early,
+                           const char* since);
   void Notify(const Fired& fired);
 
   const Clock& clock_;
@@ -247,13 +256,15 @@ class BackoffWriteLease final : public WriteLease {
   // kPeer): one seen while our probe was out means our probe's success
   // does not make us lead (RunPicked). GUARDED_BY(mu_)
   uint64_t peer_writes_ = 0;
-  // The key of our last write that lost (409) before any peer write
-  // reached our watch, and when: the peer write of that key, when our
-  // watch shows it, tells how far the watch lags (TakeoverTimer::
-  // WatchLagged). GUARDED_BY(mu_)
+  // The key of our last write that lost (409) before the peer write of
+  // that key reached our watch, and since when we count: when we sent it
+  // (a takeover or an election write), or the 409 (a leader's write). That
+  // peer write, when our watch shows it, tells how much too early we wrote
+  // or how far our watch lags (TakeoverTimer::WatchLagged). GUARDED_BY(mu_)
   struct LagProbe {
     std::string key;
     SteadyTime at;
+    const char* since;  // for the log: what `at` was
   };
   std::optional<LagProbe> lag_probe_;
   Duration election_offset_{};    // election_delay x (0.1 + U[0, 1)), drawn once

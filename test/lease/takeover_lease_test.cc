@@ -323,6 +323,37 @@ TEST_F(TakeoverLeaseTest, LostRaceTeachesHowFarOurWatchLags) {
   EXPECT_EQ(lease.Snapshot().takeover_deadline, d) << "a lag is no sample of the leader";
 }
 
+// Issue 23 (the simulator's slow-leader start-up class, e.g. seed 41218):
+// with 1 s requests the leader's write of the key we took over reached
+// our watch 600 ms after we sent ours, before the 409's answer. We took
+// over at least that much too early: the next wait lasts that much longer
+// (at most D), as for a lag seen after the answer. Before, a winner seen
+// before the answer taught nothing, and followers that had never written
+// lost twice each to the slow leader's 1 s cadence.
+TEST_F(TakeoverLeaseTest, LostRaceWhoseWinnerCameWhileOursWasOutTeachesHowEarlyWeWere) {
+  BackoffWriteLease lease(clock_, Options());
+  FollowAtTheCap(lease);
+  WorkOutcome lost{WorkResult::kRelease, false};
+  lost.watch_caught_up = true;
+  lease.Try("a", [this, &lease, lost] {
+    ran_.push_back("a");
+    clock_.Advance(milliseconds(600));
+    // The leader's write of "a": the status path takes it for our echo
+    // while ours is out (its entry is the one we are writing).
+    lease.Extend("a", EntryWriter::kUs);
+    clock_.Advance(milliseconds(400));
+    return lost;
+  });
+  EXPECT_EQ(RunAtNextDue(lease), 1);
+  const SteadyTime answered = clock_.Now();
+  const Duration d = lease.Snapshot().takeover_deadline;
+  ASSERT_EQ(d, milliseconds(500)) << "a 1 s answer beside a 0 ms one never sets D";
+  lease.Try("c", Record("c", kExtendOutcome));
+  EXPECT_EQ(RunAtNextDue(lease), 1);
+  EXPECT_GE(Since(answered), d + d);  // 600 ms early, counted as at most D
+  EXPECT_LT(Since(answered), d + d / 2 + d);
+}
+
 // Winning a takeover makes us Leader: every deferred key runs at once.
 TEST_F(TakeoverLeaseTest, WonTakeoverPromotesTheRest) {
   BackoffWriteLease lease(clock_, Options());
