@@ -141,6 +141,10 @@ class StatusSyncer {
   // True when our write of `key` over `cached_version` succeeded and its
   // echo has not been seen: the cache is behind our own write.
   bool AwaitingOwnEcho(const std::string& key, const std::string& cached_version);
+  // A reconcile without a watched entry change found `key` cached at
+  // `cached_version`: forgets our answered write of it when that version
+  // is past it (the echo was skipped, and would never be consumed).
+  void ForgetPassedOwnWrite(const std::string& key, const std::string& cached_version);
   // True when the entry change of `key` seen at `resource_version`, where
   // our entry is `observed`, is our own write. An entry equal to the one we
   // wrote is ours (our echo, or our echo coalesced by the work queue with

@@ -128,5 +128,42 @@ TEST(OwnWriteTest, ReconcileBeforeOurEchoDoesNotWriteAgain) {
   EXPECT_EQ(h.syncer.own_write_records(), 1u) << "b's echo is still to come";
 }
 
+// Issue 23 (the simulator's partitioned slow-leader seed 20116): our write
+// of ns/web (host changed) was answered, but its echo never reached the
+// watch: the watch broke, and the relist that followed showed a later
+// version in which the owner had moved the host back and a peer had
+// written the entry we had before. The cache went from the version before
+// our write to one past it with our entry as it was, so no reconcile saw
+// an entry change, and the record of our write stayed for good (one per
+// such route). A reconcile that finds the cache past our write forgets it.
+TEST(OwnWriteTest, EchoSkippedByARelistIsForgotten) {
+  Harness h;
+  h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
+  ASSERT_EQ(h.Drain(), 1);
+  h.Deliver("ns", "web");  // our first write's echo
+  h.Drain();
+  ASSERT_EQ(h.syncer.own_write_records(), 0u);
+  json moved = h.api.Object("ns", "web");
+  moved["spec"]["host"] = "other.example.com";
+  h.api.Put(moved);
+  h.Deliver("ns", "web");
+  h.Drain();
+  ASSERT_EQ(h.api.successful_puts, 2) << "our entry for the new host";
+  ASSERT_EQ(h.syncer.own_write_records(), 1u) << "its echo is to come";
+  // Not delivered. The owner moves the host back; a peer writes the entry
+  // for it; the relist shows only that.
+  json back = h.api.Object("ns", "web");
+  back["spec"]["host"] = "www.example.com";
+  h.api.Put(back);
+  kubeclient::Route typed = kubeclient::RouteFromJson(h.api.Object("ns", "web")).value();
+  h.api.Put(routestatus::testing::WithIngressEntry(h.api.Object("ns", "web"), "default",
+                                                   h.syncer.Desired(typed, nullptr))
+                .value());
+  h.Deliver("ns", "web");
+  h.Drain();
+  EXPECT_EQ(h.api.successful_puts, 2) << "the entry is the one we would write";
+  EXPECT_EQ(h.syncer.own_write_records(), 0u) << "the cache is past our write";
+}
+
 }  // namespace
 }  // namespace routestatus::controller::testing
