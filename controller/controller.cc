@@ -240,6 +240,7 @@ size_t Controller::ReportListedEntries() {
   const std::string& name = syncer_.admission_options().router_name;
   std::vector<ContentionGate::ListedEntry> listed;
   std::vector<std::shared_ptr<const Route>> routes = routes_.List();
+  syncer_.ExpectRoutes(routes.size());
   size_t settled = 0, queued = 0;
   auto reconcile = [&](const Route& route) {
     queue_.Add(route.Key());

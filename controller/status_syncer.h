@@ -95,6 +95,9 @@ class StatusSyncer {
   // cached: records the admission and counts the skip, without deciding
   // again. For the controller's start-up report. Any thread.
   void NoteUnchanged(const std::string& key, const AdmissionDecision& decision);
+  // Room for the admission records of `routes` routes (the start-up report
+  // calls it with the cache's size). Any thread.
+  void ExpectRoutes(size_t routes) { stats_.ReserveAdmissions(routes); }
 
   // Our desired entry for `route` (read peers from the cache), or nullopt
   // when the route is outside our shard. `decision` (optional) receives the
