@@ -289,6 +289,7 @@ size_t Controller::ReportListedEntries() {
     listed.push_back({std::move(route), std::move(*entry), std::move(desired)});
   }
   gate_.EntriesListed(listed);
+  reported_.store(true, std::memory_order_release);
   VLOG(1) << "start-up report: " << routes.size() << " routes listed, " << settled
           << " already correct, " << queued << " queued";
   return settled;

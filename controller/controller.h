@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -78,6 +79,12 @@ class Controller {
   // routes' first reconcile. Returns the number of routes settled.
   // REQUIRES: CachesSynced(), and no reconcile yet (RunWorker).
   size_t ReportListedEntries();
+  // Whether the start-up report has run. Why it matters: until then a
+  // controller whose caches have synced has an empty queue and still its
+  // first reconciles to do (the first list queues nothing), so "synced and
+  // the queue idle" alone does not mean "done" (the simulator's quiet
+  // check). Any thread.
+  bool StartupReported() const { return reported_.load(std::memory_order_acquire); }
   // Makes WaitForCacheSync return false (shutdown); shut the queue down too.
   void Stop();
 
@@ -108,6 +115,7 @@ class Controller {
   // Namespace -> start of its current settle window. GUARDED_BY(mu_)
   std::unordered_map<std::string, SteadyTime> namespace_window_;
   std::once_flag listed_reported_;  // ReportListedEntries ran
+  std::atomic<bool> reported_{false};  // StartupReported()
   std::unique_ptr<RouteHandler> route_handler_;
   std::unique_ptr<NamespaceHandler> namespace_handler_;
 };

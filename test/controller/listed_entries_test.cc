@@ -77,7 +77,9 @@ TEST(ListedEntriesTest, ARouteAlreadyCorrectIsSettledByTheReport) {
     ListWithEntries(h, route, {DesiredAlone(h, route)});
   }
   EXPECT_TRUE(h.queue.keys.empty()) << "the first list queues nothing";
+  EXPECT_FALSE(h.controller.StartupReported()) << "an empty queue is not yet done";
   h.controller.ReportListedEntries();
+  EXPECT_TRUE(h.controller.StartupReported());
   const int decided = h.routes.by_index_calls.load();
   EXPECT_GT(decided, 0);
   EXPECT_TRUE(h.queue.keys.empty()) << "a route already correct needs no reconcile";
