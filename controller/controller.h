@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -9,7 +10,6 @@
 
 #include "base/clock.h"
 #include "controller/contention_gate.h"
-#include "controller/listed_decisions.h"
 #include "controller/shard.h"
 #include "controller/status_syncer.h"
 #include "kubeclient/cache/store.h"
@@ -70,13 +70,21 @@ class Controller {
   // reconciles) ReportListedEntries(), then ProcessNextItem until the queue
   // shuts down.
   void RunWorker();
-  // Hands the gate every cached route that carries our router name's entry
-  // (ContentionGate::EntryListed), and keeps the decisions of the routes
-  // whose entry is already desired for their first reconcile to reuse
-  // (ListedDecisions). REQUIRES: CachesSynced().
-  void ReportListedEntries();
-  // Start-up decisions kept and not yet reused (tests).
-  size_t listed_decisions() const { return listed_decisions_.size(); }
+  // The start-up report: decides every cached route once. A route whose
+  // single entry of ours is already desired is settled here
+  // (StatusSyncer::NoteUnchanged: its admission recorded, no reconcile);
+  // every other route is queued, and the gate is handed the entries of
+  // ours that differ from what we compute (ContentionGate::EntriesListed).
+  // The first list's OnAdd queues nothing: this report stands for those
+  // routes' first reconcile. Returns the number of routes settled.
+  // REQUIRES: CachesSynced(), and no reconcile yet (RunWorker).
+  size_t ReportListedEntries();
+  // Whether the start-up report has run. Why it matters: until then a
+  // controller whose caches have synced has an empty queue and still its
+  // first reconciles to do (the first list queues nothing), so "synced and
+  // the queue idle" alone does not mean "done" (the simulator's quiet
+  // check). Any thread.
+  bool StartupReported() const { return reported_.load(std::memory_order_acquire); }
   // Makes WaitForCacheSync return false (shutdown); shut the queue down too.
   void Stop();
 
@@ -107,9 +115,7 @@ class Controller {
   // Namespace -> start of its current settle window. GUARDED_BY(mu_)
   std::unordered_map<std::string, SteadyTime> namespace_window_;
   std::once_flag listed_reported_;  // ReportListedEntries ran
-  // The report's decisions for the first reconciles; every cache event
-  // invalidates them before it queues anything.
-  ListedDecisions listed_decisions_;
+  std::atomic<bool> reported_{false};  // StartupReported()
   std::unique_ptr<RouteHandler> route_handler_;
   std::unique_ptr<NamespaceHandler> namespace_handler_;
 };

@@ -26,6 +26,11 @@ void StatusStats::ForgetAdmission(const std::string& key) {
   admission_by_key_.erase(it);
 }
 
+void StatusStats::ReserveAdmissions(size_t routes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  admission_by_key_.reserve(routes);
+}
+
 std::map<std::string, int64_t> StatusStats::AdmissionCounts() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::map<std::string, int64_t> out;

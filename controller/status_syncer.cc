@@ -113,8 +113,14 @@ std::optional<RouteIngress> StatusSyncer::DesiredGiven(const Route& route,
   return std::move(d.entry);
 }
 
-SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change,
-                              ListedDecisions* listed) {
+void StatusSyncer::NoteUnchanged(const std::string& key, const AdmissionDecision& decision) {
+  stats_.SetAdmission(key, decision.admitted ? "true" : "false",
+                      decision.admitted ? kReasonAdmitted : decision.reason);
+  ClearFailure(key, false);
+  ++stats_.skipped_no_change;
+}
+
+SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change) {
   auto route = routes_.Get(key);
   if (!route) {
     {
@@ -125,18 +131,6 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change,
     lease_.Remove(key);
     stats_.ForgetAdmission(key);
     return SyncResult::kGone;
-  }
-  if (listed != nullptr && !watched_entry_change) {
-    if (auto known = listed->Take(route.get())) {
-      // The start-up report decided this very object from the caches as
-      // they still are, and found our single entry desired: what the path
-      // below does for an unchanged entry without a watched change.
-      stats_.SetAdmission(key, known->admitted ? "true" : "false",
-                          known->admitted ? kReasonAdmitted : known->reason);
-      ClearFailure(key, false);
-      ++stats_.skipped_no_change;
-      return SyncResult::kNoChange;
-    }
   }
   OurEntry ours = FindOurEntry(*route, admission_.router_name);
   std::optional<RouteIngress> observed = std::move(ours.entry);

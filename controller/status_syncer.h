@@ -8,7 +8,6 @@
 #include "base/clock.h"
 #include "controller/admission.h"
 #include "controller/contention_gate.h"
-#include "controller/listed_decisions.h"
 #include "controller/shard.h"
 #include "controller/status_stats.h"
 #include "kubeclient/cache/store.h"
@@ -88,12 +87,17 @@ class StatusSyncer {
   // through its watch"). Why not on every reconcile: entries left by a
   // previous incarnation would make every replica of a restarted fleet
   // follow (initial list, resyncs) although no leader is alive.
-  // `listed` (optional): start-up decisions to reuse. When it holds one for
-  // the cached object (ListedDecisions::Take) and no watched entry change
-  // is passed, Sync takes the result deciding again would give (our entry
-  // already desired: kNoChange) without deciding again.
-  SyncResult Sync(const std::string& key, bool watched_entry_change = false,
-                  ListedDecisions* listed = nullptr);
+  SyncResult Sync(const std::string& key, bool watched_entry_change = false);
+
+  // What Sync does for `key` when its single entry of ours is already the
+  // desired one and no watched entry change is pending (kNoChange), given
+  // `decision`, the admission decision already made for the route as now
+  // cached: records the admission and counts the skip, without deciding
+  // again. For the controller's start-up report. Any thread.
+  void NoteUnchanged(const std::string& key, const AdmissionDecision& decision);
+  // Room for the admission records of `routes` routes (the start-up report
+  // calls it with the cache's size). Any thread.
+  void ExpectRoutes(size_t routes) { stats_.ReserveAdmissions(routes); }
 
   // Our desired entry for `route` (read peers from the cache), or nullopt
   // when the route is outside our shard. `decision` (optional) receives the

@@ -55,6 +55,11 @@ void Harness::Deliver(const std::string& ns, const std::string& name) {
   }
 }
 
+void Harness::DeliverInFirstList(const std::string& ns, const std::string& name) {
+  routes.Set(api.Typed(ns, name));
+  controller.route_handler().OnAdd(routes.Get(ns + "/" + name), /*initial_list=*/true);
+}
+
 void Harness::DeleteRoute(const std::string& ns, const std::string& name) {
   auto last = routes.Get(ns + "/" + name);
   api.Remove(ns, name);

@@ -32,6 +32,9 @@ struct Harness {
   void Create(const nlohmann::json& route, bool initial_list = false);
   // Copies the server's object into the cache, calling OnAdd/OnUpdate.
   void Deliver(const std::string& ns, const std::string& name);
+  // Copies the server's object into the cache as the first list does
+  // (OnAdd with initial_list: the controller's start-up report reconciles it).
+  void DeliverInFirstList(const std::string& ns, const std::string& name);
   // Removes the route from server and cache, calling OnDelete.
   void DeleteRoute(const std::string& ns, const std::string& name);
   // Runs Controller::ProcessNextItem until the queue is empty.

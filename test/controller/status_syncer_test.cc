@@ -66,6 +66,7 @@ TEST(StatusSyncerTest, InitialListWithOurNewestEntryDoesNotExtend) {
        {"conditions", {{{"type", "Admitted"}, {"status", "True"},
                         {"lastTransitionTime", "2026-01-01T00:00:00Z"}}}}}};
   h.Create(r, /*initial_list=*/true);
+  h.controller.ReportListedEntries();
   h.Drain();
   EXPECT_TRUE(h.lease.extended.empty()) << "a previous incarnation's entry is not a live leader";
   EXPECT_EQ(h.syncer.Sync("ns/web", /*watched_entry_change=*/true), SyncResult::kFollower);
@@ -725,6 +726,7 @@ TEST(StatusSyncerTest, ContendedWhenWorkRunsKeepsTheLease) {
 TEST(ControllerTest, FeedsTrackerOnlyOnChangedEntries) {
   Harness h;
   h.Create(Harness::RouteJson("ns", "web", "www.example.com"), /*initial_list=*/true);
+  h.controller.ReportListedEntries();
   h.Drain();
   EXPECT_TRUE(h.gate.changed.empty()) << "absent -> present is creation, not a change";
   h.Deliver("ns", "web");
@@ -779,7 +781,8 @@ TEST(ControllerTest, ListedEntriesReachTheGateOnlyWhenTheyDiffer) {
   h.Create(ours, /*initial_list=*/true);
   h.Create(theirs, /*initial_list=*/true);
   h.Create(Harness::RouteJson("ns", "none", "none.example.com"), /*initial_list=*/true);
-  h.Drain();  // writes our entry on all three
+  h.controller.ReportListedEntries();  // queues all three
+  h.Drain();                          // writes our entry on all three
   ours = h.api.Object("ns", "ours");
   theirs = h.api.Object("ns", "theirs");
   theirs["status"]["ingress"][0]["routerCanonicalHostname"] = "elsewhere.example.com";
@@ -814,7 +817,9 @@ TEST(ControllerTest, WorkersWaitForTheCachesToSync) {
   ns.metadata.labels.insert_or_assign("team", "a");
   h.namespaces.Set(ns);
   h.namespaces.SetSynced(false);
-  h.Create(Harness::RouteJson("a", "x", "www.example.com"), true);
+  // Added by the watch (the first list queues nothing: the start-up report
+  // stands for its routes' first reconcile, once the caches have synced).
+  h.Create(Harness::RouteJson("a", "x", "www.example.com"));
   std::thread worker([&] { h.controller.RunWorker(); });
   for (int i = 0; i < 20; ++i) h.clock.Advance(Controller::kSyncPoll);
   EXPECT_FALSE(h.controller.CachesSynced());

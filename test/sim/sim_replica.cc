@@ -120,7 +120,10 @@ bool Replica::Synced() const { return routes_->HasSynced() && namespaces_->HasSy
 bool Replica::Quiet() const {
   if (stopped_) return true;
   const lease::LeaseSnapshot s = lease_->Snapshot();
-  return Synced() && queue_->Idle() && s.pending_keys == 0 && s.running_keys == 0 &&
+  // Why StartupReported: between the sync and the start-up report (a
+  // worker's next poll) the queue is empty although every listed route
+  // still waits for its first decision.
+  return Synced() && controller_->StartupReported() && queue_->Idle() && s.pending_keys == 0 && s.running_keys == 0 &&
          !client_->InFlight();
 }
 
