@@ -225,6 +225,14 @@ TEST(StatusSyncerTest, ConflictWhoseWinnerIsCachedSaysTheWatchCaughtUp) {
   EXPECT_EQ(h.lease.caught_up, std::vector<bool>{true});
 }
 
+// An owner's update of ns/web on the server that leaves our entry alone
+// (a label); the cache is not told.
+void PutAnOwnersLabelChange(Harness& h) {
+  json touched = h.api.Object("ns", "web");
+  touched["metadata"]["labels"]["touch"] = "v1";
+  h.api.Put(touched);
+}
+
 // Issue 23 (the simulator's slow-leader seed 58545078653470): an owner's
 // update that leaves our entry alone (here a label) moves the version
 // under our write. The 409 shows no other writer of our router name: the
@@ -233,9 +241,7 @@ TEST(StatusSyncerTest, ConflictWhoseWinnerIsCachedSaysTheWatchCaughtUp) {
 TEST(StatusSyncerTest, ConflictWithAnOwnersUpdateKeepsTheLease) {
   Harness h;
   h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
-  json touched = h.api.Object("ns", "web");
-  touched["metadata"]["labels"]["touch"] = "v1";
-  h.api.Put(touched);  // the cache still has the version before
+  PutAnOwnersLabelChange(h);  // the cache still has the version before
   EXPECT_EQ(h.syncer.Sync("ns/web"), SyncResult::kQueued);
   EXPECT_EQ(h.stats.writes_conflict.load(), 1);
   EXPECT_EQ(h.api.gets, 1);
@@ -257,9 +263,7 @@ TEST(StatusSyncerTest, ConflictWithAnOwnersUpdateKeepsTheLease) {
 TEST(StatusSyncerTest, ConflictWithAnOwnersUpdateAlreadyCachedNeedsNoRead) {
   Harness h;
   h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
-  json touched = h.api.Object("ns", "web");
-  touched["metadata"]["labels"]["touch"] = "v1";
-  h.api.Put(touched);
+  PutAnOwnersLabelChange(h);
   h.api.before_conflict_answer = [&h] { h.routes.Set(h.api.Typed("ns", "web")); };
   EXPECT_EQ(h.syncer.Sync("ns/web"), SyncResult::kQueued);
   EXPECT_EQ(h.stats.writes_conflict.load(), 1);
