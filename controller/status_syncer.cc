@@ -183,6 +183,13 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
     ++stats_.skipped_no_change;
     return SyncResult::kNoChange;
   }
+  if (watched_entry_change && !own_write) {
+    // Why: someone else wrote our entry, though not what we want now (a
+    // newer change came with it, or the writer is stale or careless). The
+    // lease learns that our watch has caught up with that write; our work
+    // for the newer change is queued below as usual.
+    lease_.Overwritten(key);
+  }
   if (Blocked(route->metadata.uid, observed.has_value())) {
     ++stats_.skipped_contended;
     VLOG(4) << "route " << key << ": change contended, not writing";

@@ -288,6 +288,29 @@ void BackoffWriteLease::SetCutOff(bool cut_off) {
   Notify(fired);
 }
 
+void BackoffWriteLease::Overwritten(const std::string& key) {
+  std::lock_guard<std::mutex> l(mu_);
+  const SteadyTime now = clock_.Now();
+  auto it = slots_.find(key);
+  // Why: while our write of the key is out, this is the write that will
+  // beat it, so our watch is not behind when it loses (RunPicked).
+  if (it != slots_.end() && it->second.running && !it->second.write_seen) {
+    it->second.write_seen = now;
+  }
+  if (lag_probe_ && lag_probe_->key == key) {
+    LearnHowEarlyLocked(key, now, now - lag_probe_->at, lag_probe_->since);
+    lag_probe_.reset();
+  }
+  // Why: the pause after a lost write waits for our watch to show the
+  // write that beat ours. It showed it, coalesced with a newer change (the
+  // simulator's failover seed 225631069477466: a survivor that lost its
+  // election write to the dead leader's last write waited out the whole
+  // 3 s pause, because that write reached its cache together with the next
+  // change, so no Extend came).
+  takeover_.WatchCaughtUp();
+  cv_.notify_all();
+}
+
 void BackoffWriteLease::Remove(const std::string& key) {
   std::lock_guard<std::mutex> l(mu_);
   auto it = slots_.find(key);
@@ -574,7 +597,10 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
   }
   // Why: a peer's write that reached our watch while ours was out is most
   // likely the one that beat ours, so our cache is no longer behind.
-  const bool caught_up = outcome.watch_caught_up || peer_writes_ != peer_writes_before;
+  // So is any write of this key that reached our watch while ours was out
+  // (Extend or Overwritten set write_seen).
+  const bool caught_up = outcome.watch_caught_up || peer_writes_ != peer_writes_before ||
+                         slot.write_seen.has_value();
   ApplyLocked(outcome.result, now, caught_up, fired);
   if (outcome.result == WorkResult::kRelease) {
     if (!sampled) {

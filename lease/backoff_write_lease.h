@@ -138,6 +138,7 @@ class BackoffWriteLease final : public WriteLease {
   // WriteLease. Try after Shutdown() drops the work.
   void Try(const std::string& key, Work work) override;
   void Extend(const std::string& key, EntryWriter writer) override;
+  void Overwritten(const std::string& key) override;
   void Remove(const std::string& key) override;
   LeaseState State() const override;
 

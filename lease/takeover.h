@@ -146,6 +146,10 @@ class TakeoverTimer {
   // `caught_up`: a write by another replica reached our watch while ours
   // was out (most likely the one that beat it): no pause then.
   void LostWrite(SteadyTime now, bool caught_up);
+  // Our watch showed another writer's write of a key after one of ours
+  // lost: it has caught up, so the pause of LostWrite ends (the wait it
+  // started goes on).
+  void WatchCaughtUp() { paused_until_ = SteadyTime{}; }
 
   // kProgress: our watch showed the write that beat one of ours `lag`
   // after the server refused ours (409): our watch lags behind the

@@ -51,6 +51,8 @@ class UnleasedWriteLease final : public WriteLease {
   void Extend(const std::string& key, EntryWriter writer) override {
     queue_.Extend(key, writer);
   }
+  // No takeover without a lease: nothing to learn.
+  void Overwritten(const std::string&) override {}
   void Remove(const std::string& key) override { queue_.Remove(key); }
   // Always kElection (never leads, never follows); the metrics report it as
   // the distinct state "disabled".

@@ -67,6 +67,13 @@ class WriteLease {
   // which a Leader (leader_follows_foreign_extend) or an Election
   // (election_follows_extend) turns into following.
   virtual void Extend(const std::string& key, EntryWriter writer) = 0;
+  // Another writer changed our router name's entry for `key`, but not to
+  // what we would write now (a newer change reached our watch in the same
+  // delivery, or the writer was stale or careless): queued work stays. Our
+  // watch now shows a write after any of ours that lost, so a pause that
+  // waits for the watch to catch up may end. Leases without a takeover
+  // ignore it.
+  virtual void Overwritten(const std::string& key) = 0;
   // Forget `key` (the object was deleted).
   virtual void Remove(const std::string& key) = 0;
   virtual LeaseState State() const = 0;

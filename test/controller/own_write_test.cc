@@ -86,6 +86,43 @@ TEST(OwnWriteTest, EchoCoalescedWithAPeersDifferentEntryIsThePeers) {
   EXPECT_EQ(h.syncer.own_write_records(), 0u);
 }
 
+// Issue 23 (the simulator's failover seed 225631069477466): a peer's
+// write of our entry reaches the cache together with a newer change of
+// the route, so the entry is not what we want now. Nothing is extended
+// (our work for the newer change is queued), but the lease hears that
+// another writer wrote the key: our watch has caught up with it.
+TEST(OwnWriteTest, PeersWriteCoalescedWithANewerChangeIsReportedOverwritten) {
+  Harness h;
+  h.lease.run_immediately = false;  // we follow: the work is held
+  h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
+  h.Drain();
+  ASSERT_EQ(h.lease.pending.count("ns/web"), 1u);
+  json o = h.api.Object("ns", "web");
+  auto route = kubeclient::RouteFromJson(o).value();
+  auto entry = h.syncer.Desired(route, nullptr);
+  ASSERT_TRUE(entry.has_value());
+  h.api.Put(routestatus::testing::WithIngressEntry(o, "default", entry).value());  // the leader
+  h.Deliver("ns", "web");
+  json moved = h.api.Object("ns", "web");
+  moved["spec"]["host"] = "moved.example.com";
+  h.api.Put(moved);
+  h.Deliver("ns", "web");
+  ASSERT_EQ(h.queue.keys.size(), 1u) << "one reconcile for both updates";
+  h.Drain();
+  EXPECT_EQ(h.lease.overwritten, std::vector<std::string>{"ns/web"});
+  EXPECT_TRUE(h.lease.extended.empty());
+  EXPECT_EQ(h.lease.pending.count("ns/web"), 1u) << "the newer change is queued";
+  EXPECT_EQ(h.api.successful_puts, 0);
+}
+
+// Our own echo coalesced with a newer change is not reported.
+TEST(OwnWriteTest, OurEchoCoalescedWithANewerChangeIsNotReportedOverwritten) {
+  Harness h;
+  WriteThenCoalesce(h, [](json& o) { o["spec"]["host"] = "moved.example.com"; });
+  EXPECT_TRUE(h.lease.overwritten.empty());
+  EXPECT_EQ(h.api.successful_puts, 2) << "the newer change is written";
+}
+
 // While our PUT is in flight, the watch brings its echo coalesced with a
 // label change: not a peer's write either.
 TEST(OwnWriteTest, EchoInFlightCoalescedWithALabelChangeIsOurs) {

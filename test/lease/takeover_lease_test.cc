@@ -212,7 +212,9 @@ TEST_F(TakeoverLeaseTest, SlowLeaderRaisesTheDeadline) {
     latencies.push_back(t0 + milliseconds(1500) - sent);
     EXPECT_EQ(lease.Snapshot().pending_keys, 0u);  // the leader's write cancelled our retry
     clock_.Advance(seconds(5));
-    if (key == "a") EXPECT_EQ(lease.Snapshot().takeover_deadline, milliseconds(500));
+    if (key == "a") {
+      EXPECT_EQ(lease.Snapshot().takeover_deadline, milliseconds(500));
+    }
   }
   auto s = lease.Snapshot();
   EXPECT_EQ(s.takeovers[static_cast<int>(WorkResult::kRelease)], 2u);
@@ -295,6 +297,50 @@ TEST_F(TakeoverLeaseTest, LostTakeoverResumesWhenTheWinnerShows) {
   EXPECT_GE(Since(seen), d);
   EXPECT_LT(Since(seen), d + d / 2);
   EXPECT_EQ(ran_, (std::vector<std::string>{"a", "b"}));
+}
+
+// The winner's write may reach our cache together with a newer change of
+// the same key (the work queue coalesces them), so the status path queues
+// the newer change instead of extending: it reports the key Overwritten.
+// That ends the pause too (issue 23, the simulator's failover seed
+// 225631069477466: the survivor lost its election write to the dead
+// leader's last write and wrote the next change only after the whole 3 s
+// pause, 3.08 s after the change).
+TEST_F(TakeoverLeaseTest, LostWriteResumesWhenTheWinnerShowsWithANewerChange) {
+  BackoffWriteLease lease(clock_, Options());
+  FollowAtTheCap(lease);
+  lease.Try("a", Record("a", kReleaseOutcome));
+  EXPECT_EQ(RunAtNextDue(lease), 1);
+  const SteadyTime lost = clock_.Now();
+  clock_.Advance(milliseconds(30));
+  lease.Overwritten("a");  // the winner's write, coalesced with a newer change
+  lease.Try("a", Record("a2", kExtendOutcome));  // which the status path queues
+  const Duration d = lease.Snapshot().takeover_deadline;
+  ASSERT_EQ(d, milliseconds(500));
+  EXPECT_EQ(RunAtNextDue(lease), 1);
+  EXPECT_EQ(ran_, (std::vector<std::string>{"a", "a2"}));
+  EXPECT_GE(Since(lost), d);
+  EXPECT_LT(Since(lost), d + d / 2 + d) << "not the 3 s pause";
+}
+
+// The same when the winner's write reaches our cache while ours is still
+// out: our loss is then no sign that our watch lags.
+TEST_F(TakeoverLeaseTest, LostWriteWhoseWinnerCameWithANewerChangeWhileOutDoesNotPause) {
+  BackoffWriteLease lease(clock_, Options());
+  FollowAtTheCap(lease);
+  lease.Try("a", [this, &lease] {
+    ran_.push_back("a");
+    clock_.Advance(milliseconds(20));
+    lease.Overwritten("a");
+    clock_.Advance(milliseconds(10));
+    return kReleaseOutcome;
+  });
+  EXPECT_EQ(RunAtNextDue(lease), 1);
+  const SteadyTime lost = clock_.Now();
+  lease.Try("a", Record("a2", kExtendOutcome));
+  EXPECT_EQ(RunAtNextDue(lease), 1);
+  EXPECT_EQ(ran_, (std::vector<std::string>{"a", "a2"}));
+  EXPECT_LT(Since(lost), seconds(3)) << "not the 3 s pause";
 }
 
 // Issue 23 (the simulator's steady seed 46): a follower whose watch lags
