@@ -18,14 +18,17 @@ struct Delay {
   double slow_probability = 0;
   Duration slow = Duration::zero();
 
-  Duration Sample(std::mt19937_64& rng) const {
+  // `slow_part`, when given: the extra delay drawn (zero when none).
+  Duration Sample(std::mt19937_64& rng, Duration* slow_part = nullptr) const {
     auto uniform = [&rng](Duration d) {
       return Duration(
           static_cast<int64_t>(static_cast<double>(d.count()) * lease::UniformUnit(rng)));
     };
     Duration d = base + uniform(jitter);
-    if (slow_probability > 0 && lease::UniformUnit(rng) < slow_probability) d += uniform(slow);
-    return d;
+    Duration extra = Duration::zero();
+    if (slow_probability > 0 && lease::UniformUnit(rng) < slow_probability) extra = uniform(slow);
+    if (slow_part != nullptr) *slow_part = extra;
+    return d + extra;
   }
   // "5ms+U[0,20ms) +U[0,2000ms)@10%".
   std::string ToString() const {

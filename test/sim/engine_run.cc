@@ -28,6 +28,14 @@ SimResult Engine::Run() {
     Trace("conflict for replica " + std::to_string(writer) + " on " + key + " (" +
           lease::LeaseStateName(static_cast<lease::LeaseState>(state)) + ")");
   });
+  api_.SetDeliveryObserver([this](Kind kind, const std::string& key, int64_t seq) {
+    // Why: a change is written no earlier than a live replica's watch
+    // brings it; the failover bound counts from then (Probe::seen).
+    if (probe_ && !probe_->seen && kind == Kind::kRoute && key == probe_->key &&
+        seq >= probe_->seq) {
+      probe_->seen = clock_.Now();
+    }
+  });
   const bool fight = o_.scenario == Scenario::kFight;
   int first = 0;
   int second = 0;
@@ -168,6 +176,7 @@ SimResult Engine::Run() {
   result_.writes = total.success;
   result_.puts = total.attempts;
   result_.conflicts = total.conflicts;
+  result_.owner_conflicts = total.owner_conflicts;
   for (auto& slot : slots_) {
     result_.contentions += slot.contentions;
     result_.relists += slot.relists;
@@ -182,6 +191,10 @@ SimResult Engine::Run() {
     result_.reconciles_before_sync += slot.live->queue().gets_before_sync();
   }
   if (!failing_route_.empty()) result_.failing_route_puts = api_.puts_of(failing_route_);
+  result_.stalled_requests = api_.stalls().requests;
+  result_.stalled_answers = api_.stalls().answers;
+  result_.stalled_events = api_.stalls().events;
+  result_.stalled_write_events = api_.stalls().write_events;
   CheckCaches();
   if (clock_.Now() < settle) {  // what only a quiet fleet promises
     CheckRecords(true);
@@ -270,12 +283,29 @@ void Engine::CheckBounds() {
   // (a write in flight is not yet on anyone's watch).
   const bool slow = o_.scenario == Scenario::kSlowLeader;
   const double per_change = slow ? 1.2 : 1.1;
-  if (static_cast<double>(puts) > static_cast<double>(changes) * per_change + n + crash_puts) {
+  // Why the stalls: a status request (or its answer) the simulator holds
+  // back past the takeover floor makes a live leader look dead to its
+  // followers for that long, and one of them takes over (or a follower's
+  // takeover lands late): one losing PUT per stall. Their number is the
+  // simulator's draw (5% of requests each way, up to 1 s), so a fixed
+  // factor held on average but not for every seed (issue 23: steady and
+  // claims seeds failing by 1-3 PUTs, each with stalled requests beside
+  // its extra conflicts). Why the owners' conflicts: an owner's update
+  // landing while a PUT is on its way refuses it whoever sends it.
+  // Both are counted by the simulated server, never by a replica.
+  const int64_t environment_puts =
+      result_.stalled_requests + result_.stalled_write_events + result_.owner_conflicts;
+  if (static_cast<double>(puts) >
+      static_cast<double>(changes) * per_change + n + crash_puts + environment_puts) {
     Fail("PUT bound: " + std::to_string(puts) + " status PUTs (" +
          std::to_string(result_.conflicts) + " conflicts) for " + std::to_string(changes) +
-         " changes with " + std::to_string(n) + " replicas and " +
-         std::to_string(result_.crashes) + " crashes (bound changes x " + (slow ? "1.2" : "1.1") +
-         " + N + crashes x (N-1))");
+         " changes with " + std::to_string(n) + " replicas, " + std::to_string(result_.crashes) +
+         " crashes, " + std::to_string(result_.stalled_requests) + " stalled requests, " +
+         std::to_string(result_.stalled_write_events) + " stalled write events and " +
+         std::to_string(result_.owner_conflicts) + " owners' conflicts (bound changes x " +
+         (slow ? "1.2" : "1.1") +
+         " + N + crashes x (N-1) + stalled requests + stalled write events + owners' "
+         "conflicts)");
   }
   for (const std::string& failing : {failing_route_, broken_route_}) {
     if (failing.empty()) continue;

@@ -244,7 +244,12 @@ int main(int argc, char** argv) {
                          .count()
                   << " fight_writes=" << r.fight_writes
                   << " fight_max_window=" << r.fight_max_window_writes
-                  << " fight_bound=" << r.fight_bound << " simulated_s="
+                  << " fight_bound=" << r.fight_bound
+                  << " stalled_requests=" << r.stalled_requests
+                  << " stalled_answers=" << r.stalled_answers
+                  << " stalled_events=" << r.stalled_events
+                  << " stalled_write_events=" << r.stalled_write_events
+                  << " owner_conflicts=" << r.owner_conflicts << " simulated_s="
                   << std::chrono::duration_cast<std::chrono::seconds>(r.simulated).count()
                   << " perturbations=\"" << r.perturbations << "\"\n";
       }

@@ -96,7 +96,7 @@ void SimApi::Commit(Kind kind, const std::string& key, json object, WatchEventTy
   } else {
     objects[key] = stored;
   }
-  HistoryEvent event{seq_, kind, type, stored};
+  HistoryEvent event{seq_, kind, type, stored, committing_status_write_};
   history_.push_back(event);
   Emit(event);
 }
@@ -115,7 +115,7 @@ void SimApi::Emit(const HistoryEvent& event) {
       e.type = event.type;
       e.object = event.object->json;
       e.object_text = event.object->text;
-      watch->Push(std::move(e));
+      watch->Push(std::move(e), event.object->key, event.seq, event.status_write);
     }
     ++it;
   }
@@ -290,7 +290,8 @@ StatusOr<std::shared_ptr<SimWatch>> SimApi::Watch(Kind kind,
     gone = !seq || *seq < compacted_;
     if (seq) from = *seq;
   }
-  auto watch = std::make_shared<SimWatch>(kind, scheduler_.clock(), lag, rng_);
+  auto watch = std::make_shared<SimWatch>(kind, scheduler_.clock(), lag, rng_, delivery_observer_,
+                                          kind == Kind::kRoute ? &stalls_ : nullptr);
   watch->allow_bookmarks = o.allow_bookmarks;
   if (gone) {
     // Why both: kube-apiserver answers an expired version with 410 on the
@@ -307,7 +308,7 @@ StatusOr<std::shared_ptr<SimWatch>> SimApi::Watch(Kind kind,
     e.type = event.type;
     e.object = event.object->json;
     e.object_text = event.object->text;
-    watch->Push(std::move(e));
+    watch->Push(std::move(e), event.object->key, event.seq, event.status_write);
   }
   watch->End(scheduler_.clock().Now() + o.timeout, Status(StatusCode::kClosed, "watch timeout"));
   watches_.push_back(watch);
@@ -378,6 +379,13 @@ StatusOr<json> SimApi::WriteStatus(int writer, const std::string& key,
   if ((rv && *rv != stored["metadata"]["resourceVersion"]) ||
       (uid && *uid != stored["metadata"]["uid"])) {
     ++counts.conflicts;
+    if (rv) {
+      const std::optional<int64_t> guarded = SeqOf(*rv);
+      auto last = last_status_write_seq_.find(key);
+      if (guarded && (last == last_status_write_seq_.end() || last->second <= *guarded)) {
+        ++counts.owner_conflicts;
+      }
+    }
     if (conflict_observer_) conflict_observer_(writer, key);
     return Status(StatusCode::kConflict,
                   "Operation cannot be fulfilled on routes.route.openshift.io \"" + key +
@@ -389,7 +397,10 @@ StatusOr<json> SimApi::WriteStatus(int writer, const std::string& key,
   json updated = stored;
   // Why: the status subresource ignores everything but .status.
   updated["status"] = status_of(stored);
+  committing_status_write_ = true;
   Commit(Kind::kRoute, key, std::move(updated), WatchEventType::kModified);
+  committing_status_write_ = false;
+  last_status_write_seq_[key] = seq_;
   const ObjectPtr now = objects_[0].at(key);
   if (write_observer_) write_observer_(writer, *before, *now);
   return now->json;
@@ -462,6 +473,7 @@ PutCounts SimApi::TotalPuts() const {
     total.attempts += c.attempts;
     total.success += c.success;
     total.conflicts += c.conflicts;
+    total.owner_conflicts += c.owner_conflicts;
     total.not_found += c.not_found;
     total.errors += c.errors;
   }
@@ -477,11 +489,17 @@ size_t SimApi::open_watches() const {
   return n;
 }
 
-void SimWatch::Push(WatchEvent event) {
+void SimWatch::Push(WatchEvent event, const std::string& key, int64_t seq, bool status_write) {
   if (!open()) return;
-  const SteadyTime at = std::max(last_, clock_.Now() + lag_.Sample(rng_));
+  Duration slow;
+  const Duration lag = lag_.Sample(rng_, &slow);
+  if (stalls_ != nullptr && !key.empty() && Stalls::Stalled(lag, slow)) {
+    ++stalls_->events;
+    if (status_write) ++stalls_->write_events;
+  }
+  const SteadyTime at = std::max(last_, clock_.Now() + lag);
   last_ = at;
-  queue_.emplace_back(at, std::move(event));
+  queue_.push_back(Queued{at, std::move(event), key, seq});
 }
 
 void SimWatch::PushGone() {
@@ -502,11 +520,12 @@ void SimWatch::End(SteadyTime at, Status status) {
 std::optional<StatusOr<WatchEvent>> SimWatch::Poll() {
   const SteadyTime now = clock_.Now();
   if (cancelled_) return StatusOr<WatchEvent>(Status(StatusCode::kCancelled, "cancelled"));
-  if (!queue_.empty() && queue_.front().first <= now &&
-      (!end_ || queue_.front().first <= end_->first)) {
-    WatchEvent e = std::move(queue_.front().second);
+  if (!queue_.empty() && queue_.front().at <= now &&
+      (!end_ || queue_.front().at <= end_->first)) {
+    Queued q = std::move(queue_.front());
     queue_.pop_front();
-    return StatusOr<WatchEvent>(std::move(e));
+    if (delivered_ && !q.key.empty()) delivered_(kind_, q.key, q.seq);
+    return StatusOr<WatchEvent>(std::move(q.event));
   }
   if (end_ && end_->first <= now) {
     queue_.clear();
@@ -518,7 +537,7 @@ std::optional<StatusOr<WatchEvent>> SimWatch::Poll() {
 std::optional<SteadyTime> SimWatch::ReadyAt() const {
   if (cancelled_) return clock_.Now();
   std::optional<SteadyTime> at;
-  if (!queue_.empty()) at = queue_.front().first;
+  if (!queue_.empty()) at = queue_.front().at;
   if (end_ && (!at || end_->first < *at)) at = end_->first;
   return at;
 }
@@ -693,11 +712,16 @@ StatusOr<json> SimClient::SendOneObjectRequest(
   Scheduler& scheduler = scheduler_;
   std::mt19937_64& rng = rng_;
   const Delay response = delays_.put_response;
-  scheduler_.After(delays_.put_request.Sample(rng_),
-                   [&api, &scheduler, &rng, response, writer = writer_, apply, reply] {
-                     StatusOr<json> result = apply(api, writer);
-                     scheduler.After(response.Sample(rng), [reply, result] { *reply = result; });
-                   });
+  Duration slow;
+  const Duration request = delays_.put_request.Sample(rng_, &slow);
+  if (Stalls::Stalled(request, slow)) ++api_.stalls().requests;
+  scheduler_.After(request, [&api, &scheduler, &rng, response, writer = writer_, apply, reply] {
+    StatusOr<json> result = apply(api, writer);
+    Duration slow_answer;
+    const Duration answer = response.Sample(rng, &slow_answer);
+    if (Stalls::Stalled(answer, slow_answer)) ++api.stalls().answers;
+    scheduler.After(answer, [reply, result] { *reply = result; });
+  });
   while (!*closed_ && !reply->has_value()) {
     ParkUntil([reply]() -> std::optional<SteadyTime> {
       if (reply->has_value()) return SteadyTime{};

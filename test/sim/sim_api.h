@@ -54,11 +54,30 @@ struct PutCounts {
   int64_t attempts = 0;
   int64_t success = 0;
   int64_t conflicts = 0;
+  // Of the conflicts: those whose guarded version only owners' updates
+  // replaced (no status write since): the owner changed the route while
+  // the PUT was on its way, which no lease can prevent.
+  int64_t owner_conflicts = 0;
   int64_t not_found = 0;
   int64_t errors = 0;  // injected permanent errors
 };
 
 class SimWatch;
+
+// Requests and watch events the simulator delayed (the slow part of their
+// Delay) to more than the takeover floor: to a follower, a live leader
+// behind such a delay looks dead (test/sim/README.md, the PUT bound).
+struct Stalls {
+  static constexpr Duration kFloor = std::chrono::milliseconds(500);
+  int64_t requests = 0;  // a status request (PUT, PATCH, the GET after a 409) reaching the server
+  int64_t answers = 0;   // its answer reaching the replica
+  int64_t events = 0;  // a route watch event
+  int64_t write_events = 0;  // of which the event of a replica's status write
+  // Counts `delay` when its slow part made it longer than kFloor.
+  static bool Stalled(Duration delay, Duration slow_part) {
+    return slow_part > Duration::zero() && delay > kFloor;
+  }
+};
 
 // The one API server of a simulation: routes (with a status subresource)
 // and namespaces in memory, one global resourceVersion, a history of
@@ -74,12 +93,21 @@ class SimApi {
       std::function<void(int writer, const StoredObject& before, const StoredObject& written)>;
   // Called after each status PUT that failed with a conflict.
   using ConflictObserver = std::function<void(int writer, const std::string& key)>;
+  // Called when a watch hands a client the event of `key`'s version `seq`
+  // (the time it reached that replica).
+  using DeliveryObserver = std::function<void(Kind kind, const std::string& key, int64_t seq)>;
 
   SimApi(Scheduler& scheduler, std::mt19937_64& rng, SimApiOptions options);
   ~SimApi();
 
   void SetWriteObserver(WriteObserver observer) { write_observer_ = std::move(observer); }
   void SetConflictObserver(ConflictObserver observer) { conflict_observer_ = std::move(observer); }
+  // Applies to watches opened afterwards.
+  void SetDeliveryObserver(DeliveryObserver observer) { delivery_observer_ = std::move(observer); }
+  // The version of the last change committed (the global sequence).
+  int64_t last_seq() const { return seq_; }
+  Stalls& stalls() { return stalls_; }
+  const Stalls& stalls() const { return stalls_; }
 
   // Owners' operations (applied now). `host` "" leaves spec.host empty (the
   // router's hostname template applies). False when the object does not
@@ -168,6 +196,7 @@ class SimApi {
     Kind kind = Kind::kRoute;
     kubeclient::WatchEventType type = kubeclient::WatchEventType::kAdded;
     ObjectPtr object;
+    bool status_write = false;  // a replica's status write made this version
   };
   struct Snapshot {
     int64_t seq = 0;
@@ -204,23 +233,38 @@ class SimApi {
   SteadyTime forbid_until_[2] = {};
   std::map<int, PutCounts> puts_;
   std::map<std::string, int64_t> puts_by_key_;
+  std::unordered_map<std::string, int64_t> last_status_write_seq_;  // by route key
+  bool committing_status_write_ = false;  // while WriteStatus commits
   WriteObserver write_observer_;
   ConflictObserver conflict_observer_;
+  DeliveryObserver delivery_observer_;
+  Stalls stalls_;
 };
 
 // The server side of one open watch: events queued with the time they reach
 // the client (in order), and how the stream ends. Not thread-safe.
 class SimWatch {
  public:
-  SimWatch(Kind kind, const SimClock& clock, Delay lag, std::mt19937_64& rng)
-      : kind_(kind), clock_(clock), lag_(lag), rng_(rng) {}
+  // `stalls`: counts this watch's stalled events (may be null); it must
+  // outlive the pushes.
+  SimWatch(Kind kind, const SimClock& clock, Delay lag, std::mt19937_64& rng,
+           SimApi::DeliveryObserver delivered = nullptr, Stalls* stalls = nullptr)
+      : kind_(kind),
+        clock_(clock),
+        lag_(lag),
+        rng_(rng),
+        delivered_(std::move(delivered)),
+        stalls_(stalls) {}
 
   Kind kind() const { return kind_; }
   // Not cancelled, and not ended as of now.
   bool open() const { return !cancelled_ && (!end_ || end_->first > clock_.Now()); }
   // Queues `event` to arrive after a lag drawn now, never before the
-  // previous one (one stream delivers in order).
-  void Push(kubeclient::WatchEvent event);
+  // previous one (one stream delivers in order). `key` and `seq` name the
+  // object's version, for the delivery observer ("" for none).
+  // `status_write`: a replica's status write made that version.
+  void Push(kubeclient::WatchEvent event, const std::string& key = "", int64_t seq = 0,
+            bool status_write = false);
   // Queues a 410 Gone ERROR event (expired history); the stream then ends.
   void PushGone();
   // The stream ends at `at` with `status` (events arriving later are lost).
@@ -238,7 +282,15 @@ class SimWatch {
   const SimClock& clock_;
   const Delay lag_;
   std::mt19937_64& rng_;
-  std::deque<std::pair<SteadyTime, kubeclient::WatchEvent>> queue_;
+  const SimApi::DeliveryObserver delivered_;
+  Stalls* const stalls_;
+  struct Queued {
+    SteadyTime at;
+    kubeclient::WatchEvent event;
+    std::string key;
+    int64_t seq = 0;
+  };
+  std::deque<Queued> queue_;
   SteadyTime last_{};
   std::optional<std::pair<SteadyTime, Status>> end_;
   bool cancelled_ = false;

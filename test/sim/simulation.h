@@ -105,6 +105,7 @@ struct SimResult {
   int64_t writes = 0;  // successful
   int64_t puts = 0;    // attempts, including conflicts and injected errors
   int64_t conflicts = 0;
+  int64_t owner_conflicts = 0;  // of which an owner's update caused (PutCounts)
   // Conflicts by the loser's lease state when its PUT failed (Election,
   // Leader, Follower).
   int64_t conflicts_by_state[3] = {0, 0, 0};
@@ -126,6 +127,12 @@ struct SimResult {
   // Work-queue keys handed to workers before their replica's caches synced.
   int64_t reconciles_before_sync = 0;
   int64_t failing_route_puts = 0;  // PUTs to the route whose PUTs are rejected (outage)
+  // Status requests and route watch events the simulator delayed past the
+  // takeover floor (sim_api.h, Stalls).
+  int64_t stalled_requests = 0;
+  int64_t stalled_answers = 0;
+  int64_t stalled_events = 0;
+  int64_t stalled_write_events = 0;  // of which status writes' events
   // The perturbations this run drew ("none", or e.g. "broken-route ns-1/r3
   // (403), skew, coalesce").
   std::string perturbations = "none";
