@@ -96,6 +96,9 @@ void SimApi::Commit(Kind kind, const std::string& key, json object, WatchEventTy
   } else {
     objects[key] = stored;
   }
+  // Why here: the one place that knows both the version and whether a
+  // status write made it (the owners' conflicts and the stalls use it).
+  if (committing_status_write_) last_status_write_seq_[key] = seq_;
   HistoryEvent event{seq_, kind, type, stored, committing_status_write_};
   history_.push_back(event);
   Emit(event);
@@ -400,7 +403,6 @@ StatusOr<json> SimApi::WriteStatus(int writer, const std::string& key,
   committing_status_write_ = true;
   Commit(Kind::kRoute, key, std::move(updated), WatchEventType::kModified);
   committing_status_write_ = false;
-  last_status_write_seq_[key] = seq_;
   const ObjectPtr now = objects_[0].at(key);
   if (write_observer_) write_observer_(writer, *before, *now);
   return now->json;
