@@ -15,6 +15,7 @@
 #include <glog/logging.h>
 
 #include "apiserver/continue_token.h"
+#include "apiserver/port_reservation.h"
 #include "apiserver/self_signed_cert.h"
 #include "apiserver/server_handler.h"
 
@@ -268,12 +269,27 @@ Status Server::Restart(std::chrono::milliseconds down) {
   const SteadyTime until = clock_.Now() + down;
   if (options_.tls) tls_proxy_.Stop();
   StopListener();
+  // Why: while down, the ports stay ours (refusing connections), so that no
+  // other process's bind(0) is handed them and our clients never reach a
+  // stranger's listener when they retry (an e2e test once got a 405 from a
+  // replica's metrics endpoint that had taken the port of a restarting
+  // server beside it).
+  std::vector<PortReservation> held;
+  for (int port : {backend_port_, options_.tls ? port_ : 0}) {
+    if (port == 0) continue;
+    std::string error;
+    held.push_back(PortReservation::Hold(port, &error));
+    if (!held.back().held()) {
+      LOG(WARNING) << "local-apiserver: cannot hold port " << port << " while down: " << error;
+    }
+  }
   {
     std::unique_lock<std::mutex> lock(admin_mu_);
     while (!shut_down_ && clock_.Now() < until) clock_.WaitUntil(admin_cv_, lock, until);
     if (shut_down_) return Status(StatusCode::kCancelled, "server stopped while restarting");
   }
   uint64_t rv = store_->RestartWatchCache();
+  held.clear();
   std::string host = options_.tls ? "127.0.0.1" : host_;
   Status s = StartListener(host + ":" + std::to_string(backend_port_));
   if (s.ok() && options_.tls) s = tls_proxy_.Start(host_, port_, ca_pem_, key_pem_, backend_port_);

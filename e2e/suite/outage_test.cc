@@ -265,7 +265,8 @@ TEST_F(OutageTest, RestartDuringChurnConvergesWithinTwoSeconds) {
 // by default) and than 30 s. No replica attempts a status write during the
 // outage (their own counters, failures included); the caches are current
 // and the first change after it, a route created then, is written exactly
-// once (one PUT, no conflict), <= 2 s after the server is back.
+// once, <= 2 s after the server is back, with at most one PUT per replica
+// (one PUT in most runs: the figure put_attempts).
 TEST_F(OutageTest, OutageLongerThanLeaseIntervalThenOneWrite) {
   if (!cluster().embedded()) GTEST_SKIP() << "the restart fault needs the embedded API server";
   const std::string router = "e2e-long-outage";
@@ -316,9 +317,18 @@ TEST_F(OutageTest, OutageLongerThanLeaseIntervalThenOneWrite) {
   Figure("put_attempts", w.total());
   Figure("replica_write_attempts", replica_attempts);
   EXPECT_EQ(replica_attempts_during, 0) << "a replica tried to write while the server was down";
-  EXPECT_EQ(w.success, 1);
-  EXPECT_EQ(w.total(), 1) << "the first change after the outage took more than one PUT";
-  EXPECT_EQ(replica_attempts, 1);
+  Figure("writes_conflict", w.conflict);
+  // Why not exactly one PUT: after a whole-server outage every replica
+  // follows, and the one whose jittered takeover deadline (D x (1 + U):
+  // 500-1000 ms) comes first writes. Another whose deadline falls within
+  // that write's PUT and watch echo (about 10 ms here) writes too and gets
+  // a 409: about 3 x 10 / 500 = 6% of runs (CI at 22f82d8 saw one). Each
+  // replica spends at most one PUT on it (one probe at a time, then the
+  // lost-write pause), and exactly one write lands.
+  EXPECT_EQ(w.success, 1) << "the first change after the outage was not written exactly once";
+  EXPECT_EQ(w.other, 0);
+  EXPECT_LE(w.total(), set.size()) << "a replica spent more than one PUT on the first change";
+  EXPECT_EQ(replica_attempts, w.total());
   EXPECT_EQ(watcher.Changes(ns + "/" + marker), 1);
   EXPECT_LE(caches_ms, 2000);
   EXPECT_LE(admitted_ms, 2000);

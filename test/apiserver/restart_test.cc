@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "apiserver/object_store.h"
+#include "apiserver/port_reservation.h"
 #include "test/apiserver/test_server.h"
 #include "test/testing/fake_clock.h"
 
@@ -117,6 +118,64 @@ TEST_F(ServerTest, RestartRefusesThenServesTheSameObjectsWithFreshWatchHistory) 
   ASSERT_TRUE(added.is_object());
   EXPECT_EQ(added["type"], "ADDED");
   EXPECT_EQ(added["object"]["metadata"]["name"], "c");
+}
+
+// errno of binding 127.0.0.1:`port` as a plain socket would (no
+// SO_REUSEADDR), 0 when the bind succeeds.
+int BindErrno(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  const int rc = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  const int err = rc == 0 ? 0 : errno;
+  close(fd);
+  return err;
+}
+
+// A port no socket uses, from bind(0).
+int UnusedPort() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+TEST(PortReservationTest, HoldsThePortUntilReleased) {
+  const int port = UnusedPort();
+  std::string error;
+  PortReservation held = PortReservation::Hold(port, &error);
+  ASSERT_TRUE(held.held()) << error;
+  EXPECT_EQ(BindErrno(port), EADDRINUSE);
+  PortReservation moved = std::move(held);
+  EXPECT_FALSE(held.held());
+  EXPECT_EQ(BindErrno(port), EADDRINUSE);
+  moved.Release();
+  EXPECT_EQ(BindErrno(port), 0);
+  EXPECT_FALSE(PortReservation::Hold(70000, &error).held());
+  EXPECT_NE(error.find("bad port"), std::string::npos) << error;
+}
+
+// A restarting server refuses connections but keeps its port: another
+// process's listener cannot take it meanwhile (an e2e test once reached a
+// replica's metrics endpoint on the port of a server restarting beside it).
+TEST_F(ServerTest, ARestartingServerKeepsItsPortFromOtherSockets) {
+  const int port = server_->port();
+  std::thread restart([this] { EXPECT_TRUE(server_->Restart(milliseconds(400)).ok()); });
+  // Why both at once: the port is free for a moment between the listener's
+  // close and the reservation, and bound again once the server is back.
+  EXPECT_TRUE(WaitUntil([&] {
+    return http_->Get("/version").code == 0 && BindErrno(port) == EADDRINUSE;
+  })) << "while connections are refused, the port cannot be bound";
+  restart.join();
+  EXPECT_EQ(server_->port(), port);
+  EXPECT_EQ(http_->Get("/version").code, 200);
 }
 
 TEST_F(ServerTest, RestartThroughTheAdminEndpoint) {
