@@ -135,6 +135,7 @@ ApiResult<std::shared_ptr<Watcher>> ObjectStore::Watch(const ResourceInfo& r, Ob
     if (table != nullptr) {
       const std::string& ns = watcher->filter().ns;
       const std::string prefix = ns.empty() || !r.namespaced ? "" : ns + "/";
+      if (prefix.empty()) initial->reserve(table->size());
       for (auto it = table->lower_bound(prefix);
            it != table->end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
         if (watcher->filter().Matches(*it->second)) initial->push_back(it->second);
