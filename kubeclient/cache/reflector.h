@@ -137,8 +137,10 @@ class Reflector {
   // session until its stream ends. Returns how long to wait before the
   // next step: zero after a success, a normal close or a 410 Gone (relist at
   // once, with the backoff reset: the server answered), `reconnect` steps
-  // while the server does not answer, `backoff` steps for its failures and
-  // for a watch that 410s right after every relist. Failures without an
+  // while the server does not answer, `backoff` steps for its failures (a
+  // successful list ends them), and a guard of its own (`backoff` steps
+  // too, ended by a watch that delivers or lasts) for a watch that 410s
+  // right after every relist. Failures without an
   // answer are logged at -v=1 only (the binary reports outages once per
   // process); others the server answered a list with are WARNINGs.
   // Informer thread (or a test) only.
@@ -202,6 +204,9 @@ class Reflector {
   // Informer-thread state.
   Backoff backoff_;
   Backoff reconnect_;
+  // The relist-loop guard's own backoff (a 410 right after each relist):
+  // failed lists before it must not lengthen the first wait.
+  Backoff relist_guard_;
   std::mt19937_64 rng_;
   bool need_list_ = true;
   // Listed, and no watch since has delivered an event, lasted

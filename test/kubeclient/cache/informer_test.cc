@@ -375,6 +375,32 @@ TEST_F(InformerTest, GoneRightAfterEveryRelistBacksOff) {
   EXPECT_EQ(client_.list_calls(), 5);
 }
 
+// Issue 23 (simulator outage seed 29699616751385): namespace lists were
+// forbidden for 30 s, so the backoff had grown to its cap; the list that
+// finally succeeded was followed at once by a compaction's 410, and the
+// guard above drew its delay from that grown backoff: the cache stayed 20 s
+// behind (the replica then took over removals computed from old labels).
+// A list the server answered ends the failures' backoff; only 410s right
+// after relists grow the guard's own.
+TEST_F(InformerTest, GoneRightAfterAListThatEndedFailuresRelistsSoon) {
+  client_.SetListResourceVersion(10);
+  const Status forbidden(StatusCode::kForbidden, "namespaces is forbidden");
+  client_.FailNextLists(std::vector<Status>(10, forbidden));
+  WatchScript gone;
+  gone.events = {GoneEvent()};
+  client_.AddWatch(gone);
+  RouteInformer inf(client_, clock_, options_);
+  Duration last{0};
+  for (int i = 0; i < 10; ++i) last = inf.reflector().Step();
+  EXPECT_GE(last, seconds(10)) << "ten failed lists grew the backoff";
+  EXPECT_EQ(inf.reflector().Step(), Duration::zero()) << "the list succeeds";
+  Duration after_gone = inf.reflector().Step();
+  EXPECT_GT(after_gone, Duration::zero()) << "410 right after the relist: the guard still waits";
+  EXPECT_LE(after_gone, milliseconds(300)) << "but from its own first step, not the list's backoff";
+  EXPECT_EQ(inf.reflector().Step(), Duration::zero()) << "relisted";
+  EXPECT_FALSE(inf.reflector().NeedsList());
+}
+
 // An outage right after a relist explains the 410 that follows it.
 TEST_F(InformerTest, GoneAfterAnOutageRightAfterARelistRelistsAtOnce) {
   client_.SetListResourceVersion(10);
