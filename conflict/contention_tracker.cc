@@ -137,6 +137,16 @@ void ContentionTracker::ObserveLocked(const std::string& uid, const std::string&
   const bool ours = new_entry ? desired != nullptr && kubeclient::IngressEqual(*new_entry, *desired)
                               : desired == nullptr;
   auto it = ids_.find(IdOf(uid));
+  if (!new_entry && it != ids_.end() && it->second.own && it->second.last == 0) {
+    // The echo of our own removal: no evidence. Kept only while armed
+    // (a router that keeps re-creating what we remove must meet the
+    // record again) or while it remembers a fight.
+    const Element& e = it->second;
+    if (e.armed_until <= now && !e.held && !e.fought && e.state == State::kCandidate) {
+      ids_.erase(it);
+    }
+    return;
+  }
   if (ours) {
     // What we would write ourselves: not contention. A suspect value was
     // an older view, now replaced: the route is writable again.
@@ -330,10 +340,12 @@ void ContentionTracker::Clear(const std::string& uid, const std::optional<RouteI
       e.state = State::kCandidate;
       e.last = written ? kubeclient::IngressFingerprint(*written) : 0;
       e.own = true;
-      // Why keep a removal only while armed: a router that keeps
-      // re-creating what we remove must meet the record again; otherwise
-      // nothing of ours is left to remember.
-      if (!written && e.armed_until <= now) ids_.erase(it);
+      // Why a removal is kept until its echo: when our view changes before
+      // the echo arrives (a namespace rejoined the shard), the echo would
+      // look like another writer removing what we now keep, and make the
+      // route Suspect on our own write; our restore 15 s later then armed
+      // it, and the next lagging view difference counted (the simulator's
+      // claims seed 71387308572265). ObserveLocked forgets it at the echo.
     }
   }
 }

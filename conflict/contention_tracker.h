@@ -138,7 +138,8 @@ class ContentionTracker {
                const kubeclient::RouteIngress& old_entry, const kubeclient::RouteIngress* desired);
   // After our successful write: `written` is the entry we wrote, or nullopt
   // when we removed our entry. The route becomes a Candidate with last =
-  // written (a removal is forgotten unless a suspicion is recent).
+  // written (a removal is kept until its echo, or while a suspicion is
+  // recent).
   void Clear(const std::string& uid, const std::optional<kubeclient::RouteIngress>& written);
   // Our view now computes the entry route `uid` carries (or, absent, that
   // we would have none): a suspicion of an older view ends, the route

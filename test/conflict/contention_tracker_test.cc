@@ -613,7 +613,34 @@ TEST_F(TrackerTest, ClearWithoutEntryAndForget) {
   EXPECT_FALSE(t.IsChangeContended("uid-1"));
   t.Clear("uid-2", Entry("x.example.com"));
   t.Clear("uid-2", std::nullopt);  // we removed our entry
+  EXPECT_EQ(t.Snapshot().tracked_routes, 1u) << "until its echo";
+  t.Removed("uid-2", "ns/r2", Entry("x.example.com"), nullptr);  // the echo
   EXPECT_EQ(t.Snapshot().tracked_routes, 0u);
+}
+
+// The simulator's claims seed 71387308572265: our leader removed an entry
+// (its namespace view lagged), and by the time the removal's echo arrived
+// its view had caught up and wanted the entry. The echo looked like another
+// writer removing what we keep: Suspect on our own write, armed by our
+// restore 15 s later, and a legitimate removal a minute after (the
+// namespace left the shard; our namespace watch 36 ms behind) counted as a
+// contention with one configuration.
+TEST_F(TrackerTest, EchoOfOurRemovalAfterOurViewChangedIsNoEvidence) {
+  ContentionTracker t(clock_, Options());
+  const RouteIngress entry = Entry("a.example.com");
+  t.Clear("u", entry);
+  t.Clear("u", std::nullopt);                // we removed it (our view: outside the shard)
+  t.Removed("u", "ns/a", entry, &entry);     // its echo, our view now keeps it
+  ContentionSnapshot s = t.Snapshot();
+  EXPECT_EQ(s.suspect_routes, 0u);
+  EXPECT_EQ(s.contentions, 0);
+  EXPECT_FALSE(t.IsChangeContended("u")) << "our own write blocks nothing";
+  clock_.Advance(seconds(15));
+  t.Clear("u", entry);  // we restore it (before the fix: blocked until now, then armed)
+  clock_.Advance(minutes(1));
+  t.Removed("u", "ns/a", entry, &entry);
+  EXPECT_EQ(t.Snapshot().contentions, 0) << "a lagging view difference later is not counted";
+  EXPECT_EQ(t.Snapshot().suspect_routes, 1u);
 }
 
 TEST_F(TrackerTest, CustomLimitAndInterval) {
@@ -650,8 +677,6 @@ TEST_F(TrackerTest, ConcurrentInformerAndWriters) {
   EXPECT_LE(s.contended_routes, 50u);
   EXPECT_LE(s.contentions, 6);  // tracking stops past the limit
 }
-
-}  // namespace
 
 // Issue 23: a route re-queued when its block ends is rewritten once (the
 // probe: a careless writer's value is repaired); a writer that fights the
@@ -742,4 +767,5 @@ TEST_F(TrackerTest, ListedRuleMisjudgesSkewedWritersAndTheBlockEndBoundsIt) {
   EXPECT_EQ(t.Snapshot().contentions, 2) << "the misjudged entry's and the live writer's";
 }
 
+}  // namespace
 }  // namespace routestatus::conflict
