@@ -91,14 +91,31 @@ LocalApiServer::LocalApiServer(const std::string& dir, const std::string& binary
 
 bool LocalApiServer::WaitStarted(std::chrono::milliseconds timeout, std::string* error) {
   const std::string marker = "://127.0.0.1:";
-  if (!process_->WaitForLog(marker, timeout)) {
-    *error = "local-apiserver did not print its URL (" +
-             std::string(process_->Running() ? "timeout" : "it exited") + "); log " +
-             process_->log_path() + ":\n" + process_->ReadLog();
+  // Why the URL on a line of its own: local-apiserver prints it on stdout
+  // after it wrote the kubeconfig; with --tls its log names the URL before
+  // that ("serving https://..."), and a cluster that read the kubeconfig
+  // then found no file (CI at 1e3cd08, PartitionTest).
+  auto url_line = [](const std::string& log) -> size_t {
+    if (log.compare(0, 4, "http") == 0) return 0;
+    size_t at = log.find("\nhttp");
+    return at == std::string::npos ? at : at + 1;
+  };
+  std::string log;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (url_line(log = process_->ReadLog()) == std::string::npos) {
+    if (!process_->Running() || std::chrono::steady_clock::now() >= deadline) {
+      *error = "local-apiserver did not print its URL (" +
+               std::string(process_->Running() ? "timeout" : "it exited") + "); log " +
+               process_->log_path() + ":\n" + log;
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  size_t at = log.find(marker, url_line(log));
+  if (at == std::string::npos) {
+    *error = "local-apiserver printed no 127.0.0.1 URL; log " + process_->log_path();
     return false;
   }
-  std::string log = process_->ReadLog();
-  size_t at = log.find(marker);
   size_t scheme = log.rfind("http", at);
   url_ = log.substr(scheme, log.find_first_of("\r\n", at) - scheme);
   port_ = std::atoi(log.c_str() + at + marker.size());
