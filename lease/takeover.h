@@ -32,11 +32,19 @@ struct TakeoverOptions {
   double factor = 2.0;
   double quantile = 0.95;
   int window = 64;
-  // Each wait's deadline is D x (1 + jitter x U[0, 1)), one draw per wait,
+  // Each wait's deadline is D + min(jitter x D, max_jitter) x U[0, 1), one
+  // draw per wait,
   // so that the followers of a dead leader do not all take over at once.
   // Why 1.0: in the simulator (3,000 seeds per scenario) followers racing
   // each other lost 15% fewer writes than with 0.5.
   double jitter = 1.0;
+  // ... but the stretch is at most this long, so the longest wait is
+  // D + max_jitter, not 2 x D. Why: a D learnt from two slow samples (one
+  // slow answer to our own write, one late watch event) was 1.7 s, and a
+  // crash was taken over 3.8 s after the change (issue 23, failover seed
+  // 266260724024496); 1 s spreads the followers of a dead leader as widely
+  // as the default D of 1 s always did.
+  Duration max_jitter = std::chrono::seconds(1);
 };
 
 // kInvalid naming the bad field, or OK.
@@ -154,8 +162,9 @@ class TakeoverTimer {
   // kProgress: our watch showed the write that beat one of ours `lag`
   // after the server refused ours (409): our watch lags behind the
   // server's by at least that. For a minute after the last such lag
-  // (renewed by the next), every wait lasts that much longer, at most D
-  // longer (so a dead leader is still taken over in time): a follower
+  // (renewed by the next), every wait lasts at least that much longer
+  // than D, at most D longer, the lag taking the place of as much of the
+  // jitter (so a dead leader is still taken over in time): a follower
   // whose watch lags must not take over changes the live leader has
   // already written (issue 23: followers with a slow watch raced the
   // leader on every lagging event, steady seed 46). Lags longer than
@@ -163,7 +172,8 @@ class TakeoverTimer {
   // the watch broke) and are ignored.
   void WatchLagged(SteadyTime now, Duration lag);
   // kProgress: the longest a wait can last before its held work is taken
-  // over, D x (1 + jitter); zero in the other modes.
+  // over, D + max(min(jitter x D, max_jitter), the watch lag that
+  // applies); zero in the other modes.
   Duration LongestWait() const;
   // kProgress: when the held work is due for takeover; nullopt otherwise.
   std::optional<SteadyTime> WaitDue() const;
@@ -179,7 +189,9 @@ class TakeoverTimer {
 
  private:
   double Unit();
-  Duration Jittered(double draw) const;
+  // D + lag + U x (span - lag), span = min(jitter x D, max_jitter): the
+  // wait's length for a `draw`, at least D + lag, at most D + max(span, lag).
+  Duration Jittered(double draw, Duration lag) const;
   // The watch lag that still applies to a wait that started at `start`.
   Duration LagFor(SteadyTime start) const;
   // The one place a wait starts: at `now`, with a fresh jitter draw;

@@ -115,6 +115,7 @@ TEST(TakeoverOptionsTest, Validation) {
   EXPECT_TRUE(bad([](TakeoverOptions& o) { o.quantile = 1.01; }));
   EXPECT_TRUE(bad([](TakeoverOptions& o) { o.window = 0; }));
   EXPECT_TRUE(bad([](TakeoverOptions& o) { o.jitter = -0.1; }));
+  EXPECT_TRUE(bad([](TakeoverOptions& o) { o.max_jitter = milliseconds(-1); }));
 }
 
 TEST(TakeoverModeTest, NamesRoundTrip) {
@@ -277,7 +278,8 @@ TEST_F(TakeoverTimerTest, LostWriteWhoseWinnerWeSawDoesNotPause) {
 // learns by how much from a lost race (the winner showed up 300 ms after
 // the 409) and waits that much longer for a minute, renewed by the next
 // lag; a lag counts at most D (a 1.2 s lag waits D longer, not 1.2 s, so a
-// dead leader is still taken over within 2 x D plus the jitter); a lag
+// dead leader is still taken over within 2 x D); the lag takes the place of
+// as much of the jitter (here 250 ms, less than the lags); a lag
 // longer than the lost-write pause is no measure; a minute after the last
 // one it takes over as fast as any other follower.
 TEST_F(TakeoverTimerTest, WatchLagLengthensWaitsForAMinute) {
@@ -289,7 +291,8 @@ TEST_F(TakeoverTimerTest, WatchLagLengthensWaitsForAMinute) {
   t.WatchLagged(At(3000), milliseconds(1200));  // counts as D
   t.Hold(At(4000));
   EXPECT_TRUE(InWindow(*t.WaitDue() - milliseconds(500), At(4000), milliseconds(500)));
-  EXPECT_EQ(t.LongestWait(), milliseconds(1250));
+  EXPECT_EQ(*t.WaitDue(), At(5000)) << "D + the lag; no jitter left";
+  EXPECT_EQ(t.LongestWait(), milliseconds(1000));
   t.WatchLagged(At(5000), milliseconds(200));  // the larger one stays
   t.WatchLagged(At(5000), seconds(4));  // longer than the pause: ignored
   t.Hold(At(6000));
@@ -302,6 +305,52 @@ TEST_F(TakeoverTimerTest, WatchLagLengthensWaitsForAMinute) {
   t.Hold(At(68000));
   EXPECT_TRUE(InWindow(*t.WaitDue() - milliseconds(100), At(68000), milliseconds(500)));
   EXPECT_EQ(t.estimator().total(), 0u) << "a lag is no sample of the leader's progress";
+}
+
+// Issue 23 (failover seeds 266260724024496 and 136608159394788): D learnt
+// from two slow samples (one slow answer to our own write, one late watch
+// event) was 1.7 s; the jitter (D again) and a watch lag of 752 ms on top
+// took a dead leader over 3.4 s after the change. The jitter is at most
+// max_jitter (1 s), and the lag is part of it: the longest wait is
+// D + max(min(D, 1 s), lag), never shorter than D + lag.
+TEST_F(TakeoverTimerTest, JitterAndWatchLagShareOneBoundedStretch) {
+  TakeoverOptions o = Options();
+  o.jitter = 1.0;
+  o.max_jitter = seconds(1);
+  TakeoverTimer t(o, seconds(15), seconds(3), 7);
+  t.Follow(At(0));
+  t.ProbeAnswered(milliseconds(951));
+  t.ProbeAnswered(milliseconds(851));
+  ASSERT_EQ(t.estimator().Deadline(), milliseconds(1702));
+  EXPECT_EQ(t.LongestWait(), milliseconds(2702)) << "D + 1 s, not 2 x D";
+  Duration lo = Duration::max(), hi = Duration::zero();
+  for (int i = 0; i < 200; ++i) {
+    t.Hold(At(10000 * (i + 1)));
+    const Duration wait = *t.WaitDue() - At(10000 * (i + 1));
+    lo = std::min(lo, wait);
+    hi = std::max(hi, wait);
+  }
+  EXPECT_GE(lo, milliseconds(1702));
+  EXPECT_LT(hi, milliseconds(2702));
+  EXPECT_GT(hi - lo, milliseconds(800)) << "the followers still spread over about 1 s";
+
+  t.WatchLagged(At(3000000), milliseconds(752));
+  EXPECT_EQ(t.LongestWait(), milliseconds(2702)) << "the lag is part of the stretch";
+  lo = Duration::max();
+  hi = Duration::zero();
+  for (int i = 0; i < 50; ++i) {
+    t.Hold(At(3000000 + 1000 * (i + 1)));
+    const Duration wait = *t.WaitDue() - At(3000000 + 1000 * (i + 1));
+    lo = std::min(lo, wait);
+    hi = std::max(hi, wait);
+  }
+  EXPECT_GE(lo, milliseconds(1702 + 752)) << "never shorter than D + the lag";
+  EXPECT_LT(hi, milliseconds(2702));
+
+  t.WatchLagged(At(3100000), milliseconds(1500));  // longer than the stretch
+  t.Hold(At(3101000));
+  EXPECT_EQ(*t.WaitDue(), At(3101000) + milliseconds(1702 + 1500));
+  EXPECT_EQ(t.LongestWait(), milliseconds(3202));
 }
 
 TEST_F(TakeoverTimerTest, LostWriteWaitsAtLeastTheDeadline) {
