@@ -97,7 +97,8 @@ class Engine {
     // with --takeover=off. Never derived from a replica's state.
     Duration bound{};
     // The change's version, and when a watch first handed it (or a later
-    // version of the route) to a live replica: the bound counts from
+    // version of the route) to a live replica whose caches had synced (or
+    // when they synced, if later; SeenBy): the bound counts from
     // then, since no replica can write a change before it sees it, and the
     // watch's delay is the simulated API server's (up to 2 s on a slow
     // watch). Unset: counted from `changed`.
@@ -118,6 +119,15 @@ class Engine {
     return Duration(static_cast<int64_t>(-std::log(1.0 - Unit()) * mean.count()));
   }
 
+  // The probe (of version `probe_seq`) reached `replica`: seen now if
+  // that replica's caches have synced, else once they have (polled every
+  // 10 ms), unless another replica saw it first. Why: a replica whose
+  // caches have not synced reconciles nothing (Controller::RunWorker
+  // waits for them); its watch's delivery is no chance to write (issue
+  // 23: partitioned outage seed 88127759785449, whose only other replica
+  // could not list namespaces until 59 s: RBAC 403 at start, then the
+  // relist backoff).
+  void SeenBy(int replica, int64_t probe_seq);
   void At(SteadyTime t, std::function<void()> fn) { scheduler_.At(t, std::move(fn)); }
   void After(Duration d, std::function<void()> fn) { scheduler_.After(d, std::move(fn)); }
   SteadyTime T(Duration since_start) const { return clock_.start() + since_start; }

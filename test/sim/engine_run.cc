@@ -28,12 +28,12 @@ SimResult Engine::Run() {
     Trace("conflict for replica " + std::to_string(writer) + " on " + key + " (" +
           lease::LeaseStateName(static_cast<lease::LeaseState>(state)) + ")");
   });
-  api_.SetDeliveryObserver([this](Kind kind, const std::string& key, int64_t seq) {
+  api_.SetDeliveryObserver([this](Kind kind, const std::string& key, int64_t seq, int receiver) {
     // Why: a change is written no earlier than a live replica's watch
     // brings it; the failover bound counts from then (Probe::seen).
     if (probe_ && !probe_->seen && kind == Kind::kRoute && key == probe_->key &&
         seq >= probe_->seq) {
-      probe_->seen = clock_.Now();
+      SeenBy(receiver, probe_->seq);
     }
   });
   const bool fight = o_.scenario == Scenario::kFight;

@@ -283,7 +283,7 @@ StatusOr<kubeclient::RawListPage> SimApi::ListRaw(Kind kind,
 
 StatusOr<std::shared_ptr<SimWatch>> SimApi::Watch(Kind kind,
                                                               const kubeclient::WatchOptions& o,
-                                                              const Delay& lag) {
+                                                              const Delay& lag, int receiver) {
   Status forbidden;
   if (Forbidden(kind, &forbidden)) return forbidden;
   int64_t from = seq_;
@@ -294,7 +294,7 @@ StatusOr<std::shared_ptr<SimWatch>> SimApi::Watch(Kind kind,
     if (seq) from = *seq;
   }
   auto watch = std::make_shared<SimWatch>(kind, scheduler_.clock(), lag, rng_, delivery_observer_,
-                                          kind == Kind::kRoute ? &stalls_ : nullptr);
+                                          kind == Kind::kRoute ? &stalls_ : nullptr, receiver);
   watch->allow_bookmarks = o.allow_bookmarks;
   if (gone) {
     // Why both: kube-apiserver answers an expired version with 410 on the
@@ -526,7 +526,7 @@ std::optional<StatusOr<WatchEvent>> SimWatch::Poll() {
       (!end_ || queue_.front().at <= end_->first)) {
     Queued q = std::move(queue_.front());
     queue_.pop_front();
-    if (delivered_ && !q.key.empty()) delivered_(kind_, q.key, q.seq);
+    if (delivered_ && !q.key.empty()) delivered_(kind_, q.key, q.seq, receiver_);
     return StatusOr<WatchEvent>(std::move(q.event));
   }
   if (end_ && end_->first <= now) {
@@ -673,7 +673,7 @@ StatusOr<std::unique_ptr<kubeclient::WatchStream>> SimClient::Watch(
     const kubeclient::ResourceRef& res, const std::string&, const kubeclient::WatchOptions& options) {
   if (*closed_) return Status(StatusCode::kUnavailable, "connection closed");
   if (WaitOutPartition()) return Status(StatusCode::kUnavailable, "no answer (partition)");
-  auto watch = api_.Watch(KindOf(res), options, delays_.watch);
+  auto watch = api_.Watch(KindOf(res), options, delays_.watch, writer_);
   if (!watch.ok()) return watch.status();
   return std::unique_ptr<kubeclient::WatchStream>(std::make_unique<SimWatchStream>(
       std::move(watch).value(), closed_, scheduler_.clock(), cut_until_));

@@ -93,9 +93,10 @@ class SimApi {
       std::function<void(int writer, const StoredObject& before, const StoredObject& written)>;
   // Called after each status PUT that failed with a conflict.
   using ConflictObserver = std::function<void(int writer, const std::string& key)>;
-  // Called when a watch hands a client the event of `key`'s version `seq`
-  // (the time it reached that replica).
-  using DeliveryObserver = std::function<void(Kind kind, const std::string& key, int64_t seq)>;
+  // Called when a watch hands replica `receiver`'s client the event of
+  // `key`'s version `seq` (the time it reached that replica).
+  using DeliveryObserver =
+      std::function<void(Kind kind, const std::string& key, int64_t seq, int receiver)>;
 
   SimApi(Scheduler& scheduler, std::mt19937_64& rng, SimApiOptions options);
   ~SimApi();
@@ -141,8 +142,9 @@ class SimApi {
   // version was compacted; otherwise the missed history, then live events,
   // each delivered after `lag` (in order), bookmarks, and the end at
   // o.timeout.
+  // `receiver`: the replica whose client opens it (for the delivery observer).
   StatusOr<std::shared_ptr<SimWatch>> Watch(Kind kind, const kubeclient::WatchOptions& o,
-                                                        const Delay& lag);
+                                                        const Delay& lag, int receiver);
   // PUT .../routes/NAME/status on behalf of `writer`: 409 on a stale
   // resourceVersion or uid, 404 when gone, the injected error for a route
   // in `fail_status_of`; success replaces only .status.
@@ -248,13 +250,15 @@ class SimWatch {
   // `stalls`: counts this watch's stalled events (may be null); it must
   // outlive the pushes.
   SimWatch(Kind kind, const SimClock& clock, Delay lag, std::mt19937_64& rng,
-           SimApi::DeliveryObserver delivered = nullptr, Stalls* stalls = nullptr)
+           SimApi::DeliveryObserver delivered = nullptr, Stalls* stalls = nullptr,
+           int receiver = -1)
       : kind_(kind),
         clock_(clock),
         lag_(lag),
         rng_(rng),
         delivered_(std::move(delivered)),
-        stalls_(stalls) {}
+        stalls_(stalls),
+        receiver_(receiver) {}
 
   Kind kind() const { return kind_; }
   // Not cancelled, and not ended as of now.
@@ -284,6 +288,7 @@ class SimWatch {
   std::mt19937_64& rng_;
   const SimApi::DeliveryObserver delivered_;
   Stalls* const stalls_;
+  const int receiver_;  // the replica it delivers to (-1: none named)
   struct Queued {
     SteadyTime at;
     kubeclient::WatchEvent event;
