@@ -33,12 +33,12 @@ struct TakeoverOptions {
   double quantile = 0.95;
   int window = 64;
   // Each wait's deadline is D + min(jitter x D, max_jitter) x U[0, 1), one
-  // draw per wait,
-  // so that the followers of a dead leader do not all take over at once.
-  // Why 1.0: in the simulator (3,000 seeds per scenario) followers racing
-  // each other lost 15% fewer writes than with 0.5.
+  // draw per wait, so that the followers of a dead leader do not all take
+  // over at once (a watch lag, TakeoverTimer::WatchLagged, is part of
+  // that stretch). Why 1.0: in the simulator (3,000 seeds per scenario)
+  // followers racing each other lost 15% fewer writes than with 0.5.
   double jitter = 1.0;
-  // ... but the stretch is at most this long, so the longest wait is
+  // The stretch's cap: without a watch lag the longest wait is
   // D + max_jitter, not 2 x D. Why: a D learnt from two slow samples (one
   // slow answer to our own write, one late watch event) was 1.7 s, and a
   // crash was taken over 3.8 s after the change (issue 23, failover seed
