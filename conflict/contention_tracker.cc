@@ -363,7 +363,7 @@ void ContentionTracker::Forget(const std::string& uid) {
   ids_.erase(IdOf(uid));
 }
 
-bool ContentionTracker::IsChangeContended(const std::string& uid) {
+bool ContentionTracker::IsChangeContended(const std::string& uid, bool beyond_view) {
   bool contended = false;
   {
     std::lock_guard<std::mutex> l(mu_);
@@ -372,7 +372,8 @@ bool ContentionTracker::IsChangeContended(const std::string& uid) {
     if (contentions_ > options_.limit) {
       contended = true;
     } else if (auto it = ids_.find(IdOf(uid)); it != ids_.end()) {
-      contended = BlockedLocked(it->second, now);
+      contended = !(beyond_view && it->second.state == State::kSuspect) &&
+                  BlockedLocked(it->second, now);
     }
   }
   return contended;

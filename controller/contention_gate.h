@@ -46,8 +46,13 @@ class ContentionGate {
   // The route with this UID was deleted.
   virtual void Forget(const std::string& uid) = 0;
   // True when we must not change our existing entry of `uid` now. Not asked
-  // when our entry is absent (see IsCreationBlocked).
-  virtual bool IsChangeContended(const std::string& uid) = 0;
+  // when our entry is absent (see IsCreationBlocked). `beyond_view`: the
+  // entry we would write differs from the existing one in more than what
+  // other objects decide (the host, a rejection of the route's own; its
+  // spec changed since the entry was written), so no older view explains
+  // keeping the existing one and a block for a view difference does not
+  // hold it.
+  virtual bool IsChangeContended(const std::string& uid, bool beyond_view) = 0;
   // True when we must not create our entry of `uid` (absent now) yet: the
   // route itself is blocked (another writer removed our entry, a view
   // difference or a fight). The cut-off never blocks a creation, so a new
@@ -86,7 +91,7 @@ class NoContentionGate final : public ContentionGate {
                     const std::optional<kubeclient::RouteIngress>&,
                     const std::optional<kubeclient::RouteIngress>&) override {}
   void Forget(const std::string&) override {}
-  bool IsChangeContended(const std::string&) override { return false; }
+  bool IsChangeContended(const std::string&, bool) override { return false; }
   void Clear(const std::string&, const std::optional<kubeclient::RouteIngress>&) override {}
 };
 

@@ -190,7 +190,7 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
     // for the newer change is queued below as usual.
     lease_.Overwritten(key);
   }
-  if (Blocked(route->metadata.uid, observed.has_value())) {
+  if (Blocked(route->metadata.uid, observed, desired)) {
     ++stats_.skipped_contended;
     VLOG(4) << "route " << key << ": change contended, not writing";
     return SyncResult::kContended;
@@ -233,7 +233,7 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
     ClearFailure(key, false);
     return {WorkResult::kNone, false};
   }
-  if (Blocked(uid, observed.has_value())) {
+  if (Blocked(uid, observed, desired)) {
     ++stats_.skipped_contended;
     // A short block (a suspect value) is retried when it ends. Why kNone:
     // we lost no write and saw no peer of ours; the block is the tracker's
@@ -289,6 +289,7 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
                 << "left our entry alone; retrying";
         WorkOutcome outcome{WorkResult::kNone, true};
         outcome.write_latency = latency;
+        outcome.owner_moved_version = true;
         return outcome;
       }
       VLOG(2) << "route " << key << ": status write conflicted; following";
@@ -391,8 +392,12 @@ bool StatusSyncer::PeerChangedOurEntries(const Route& cached, std::string* serve
   return !SameEntries(before, EntriesNamed(*fresh, admission_.router_name));
 }
 
-bool StatusSyncer::Blocked(const std::string& uid, bool has_entry) {
-  return has_entry ? gate_.IsChangeContended(uid) : gate_.IsCreationBlocked(uid);
+bool StatusSyncer::Blocked(const std::string& uid, const std::optional<RouteIngress>& observed,
+                           const std::optional<RouteIngress>& desired) {
+  if (!observed) return gate_.IsCreationBlocked(uid);
+  const bool beyond_view = desired && !kubeclient::IngressEqual(*desired, *observed) &&
+                           !DiffersOnlyInView(*desired, *observed);
+  return gate_.IsChangeContended(uid, beyond_view);
 }
 
 Duration StatusSyncer::RecheckAfter(const std::string& uid, bool has_entry) {

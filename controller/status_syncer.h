@@ -190,9 +190,11 @@ class StatusSyncer {
   // True while the write of `entry` for `key` backs off after failing.
   bool InBackoff(const std::string& key, const std::optional<kubeclient::RouteIngress>& entry);
   // Whether the gate blocks writing route `uid` now, and for how long:
-  // IsChangeContended/RecheckAfter when our entry exists (`has_entry`),
+  // IsChangeContended/RecheckAfter when our entry exists (`observed`; it
+  // tells the gate whether `desired` differs from it beyond the view),
   // IsCreationBlocked/RecheckCreationAfter when we would create it.
-  bool Blocked(const std::string& uid, bool has_entry);
+  bool Blocked(const std::string& uid, const std::optional<kubeclient::RouteIngress>& observed,
+               const std::optional<kubeclient::RouteIngress>& desired);
   Duration RecheckAfter(const std::string& uid, bool has_entry);
   // After a 409 on a write based on `cached`: whether the server's copy
   // shows our router name's entries changed since `cached` (another

@@ -37,8 +37,8 @@ class TrackerGate final : public ContentionGate {
   // bound anyway; many at once are a router configured differently.
   void EntriesListed(const std::vector<ListedEntry>& listed) override;
   void Forget(const std::string& uid) override { tracker_.Forget(uid); }
-  bool IsChangeContended(const std::string& uid) override {
-    return tracker_.IsChangeContended(uid);
+  bool IsChangeContended(const std::string& uid, bool beyond_view) override {
+    return tracker_.IsChangeContended(uid, beyond_view);
   }
   bool IsCreationBlocked(const std::string& uid) override {
     return tracker_.IsCreationBlocked(uid);

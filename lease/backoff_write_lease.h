@@ -186,6 +186,11 @@ class BackoffWriteLease final : public WriteLease {
     bool held = false;            // counted in held_ (see HeldLocked)
     SteadyTime held_since{};      // when it last became held
     double takeover_draw = 0;     // its jitter draw (per-change takeover)
+    // Set when its takeover's write got a 409 from an owner's update
+    // (WorkOutcome::owner_moved_version): the takeover wait then running
+    // (TakeoverTimer::waits_started()). While that wait goes on, the key's
+    // next change continues it rather than starting a new one.
+    std::optional<uint64_t> resume_wait;
     // While its work runs: when a write of this key first reached our
     // watch (Extend, either writer): the write that beat ours, if ours
     // loses.

@@ -106,6 +106,7 @@ Duration TakeoverTimer::Jittered(double draw, Duration lag) const {
 }
 
 void TakeoverTimer::StartWait(SteadyTime now, bool sample) {
+  ++waits_started_;
   wait_start_ = now;
   draw_ = Unit();
   sample_ = sample;

@@ -186,6 +186,9 @@ class TakeoverTimer {
   double Draw() { return Unit(); }
 
   const DeadlineEstimator& estimator() const { return estimator_; }
+  // How many waits have started (Follow, Hold, ForeignWrite, LostWrite):
+  // equal counts mean the same wait goes on.
+  uint64_t waits_started() const { return waits_started_; }
 
  private:
   double Unit();
@@ -209,6 +212,7 @@ class TakeoverTimer {
   SteadyTime not_before_{};    // kPerChange: last Follow or LostWrite
   Duration watch_lag_{};        // kProgress: see WatchLagged
   SteadyTime watch_lag_at_{};   // kProgress: when it was last measured
+  uint64_t waits_started_ = 0;  // see waits_started()
 };
 
 }  // namespace routestatus::lease

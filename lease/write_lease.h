@@ -34,6 +34,12 @@ struct WorkOutcome {
   // more than write (e.g. read the object after a 409): the lease learns
   // the write latency from it. Zero = the whole work's duration.
   Duration write_latency = Duration::zero();
+  // With kNone and `retry`: the server answered 409 because an owner's
+  // update (a label, an annotation, another router's entry) moved the
+  // object's version, leaving our entry alone. Nothing was learnt about our
+  // router name's other writers, so a follower taking over goes on at once
+  // with the next version rather than waiting again.
+  bool owner_moved_version = false;
   // With kRelease: our watch already shows the write that beat ours (the
   // cache holds the version the server now has), so the lease need not
   // pause takeovers for the watch to catch up.

@@ -70,27 +70,27 @@ class TrackerGateTest : public ::testing::Test {
 
 TEST_F(TrackerGateTest, ChangeAwayFromOurWriteIsContention) {
   OurWriteThenChange("ours.example.com", "ours.example.com", "theirs.example.com");
-  EXPECT_TRUE(gate_.IsChangeContended("u1"));
+  EXPECT_TRUE(gate_.IsChangeContended("u1", false));
   EXPECT_EQ(tracker_.Snapshot().contended_routes, 1u);
   // The window passes: writable again.
   clock_.Advance(std::chrono::seconds(11));
-  EXPECT_FALSE(gate_.IsChangeContended("u1"));
+  EXPECT_FALSE(gate_.IsChangeContended("u1", false));
 }
 
 TEST_F(TrackerGateTest, ChangeBackToOurValueIsNotContention) {
   OurWriteThenChange("ours.example.com", "stale.example.com", "ours.example.com");
-  EXPECT_FALSE(gate_.IsChangeContended("u1"));
+  EXPECT_FALSE(gate_.IsChangeContended("u1", false));
 }
 
 TEST_F(TrackerGateTest, DeleteForgetsAndCreatedEntriesAreReported) {
   OurWriteThenChange("ours.example.com", "ours.example.com", "theirs.example.com");
-  ASSERT_TRUE(gate_.IsChangeContended("u1"));
+  ASSERT_TRUE(gate_.IsChangeContended("u1", false));
   gate_.Forget("u1");
-  EXPECT_FALSE(gate_.IsChangeContended("u1"));
+  EXPECT_FALSE(gate_.IsChangeContended("u1", false));
   // Another writer creates our entry of u2 with a host we do not compute.
   auto u2 = RouteWith("u2", Entry("theirs.example.com"));
   gate_.EntryChanged(*u2, std::nullopt, Entry("theirs.example.com"), Entry("ours.example.com"));
-  EXPECT_TRUE(gate_.IsChangeContended("u2"));
+  EXPECT_TRUE(gate_.IsChangeContended("u2", false));
   // Without a desired entry (outside our shard, maybe only in our view of
   // the namespace labels), a created entry is a view difference: Suspect
   // for a short while, never counted.
@@ -101,7 +101,7 @@ TEST_F(TrackerGateTest, DeleteForgetsAndCreatedEntriesAreReported) {
   // Another writer removes our entry of u3, as we would: the suspicion ends.
   gate_.EntryChanged(*RouteWith("u3", Entry("x")), Entry("theirs.example.com"), std::nullopt,
                      std::nullopt);
-  EXPECT_FALSE(gate_.IsChangeContended("u3"));
+  EXPECT_FALSE(gate_.IsChangeContended("u3", false));
   EXPECT_EQ(tracker_.Snapshot().suspect_routes, 0u);
 }
 

@@ -246,6 +246,27 @@ TEST_F(TrackerTest, ViewDifferenceIsSuspectUntilItHappensAgain) {
   EXPECT_EQ(t.RecheckAfter("u"), seconds(0));
 }
 
+// A Suspect route blocks only what a view explains: when the route's own
+// spec changes (a new host), the entry we would write differs from the
+// existing one beyond the view and is written at once (issue 23, the
+// simulator's claims seed 106044529741049: the leader was partitioned just
+// after a suspicion and the probe's host change waited 9.6 s). A Contended
+// route stays blocked either way.
+TEST_F(TrackerTest, SuspicionDoesNotBlockAChangeBeyondTheView) {
+  ContentionTracker t(clock_, Options());
+  const RouteIngress admitted = Entry("a.example.com");
+  // A peer with an older view rejects what we admit.
+  t.Changed("u", "ns/a", Entry("old.example.com"), admitted, &admitted);
+  t.Changed("u", "ns/a", admitted,
+            Entry("a.example.com", "router.apps.example.com", "False", "HostAlreadyClaimed"),
+            &admitted, ContentionTracker::Difference::kView);
+  EXPECT_TRUE(t.IsChangeContended("u"));
+  EXPECT_TRUE(t.IsChangeContended("u", /*beyond_view=*/false));
+  EXPECT_FALSE(t.IsChangeContended("u", /*beyond_view=*/true));
+  Fight(t, 1);
+  EXPECT_TRUE(t.IsChangeContended("uid-1", /*beyond_view=*/true));
+}
+
 // Issue 23 item 4: every block tells when it may end, so the status path
 // reconciles the route again then (before: a Contended route, and every
 // route held by the cut-off, waited for its next change or the resync).

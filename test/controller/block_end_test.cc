@@ -32,7 +32,9 @@ class ForwardingGate final : public ContentionGate {
   }
   void EntriesListed(const std::vector<ListedEntry>& listed) override { to->EntriesListed(listed); }
   void Forget(const std::string& uid) override { to->Forget(uid); }
-  bool IsChangeContended(const std::string& uid) override { return to->IsChangeContended(uid); }
+  bool IsChangeContended(const std::string& uid, bool beyond_view) override {
+    return to->IsChangeContended(uid, beyond_view);
+  }
   bool IsCreationBlocked(const std::string& uid) override { return to->IsCreationBlocked(uid); }
   Duration RecheckAfter(const std::string& uid) override { return to->RecheckAfter(uid); }
   Duration RecheckCreationAfter(const std::string& uid) override {

@@ -145,7 +145,9 @@ class FakeGate final : public ContentionGate {
     for (const ListedEntry& e : l) listed.push_back(e.route->Key());
   }
   void Forget(const std::string& uid) override { forgotten.push_back(uid); }
-  bool IsChangeContended(const std::string& uid) override { return contended.count(uid) > 0; }
+  bool IsChangeContended(const std::string& uid, bool) override {
+    return contended.count(uid) > 0;
+  }
   void Clear(const std::string& uid, const std::optional<kubeclient::RouteIngress>&) override {
     cleared.push_back(uid);
   }

@@ -107,9 +107,9 @@ TEST_F(GateInformerTest, RelistReportsEveryChangedEntry) {
   source_.SetObject("ns/c", RouteWith("c", "c.example.com", "c.theirs.example.com", 23));
   source_.SetListResourceVersion(30);
   informer_.reflector().Step();  // relist: three updates in one batch
-  EXPECT_TRUE(gate_.IsChangeContended("uid-ns-a"));
-  EXPECT_TRUE(gate_.IsChangeContended("uid-ns-b"));
-  EXPECT_TRUE(gate_.IsChangeContended("uid-ns-c"));
+  EXPECT_TRUE(gate_.IsChangeContended("uid-ns-a", false));
+  EXPECT_TRUE(gate_.IsChangeContended("uid-ns-b", false));
+  EXPECT_TRUE(gate_.IsChangeContended("uid-ns-c", false));
   EXPECT_EQ(tracker_.Snapshot().contended_routes, 3u);
 }
 
@@ -139,13 +139,13 @@ TEST_F(GateInformerTest, EntriesAnotherConfigurationWroteSinceWeStartedAreConten
   source_.SetListResourceVersion(10);
   informer_.reflector().Step();  // the initial list: no change events
   ASSERT_TRUE(controller_.CachesSynced());
-  EXPECT_FALSE(gate_.IsChangeContended("uid-ns-a"));
+  EXPECT_FALSE(gate_.IsChangeContended("uid-ns-a", false));
   // The fake queue's Get returns false once empty: the worker reconciles
   // the listed keys, then returns.
   controller_.RunWorker();
-  EXPECT_TRUE(gate_.IsChangeContended("uid-ns-a"));
-  EXPECT_FALSE(gate_.IsChangeContended("uid-ns-b"));
-  EXPECT_FALSE(gate_.IsChangeContended("uid-ns-c"));
+  EXPECT_TRUE(gate_.IsChangeContended("uid-ns-a", false));
+  EXPECT_FALSE(gate_.IsChangeContended("uid-ns-b", false));
+  EXPECT_FALSE(gate_.IsChangeContended("uid-ns-c", false));
   EXPECT_EQ(tracker_.Snapshot().contentions, 1);
   EXPECT_EQ(syncer_.Sync("ns/a"), SyncResult::kContended);
   EXPECT_EQ(syncer_.Sync("ns/b"), SyncResult::kQueued);
@@ -181,11 +181,11 @@ TEST_F(GateInformerTest, ListedEntriesWhoseHostAloneDiffersCountOnlyBeyondTheLim
   };
   gate_.EntriesListed(listed("few-", 5));
   EXPECT_EQ(tracker_.Snapshot().contentions, 0);
-  EXPECT_FALSE(gate_.IsChangeContended("uid-few-0"));
+  EXPECT_FALSE(gate_.IsChangeContended("uid-few-0", false));
 
   gate_.EntriesListed(listed("many-", 6));
   EXPECT_EQ(tracker_.Snapshot().contentions, 6);
-  EXPECT_TRUE(gate_.IsChangeContended("uid-many-0"));
+  EXPECT_TRUE(gate_.IsChangeContended("uid-many-0", false));
 }
 
 // A route whose entry the other routes' claims decide.
@@ -259,7 +259,7 @@ TEST_F(GateInformerTest, PeerWriteFromAStaleViewIsNotContention) {
   conflict::ContentionSnapshot s = tracker_.Snapshot();
   EXPECT_EQ(s.contentions_in_window, 0) << "a stale peer write is not a contention";
   EXPECT_FALSE(s.cutoff_active);
-  EXPECT_TRUE(gate_.IsChangeContended("uid-b-r0")) << "but we do not overwrite it meanwhile";
+  EXPECT_TRUE(gate_.IsChangeContended("uid-b-r0", false)) << "but we do not overwrite it meanwhile";
   // ...and the leader, having seen p0 go, writes the entry we compute.
   kubeclient::cache::testing::WatchScript fix;
   json fixed = ClaimRoute("b", "r0", "h0.example.com", "2026-11-29T14:00:00Z", ++rv);
@@ -267,7 +267,7 @@ TEST_F(GateInformerTest, PeerWriteFromAStaleViewIsNotContention) {
   fix.events.push_back(Event(kubeclient::WatchEventType::kModified, fixed));
   source_.AddWatch(fix);
   informer_.reflector().Step();
-  EXPECT_FALSE(gate_.IsChangeContended("uid-b-r0"));
+  EXPECT_FALSE(gate_.IsChangeContended("uid-b-r0", false));
   EXPECT_EQ(tracker_.Snapshot().contentions_in_window, 0);
 }
 

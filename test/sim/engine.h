@@ -96,12 +96,13 @@ class Engine {
     // kFailoverBound with the takeover; lease expiry (interval + retry)
     // with --takeover=off. Never derived from a replica's state.
     Duration bound{};
-    // The change's version, and when a watch first handed it (or a later
-    // version of the route) to a live replica whose caches had synced (or
-    // when they synced, if later; SeenBy): the bound counts from
-    // then, since no replica can write a change before it sees it, and the
-    // watch's delay is the simulated API server's (up to 2 s on a slow
-    // watch). Unset: counted from `changed`.
+    // The change's version, and when a watch event or a list page (a
+    // relist after a 410) first handed it (or a later version of the
+    // route) to a live replica whose caches had synced (or when they
+    // synced, if later; SeenBy): the bound counts from then, since no
+    // replica can write a change before it sees it, and the watch's delay
+    // or the list's answer time is the simulated API server's (up to 2 s
+    // on a slow watch or a stalled answer). Unset: counted from `changed`.
     int64_t seq = 0;
     std::optional<SteadyTime> seen;
   };

@@ -29,8 +29,8 @@ SimResult Engine::Run() {
           lease::LeaseStateName(static_cast<lease::LeaseState>(state)) + ")");
   });
   api_.SetDeliveryObserver([this](Kind kind, const std::string& key, int64_t seq, int receiver) {
-    // Why: a change is written no earlier than a live replica's watch
-    // brings it; the failover bound counts from then (Probe::seen).
+    // Why: a change is written no earlier than a live replica's watch (or
+    // relist) brings it; the failover bound counts from then (Probe::seen).
     if (probe_ && !probe_->seen && kind == Kind::kRoute && key == probe_->key &&
         seq >= probe_->seq) {
       SeenBy(receiver, probe_->seq);

@@ -221,9 +221,9 @@ bool SimApi::DeleteRoute(const std::string& key, bool undecodable_final_state) {
   return true;
 }
 
-StatusOr<std::vector<ObjectPtr>> SimApi::Page(Kind kind,
-                                                          const kubeclient::ListOptions& o,
-                                                          std::string* version, std::string* next) {
+StatusOr<std::vector<ObjectPtr>> SimApi::Page(Kind kind, const kubeclient::ListOptions& o,
+                                              std::string* version, std::string* next,
+                                              int receiver) {
   Status forbidden;
   if (Forbidden(kind, &forbidden)) return forbidden;
   int64_t id = 0;
@@ -252,6 +252,10 @@ StatusOr<std::vector<ObjectPtr>> SimApi::Page(Kind kind,
   const size_t end = std::min(s.items.size(), offset + limit);
   std::vector<ObjectPtr> items(s.items.begin() + static_cast<std::ptrdiff_t>(offset),
                                s.items.begin() + static_cast<std::ptrdiff_t>(end));
+  if (delivery_observer_ && receiver >= 0) {
+    // Why the snapshot's sequence: every item is as of then.
+    for (const auto& item : items) delivery_observer_(kind, item->key, s.seq, receiver);
+  }
   next->clear();
   if (end < s.items.size()) {
     *next = std::to_string(id) + ":" + std::to_string(end);
@@ -261,18 +265,19 @@ StatusOr<std::vector<ObjectPtr>> SimApi::Page(Kind kind,
   return items;
 }
 
-StatusOr<kubeclient::ListPage> SimApi::List(Kind kind, const kubeclient::ListOptions& o) {
+StatusOr<kubeclient::ListPage> SimApi::List(Kind kind, const kubeclient::ListOptions& o,
+                                            int receiver) {
   kubeclient::ListPage page;
-  auto items = Page(kind, o, &page.resource_version, &page.continue_token);
+  auto items = Page(kind, o, &page.resource_version, &page.continue_token, receiver);
   if (!items.ok()) return items.status();
   for (const auto& item : *items) page.items.push_back(item->json);
   return page;
 }
 
-StatusOr<kubeclient::RawListPage> SimApi::ListRaw(Kind kind,
-                                                              const kubeclient::ListOptions& o) {
+StatusOr<kubeclient::RawListPage> SimApi::ListRaw(Kind kind, const kubeclient::ListOptions& o,
+                                                  int receiver) {
   kubeclient::RawListPage page;
-  auto items = Page(kind, o, &page.resource_version, &page.continue_token);
+  auto items = Page(kind, o, &page.resource_version, &page.continue_token, receiver);
   if (!items.ok()) return items.status();
   for (const auto& item : *items) {
     page.items.emplace_back(page.body.size(), item->text.size());
@@ -659,14 +664,14 @@ StatusOr<kubeclient::ListPage> SimClient::List(const kubeclient::ResourceRef& re
                                                            const kubeclient::ListOptions& options) {
   if (WaitOutPartition()) return Status(StatusCode::kUnavailable, "no answer (partition)");
   if (!WaitListPage()) return Status(StatusCode::kUnavailable, "connection closed");
-  return api_.List(KindOf(res), options);
+  return api_.List(KindOf(res), options, writer_);
 }
 
 StatusOr<kubeclient::RawListPage> SimClient::ListRaw(
     const kubeclient::ResourceRef& res, const std::string&, const kubeclient::ListOptions& options) {
   if (WaitOutPartition()) return Status(StatusCode::kUnavailable, "no answer (partition)");
   if (!WaitListPage()) return Status(StatusCode::kUnavailable, "connection closed");
-  return api_.ListRaw(KindOf(res), options);
+  return api_.ListRaw(KindOf(res), options, writer_);
 }
 
 StatusOr<std::unique_ptr<kubeclient::WatchStream>> SimClient::Watch(

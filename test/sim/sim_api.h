@@ -134,10 +134,14 @@ class SimApi {
   // The API as clients see it at the server-side time of the request.
   // One page of a list: the first page snapshots the whole collection;
   // later pages (continue tokens) read that snapshot, or 410 once
-  // compaction passed it.
-  StatusOr<kubeclient::ListPage> List(Kind kind, const kubeclient::ListOptions& o);
+  // compaction passed it. `receiver` >= 0: the replica whose client gets
+  // the page; the delivery observer hears of each item (a relist brings a
+  // change as a watch event does).
+  StatusOr<kubeclient::ListPage> List(Kind kind, const kubeclient::ListOptions& o,
+                                      int receiver = -1);
   // The same page with each item as its stored text (what ListRaw gives).
-  StatusOr<kubeclient::RawListPage> ListRaw(Kind kind, const kubeclient::ListOptions& o);
+  StatusOr<kubeclient::RawListPage> ListRaw(Kind kind, const kubeclient::ListOptions& o,
+                                            int receiver = -1);
   // Opens a watch from o.resource_version ("" = now). 410 at once when the
   // version was compacted; otherwise the missed history, then live events,
   // each delivered after `lag` (in order), bookmarks, and the end at
@@ -206,7 +210,7 @@ class SimApi {
   };
   // The items of one page; sets *version and *next (the continue token).
   StatusOr<std::vector<ObjectPtr>> Page(Kind kind, const kubeclient::ListOptions& o,
-                                                    std::string* version, std::string* next);
+                                        std::string* version, std::string* next, int receiver);
 
   std::string Version(int64_t seq) const;
   std::optional<int64_t> SeqOf(const std::string& version) const;
