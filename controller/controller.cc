@@ -67,9 +67,14 @@ class Controller::RouteHandler final : public kubeclient::cache::EventHandler<Ro
     // versions, and the entry was written for a spec in between that we
     // never saw (the simulator's chaos seed 2999926567645: host changed
     // twice, the relist showed the first host's entry beside the second
-    // host, counted as a contention with one configuration).
+    // host, counted as a contention with one configuration). A spec that
+    // now names no host fixes none, so after such an update the entry's
+    // host may be any spec's in between (partitioned steady seed
+    // 203130581671392: spec.host cleared while we were cut off, the
+    // relist showed the old host's entry beside it, counted).
     const bool written_for_a_skipped_spec =
-        new_entry && !SameSpecFacts(*old_obj, *new_obj) && !EntryFitsSpec(*new_obj, *new_entry);
+        new_entry && !SameSpecFacts(*old_obj, *new_obj) &&
+        (!EntryFitsSpec(*new_obj, *new_entry) || new_obj->spec.host.empty());
     if (c_.CachesSynced() && (old_entry || new_entry) && !written_for_a_skipped_spec &&
         old_obj->metadata.uid == new_obj->metadata.uid &&
         (!old_entry || !new_entry || !kubeclient::IngressEqual(*old_entry, *new_entry))) {

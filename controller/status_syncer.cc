@@ -239,7 +239,9 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
     // we lost no write and saw no peer of ours; the block is the tracker's
     // (issue 23: a Release here made a leader follow).
     const Duration again = RecheckAfter(uid, observed.has_value());
-    return {WorkResult::kNone, again > Duration::zero(), again};
+    WorkOutcome outcome{WorkResult::kNone, again > Duration::zero(), again};
+    outcome.not_sent = true;
+    return outcome;
   }
   if (AwaitingOwnEcho(key, route->metadata.resource_version)) {
     // Why: we already wrote over this cached version and its echo has not

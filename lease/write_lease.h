@@ -40,6 +40,11 @@ struct WorkOutcome {
   // router name's other writers, so a follower taking over goes on at once
   // with the next version rather than waiting again.
   bool owner_moved_version = false;
+  // With kNone and `retry`: no request was sent (the status path holds the
+  // key back for `retry_after`, e.g. a contention block): nothing was
+  // learnt about the API server or our router name's other writers, so a
+  // follower taking over goes on with its other held work at once.
+  bool not_sent = false;
   // With kRelease: our watch already shows the write that beat ours (the
   // cache holds the version the server now has), so the lease need not
   // pause takeovers for the watch to catch up.

@@ -305,6 +305,22 @@ TEST_F(TakeoverLeaseTest, OwnerUpdateThatBeatATakeoverIsRetriedAtOnce) {
   EXPECT_EQ(lease.State(), LeaseState::kLeader);
 }
 
+// A takeover of a key the status path holds back (a contention block: no
+// request sent) learnt nothing: the next held key is taken over at once,
+// not after the retry interval's pause (partitioned outage seed
+// 78546428214159: the probe's change waited 3.4 s behind a Suspect route).
+TEST_F(TakeoverLeaseTest, TakeoverOfAKeyHeldBackGoesOnWithTheNext) {
+  BackoffWriteLease lease(clock_, Options());
+  FollowAtTheCap(lease);
+  WorkOutcome held_back{WorkResult::kNone, true, seconds(15)};
+  held_back.not_sent = true;
+  lease.Try("a", Record("a", held_back));
+  lease.Try("b", Record("b", kExtendOutcome));
+  EXPECT_EQ(RunAtNextDue(lease), 2);  // "a" held back, then "b" at once
+  EXPECT_EQ(ran_, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(lease.State(), LeaseState::kLeader);
+}
+
 // ... but if the leader wrote in between, it is alive: the key's next
 // change waits D (+ jitter) again, as any held change.
 TEST_F(TakeoverLeaseTest, OwnerUpdateThatBeatATakeoverWaitsAgainAfterLeaderProgress) {

@@ -105,6 +105,9 @@ class Engine {
     // on a slow watch or a stalled answer). Unset: counted from `changed`.
     int64_t seq = 0;
     std::optional<SteadyTime> seen;
+    // A live replica received it before its caches had synced; `seen` is
+    // set when they do (SeenBy).
+    bool awaiting_sync = false;
   };
 
   // Randomness: one generator for the whole run.
@@ -169,6 +172,12 @@ class Engine {
   int LeaderSlot() const;
   // The failover bound (see Probe::bound).
   Duration FailoverBound() const;
+  // Routes whose entry on the server is not the one the oracle expects
+  // (writes still to be made), the broken and failing routes left out.
+  int64_t UnwrittenChanges() const;
+  // 10 s after a partition ends: its probe's change must have been
+  // written (checked again once the probe's bound has passed, if later).
+  void CheckPartitionProbeWritten();
 
   void CheckConvergence();
   void CheckCaches();
@@ -250,6 +259,11 @@ class Engine {
   // entry since (each restarts its per-key backoff).
   std::map<std::string, SteadyTime> failing_since_;
   std::map<std::string, int64_t> failing_entry_changes_;
+  // Per owner's operation, by the version it committed last: how many
+  // routes' expected entries it changed (a namespace's label change: the
+  // routes it moves into or out of the shard, and their hosts' other
+  // claimants).
+  std::map<int64_t, int64_t> routes_changed_at_;
   int64_t coalesce_count_ = 0;
   SteadyTime last_quiet_check_{};
   SteadyTime last_records_check_{};

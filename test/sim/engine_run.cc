@@ -195,6 +195,10 @@ SimResult Engine::Run() {
   result_.stalled_answers = api_.stalls().answers;
   result_.stalled_events = api_.stalls().events;
   result_.stalled_write_events = api_.stalls().write_events;
+  for (int64_t seq : api_.stalls().namespace_event_seqs) {
+    auto it = routes_changed_at_.find(seq);
+    if (it != routes_changed_at_.end()) result_.stale_view_routes += it->second;
+  }
   CheckCaches();
   if (clock_.Now() < settle) {  // what only a quiet fleet promises
     CheckRecords(true);
@@ -274,10 +278,19 @@ void Engine::CheckBounds() {
   const int64_t broken_puts = broken_route_.empty() ? 0 : api_.puts_of(broken_route_);
   const int64_t puts = result_.puts - result_.failing_route_puts - broken_puts;
   const int64_t writes = result_.writes - broken_writes_;
-  if (static_cast<double>(writes) > static_cast<double>(changes) * 1.05 + n) {
+  // Why the stale views: a replica whose namespace watch lags sees the
+  // shard as it was; each route whose expected entry the lagging namespace
+  // change altered may be written once from that view (its route events,
+  // or its host's claimants', in the meantime) and once more when the view
+  // catches up (issue 23: steady seed 67711477176989, a 1.2 s lag, five
+  // entries written stale and corrected 0.2-0.6 s later). The number is
+  // the simulator's: its stalled deliveries and the owner's change.
+  const int64_t stale_view = result_.stale_view_routes;
+  if (static_cast<double>(writes) > static_cast<double>(changes) * 1.05 + n + stale_view) {
     Fail("write bound: " + std::to_string(writes) + " successful status writes for " +
-         std::to_string(changes) + " changes with " + std::to_string(n) +
-         " replicas (bound changes x 1.05 + N)");
+         std::to_string(changes) + " changes with " + std::to_string(n) + " replicas and " +
+         std::to_string(stale_view) +
+         " routes behind stalled namespace events (bound changes x 1.05 + N + those routes)");
   }
   // Why 1.2 with a slow leader: issue 12's goal when every PUT takes 1 s
   // (a write in flight is not yet on anyone's watch).
@@ -293,8 +306,8 @@ void Engine::CheckBounds() {
   // its extra conflicts). Why the owners' conflicts: an owner's update
   // landing while a PUT is on its way refuses it whoever sends it.
   // Both are counted by the simulated server, never by a replica.
-  const int64_t environment_puts =
-      result_.stalled_requests + result_.stalled_write_events + result_.owner_conflicts;
+  const int64_t environment_puts = result_.stalled_requests + result_.stalled_write_events +
+                                   result_.owner_conflicts + stale_view;
   if (static_cast<double>(puts) >
       static_cast<double>(changes) * per_change + n + crash_puts + environment_puts) {
     Fail("PUT bound: " + std::to_string(puts) + " status PUTs (" +
@@ -302,10 +315,11 @@ void Engine::CheckBounds() {
          " changes with " + std::to_string(n) + " replicas, " + std::to_string(result_.crashes) +
          " crashes, " + std::to_string(result_.stalled_requests) + " stalled requests, " +
          std::to_string(result_.stalled_write_events) + " stalled write events and " +
-         std::to_string(result_.owner_conflicts) + " owners' conflicts (bound changes x " +
+         std::to_string(result_.owner_conflicts) + " owners' conflicts, " +
+         std::to_string(stale_view) + " routes behind stalled namespace events (bound changes x " +
          (slow ? "1.2" : "1.1") +
          " + N + crashes x (N-1) + stalled requests + stalled write events + owners' "
-         "conflicts)");
+         "conflicts + those routes)");
   }
   for (const std::string& failing : {failing_route_, broken_route_}) {
     if (failing.empty()) continue;

@@ -249,6 +249,7 @@ int main(int argc, char** argv) {
                   << " stalled_answers=" << r.stalled_answers
                   << " stalled_events=" << r.stalled_events
                   << " stalled_write_events=" << r.stalled_write_events
+                  << " stale_view_routes=" << r.stale_view_routes
                   << " owner_conflicts=" << r.owner_conflicts << " simulated_s="
                   << std::chrono::duration_cast<std::chrono::seconds>(r.simulated).count()
                   << " perturbations=\"" << r.perturbations << "\"\n";

@@ -299,7 +299,7 @@ StatusOr<std::shared_ptr<SimWatch>> SimApi::Watch(Kind kind,
     if (seq) from = *seq;
   }
   auto watch = std::make_shared<SimWatch>(kind, scheduler_.clock(), lag, rng_, delivery_observer_,
-                                          kind == Kind::kRoute ? &stalls_ : nullptr, receiver);
+                                          &stalls_, receiver);
   watch->allow_bookmarks = o.allow_bookmarks;
   if (gone) {
     // Why both: kube-apiserver answers an expired version with 410 on the
@@ -501,8 +501,12 @@ void SimWatch::Push(WatchEvent event, const std::string& key, int64_t seq, bool 
   Duration slow;
   const Duration lag = lag_.Sample(rng_, &slow);
   if (stalls_ != nullptr && !key.empty() && Stalls::Stalled(lag, slow)) {
-    ++stalls_->events;
-    if (status_write) ++stalls_->write_events;
+    if (kind_ == Kind::kNamespace) {
+      stalls_->namespace_event_seqs.push_back(seq);
+    } else {
+      ++stalls_->events;
+      if (status_write) ++stalls_->write_events;
+    }
   }
   const SteadyTime at = std::max(last_, clock_.Now() + lag);
   last_ = at;

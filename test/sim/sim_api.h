@@ -73,6 +73,9 @@ struct Stalls {
   int64_t answers = 0;   // its answer reaching the replica
   int64_t events = 0;  // a route watch event
   int64_t write_events = 0;  // of which the event of a replica's status write
+  // A namespace watch event, by its version (once per stalled delivery):
+  // the replica's view of the shard is that much behind the server's.
+  std::vector<int64_t> namespace_event_seqs;
   // Counts `delay` when its slow part made it longer than kFloor.
   static bool Stalled(Duration delay, Duration slow_part) {
     return slow_part > Duration::zero() && delay > kFloor;

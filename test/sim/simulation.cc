@@ -39,7 +39,7 @@ std::string ReproCommand(const SimOptions& o, const std::string& binary) {
   out << binary << " --seed=" << o.seed << " --scenario=" << ScenarioName(o.scenario);
   // Always: route-sim's default differs from SimOptions' (see perturb).
   out << " --perturb=" << (o.perturb ? 1 : 0);
-  if (o.partition) out << " --partition=1";
+  if (o.perturb && !o.partition) out << " --partition=0";
   auto ms = [](Duration x) { return std::chrono::duration_cast<milliseconds>(x).count(); };
   if (o.replicas != d.replicas) out << " --replicas=" << o.replicas;
   if (o.routes != d.routes) out << " --routes=" << o.routes;
