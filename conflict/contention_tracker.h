@@ -172,7 +172,7 @@ class ContentionTracker {
   Duration RecheckAfter(const std::string& uid) const;
   // True if we must not create our entry of `uid` (absent now): the route
   // itself is blocked as IsChangeContended says (Suspect, Contended, held),
-  // the cut-off aside. Why: another writer's removal of an entry we keep is
+  // the cut-off and the beyond_view exception aside. Why: another writer's removal of an entry we keep is
   // a view difference like any other (issue 23: a replica whose namespace
   // watch lagged re-created entries a peer had just removed, and removed
   // them again a moment later). The cut-off does not block creations, so

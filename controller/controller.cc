@@ -72,9 +72,10 @@ class Controller::RouteHandler final : public kubeclient::cache::EventHandler<Ro
     // host may be any spec's in between (partitioned steady seed
     // 203130581671392: spec.host cleared while we were cut off, the
     // relist showed the old host's entry beside it, counted).
+    const bool host_cleared = !old_obj->spec.host.empty() && new_obj->spec.host.empty();
     const bool written_for_a_skipped_spec =
         new_entry && !SameSpecFacts(*old_obj, *new_obj) &&
-        (!EntryFitsSpec(*new_obj, *new_entry) || new_obj->spec.host.empty());
+        (!EntryFitsSpec(*new_obj, *new_entry) || host_cleared);
     if (c_.CachesSynced() && (old_entry || new_entry) && !written_for_a_skipped_spec &&
         old_obj->metadata.uid == new_obj->metadata.uid &&
         (!old_entry || !new_entry || !kubeclient::IngressEqual(*old_entry, *new_entry))) {

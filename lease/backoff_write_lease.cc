@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <tuple>
 
 #include <glog/logging.h>
 
@@ -479,14 +480,22 @@ void BackoffWriteLease::TransitionLocked(LeaseState to, const char* cause, Fired
     // backlog last, 18.5 s after it (partitioned slow-leader seed
     // 256506158515051).
     const SteadyTime now = clock_.Now();
-    std::vector<std::pair<SteadyTime, std::string>> promote;
+    // Parked keys (known to fail) last. A key that stopped being held for
+    // a while (a retry) counts from when it was held again.
+    struct Promoted {
+      bool parked;
+      SteadyTime since;
+      std::string key;
+    };
+    std::vector<Promoted> promote;
     for (const auto& [due, seq, key] : due_) {
       const Slot& slot = slots_.at(key);
-      if (due > now && slot.lease_deferred) promote.emplace_back(slot.held_since, key);
+      if (due > now && slot.lease_deferred) promote.push_back({slot.parked, slot.held_since, key});
     }
-    std::stable_sort(promote.begin(), promote.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (const auto& [since, key] : promote) ScheduleLocked(key, slots_.at(key), now, false);
+    std::stable_sort(promote.begin(), promote.end(), [](const Promoted& a, const Promoted& b) {
+      return std::tie(a.parked, a.since) < std::tie(b.parked, b.since);
+    });
+    for (const Promoted& p : promote) ScheduleLocked(p.key, slots_.at(p.key), now, false);
     for (auto& [key, slot] : slots_) {
       if (slot.running && slot.work && slot.lease_deferred) {
         slot.due = std::min(slot.due, now);
@@ -537,6 +546,7 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
   const bool sampled = state_ != LeaseState::kLeader;
   const uint64_t follows_before = follows_;
   const uint64_t peer_writes_before = peer_writes_;
+  const uint64_t waits_before = takeover_.waits_started();
   {
     Slot& slot = slots_.at(key);
     work = std::move(slot.work);
@@ -621,8 +631,11 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
   const bool caught_up = outcome.watch_caught_up || peer_writes_ != peer_writes_before ||
                          slot.write_seen.has_value();
   ApplyLocked(outcome.result, now, caught_up, fired);
-  if (taking_over && outcome.owner_moved_version && state_ == LeaseState::kFollower) {
-    slot.resume_wait = takeover_.waits_started();
+  // Why only if no wait started while ours was out: a peer's write then
+  // showed the leader's progress, and the key's next change waits anew.
+  if (taking_over && outcome.owner_moved_version && state_ == LeaseState::kFollower &&
+      takeover_.waits_started() == waits_before) {
+    slot.resume_wait = waits_before;
   }
   if (outcome.result == WorkResult::kRelease) {
     if (!sampled) {

@@ -187,9 +187,11 @@ class BackoffWriteLease final : public WriteLease {
     SteadyTime held_since{};      // when it last became held
     double takeover_draw = 0;     // its jitter draw (per-change takeover)
     // Set when its takeover's write got a 409 from an owner's update
-    // (WorkOutcome::owner_moved_version): the takeover wait then running
-    // (TakeoverTimer::waits_started()). While that wait goes on, the key's
-    // next change continues it rather than starting a new one.
+    // (WorkOutcome::owner_moved_version) and no wait started while it was
+    // out: the takeover wait then running (TakeoverTimer::waits_started()).
+    // While that wait goes on, the key held again (its next change, or its
+    // retry deferred because we follow) continues it rather than starting
+    // a new one, so it is taken over at once.
     std::optional<uint64_t> resume_wait;
     // While its work runs: when a write of this key first reached our
     // watch (Extend, either writer): the write that beat ours, if ours

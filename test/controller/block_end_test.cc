@@ -239,6 +239,28 @@ TEST_F(BlockEndTest, RelistSpanningAHostChangeIsNoContention) {
   EXPECT_EQ(h_.ServerEntry("ns", "a")->host, "a3.example.com");
 }
 
+// A suspicion blocks only what a view explains: a Suspect route whose own
+// spec then changes (a new host) is written at once, not after the 15 s
+// block (partitioned claims seed 106044529741049: 9.6 s).
+TEST_F(BlockEndTest, SuspectRouteWhoseHostChangesIsWrittenAtOnce) {
+  CreateAdmitted("a");
+  Scribble("a", [](json& e) {  // a peer whose view says the host is taken
+    e["conditions"][0]["status"] = "False";
+    e["conditions"][0]["reason"] = "HostAlreadyClaimed";
+  });
+  h_.Drain();
+  ASSERT_EQ(tracker_.Snapshot().suspect_routes, 1u);
+  const int writes = h_.api.successful_puts;
+  json o = h_.api.Object("ns", "a");
+  o["spec"]["host"] = "a4.example.com";
+  h_.api.Put(o);
+  h_.Deliver("ns", "a");
+  h_.Drain();
+  EXPECT_EQ(h_.api.successful_puts, writes + 1);
+  EXPECT_EQ(h_.ServerEntry("ns", "a")->host, "a4.example.com");
+  EXPECT_EQ(tracker_.Snapshot().contentions, 0);
+}
+
 // ... and so does one that cleared spec.host: the relist showed the old
 // host's entry (a peer's, written while we were cut off) beside a spec
 // that names no host, so the entry may be for any spec in between

@@ -305,6 +305,30 @@ TEST_F(TakeoverLeaseTest, OwnerUpdateThatBeatATakeoverIsRetriedAtOnce) {
   EXPECT_EQ(lease.State(), LeaseState::kLeader);
 }
 
+// ... and so does a peer's write that reached our watch while the
+// takeover's write was out: the leader is alive.
+TEST_F(TakeoverLeaseTest, OwnerUpdateThatBeatATakeoverWaitsAgainAfterProgressDuringIt) {
+  BackoffWriteLease lease(clock_, Options());
+  FollowAtTheCap(lease);
+  WorkOutcome owner_moved{WorkResult::kNone, true};
+  owner_moved.owner_moved_version = true;
+  lease.Try("a", [this, &lease, owner_moved] {
+    ran_.push_back("a");
+    clock_.Advance(milliseconds(10));
+    lease.Extend("b", EntryWriter::kPeer);  // the leader's write of another key
+    return owner_moved;
+  });
+  EXPECT_EQ(RunAtNextDue(lease), 1);
+  // The owner's update reaches the watch after a whole wait has passed
+  // since that write: the key's change still waits D (+ jitter) from now.
+  clock_.Advance(seconds(2));
+  const SteadyTime queued = clock_.Now();
+  lease.Try("a", Record("a", kExtendOutcome));
+  EXPECT_EQ(lease.RunDue(), 0);
+  EXPECT_EQ(RunAtNextDue(lease), 1);
+  EXPECT_GE(Since(queued), milliseconds(500));
+}
+
 // A takeover of a key the status path holds back (a contention block: no
 // request sent) learnt nothing: the next held key is taken over at once,
 // not after the retry interval's pause (partitioned outage seed

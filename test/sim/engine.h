@@ -178,6 +178,9 @@ class Engine {
   // 10 s after a partition ends: its probe's change must have been
   // written (checked again once the probe's bound has passed, if later).
   void CheckPartitionProbeWritten();
+  // SimApi::RaceHook: with the lost-races perturbation, some takeover
+  // writes (a follower's) are beaten by a racing peer's identical write.
+  bool RaceTakeover(int writer, const std::string& key);
 
   void CheckConvergence();
   void CheckCaches();
@@ -248,6 +251,10 @@ class Engine {
   // stay what they were before it was added.
   std::mt19937_64 partition_rng_;
   bool partition_ = false;
+  // Lost takeover races (SimApi::RaceHook): drawn from their own generator.
+  std::mt19937_64 race_rng_;
+  bool races_ = false;
+  int64_t races_injected_ = 0;
   int partitions_ = 0;  // leaders partitioned so far
   // Perturbation: the route whose status PUTs always fail until the last
   // change; its changes, PUTs and writes are outside the bounds (its own

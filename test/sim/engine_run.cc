@@ -28,6 +28,8 @@ SimResult Engine::Run() {
     Trace("conflict for replica " + std::to_string(writer) + " on " + key + " (" +
           lease::LeaseStateName(static_cast<lease::LeaseState>(state)) + ")");
   });
+  api_.SetRaceHook(
+      [this](int writer, const std::string& key) { return RaceTakeover(writer, key); });
   api_.SetDeliveryObserver([this](Kind kind, const std::string& key, int64_t seq, int receiver) {
     // Why: a change is written no earlier than a live replica's watch (or
     // relist) brings it; the failover bound counts from then (Probe::seen).
@@ -154,6 +156,7 @@ SimResult Engine::Run() {
     if (skew_clocks_) p += std::string(p.empty() ? "" : ", ") + "skew";
     if (coalesce_) p += std::string(p.empty() ? "" : ", ") + "coalesce";
     if (partition_) p += std::string(p.empty() ? "" : ", ") + "partition";
+    if (races_) p += std::string(p.empty() ? "" : ", ") + "lost-races";
     if (!p.empty()) result_.perturbations = p;
   }
 
@@ -306,8 +309,11 @@ void Engine::CheckBounds() {
   // its extra conflicts). Why the owners' conflicts: an owner's update
   // landing while a PUT is on its way refuses it whoever sends it.
   // Both are counted by the simulated server, never by a replica.
+  // Why the lost races: each is the racing peer's PUT beside our follower's
+  // losing one, where the follower alone would have written (one more).
+  result_.lost_races = races_injected_;
   const int64_t environment_puts = result_.stalled_requests + result_.stalled_write_events +
-                                   result_.owner_conflicts + stale_view;
+                                   result_.owner_conflicts + stale_view + races_injected_;
   if (static_cast<double>(puts) >
       static_cast<double>(changes) * per_change + n + crash_puts + environment_puts) {
     Fail("PUT bound: " + std::to_string(puts) + " status PUTs (" +
@@ -316,10 +322,10 @@ void Engine::CheckBounds() {
          " crashes, " + std::to_string(result_.stalled_requests) + " stalled requests, " +
          std::to_string(result_.stalled_write_events) + " stalled write events and " +
          std::to_string(result_.owner_conflicts) + " owners' conflicts, " +
-         std::to_string(stale_view) + " routes behind stalled namespace events (bound changes x " +
-         (slow ? "1.2" : "1.1") +
+         std::to_string(stale_view) + " routes behind stalled namespace events, " +
+         std::to_string(races_injected_) + " lost races (bound changes x " + (slow ? "1.2" : "1.1") +
          " + N + crashes x (N-1) + stalled requests + stalled write events + owners' "
-         "conflicts + those routes)");
+         "conflicts + those routes + lost races)");
   }
   for (const std::string& failing : {failing_route_, broken_route_}) {
     if (failing.empty()) continue;

@@ -250,6 +250,7 @@ int main(int argc, char** argv) {
                   << " stalled_events=" << r.stalled_events
                   << " stalled_write_events=" << r.stalled_write_events
                   << " stale_view_routes=" << r.stale_view_routes
+                  << " lost_races=" << r.lost_races
                   << " owner_conflicts=" << r.owner_conflicts << " simulated_s="
                   << std::chrono::duration_cast<std::chrono::seconds>(r.simulated).count()
                   << " perturbations=\"" << r.perturbations << "\"\n";

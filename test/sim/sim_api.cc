@@ -383,6 +383,27 @@ StatusOr<json> SimApi::WriteStatus(int writer, const std::string& key,
     ++counts.errors;
     return f->second;
   }
+  auto current = [&] {
+    const json& stored = it->second->json;
+    return !(rv && *rv != stored["metadata"]["resourceVersion"]) &&
+           !(uid && *uid != stored["metadata"]["uid"]);
+  };
+  if (current() && race_hook_ && race_hook_(writer, key)) {
+    // The racing peer's copy of this request lands first (it read the
+    // same, current version).
+    PutCounts& peer = puts_[kRacingPeer];
+    ++peer.attempts;
+    ++peer.success;
+    ++puts_by_key_[key];
+    const ObjectPtr before = it->second;
+    json updated = before->json;
+    updated["status"] = status_of(before->json);
+    committing_status_write_ = true;
+    Commit(Kind::kRoute, key, std::move(updated), WatchEventType::kModified);
+    committing_status_write_ = false;
+    it = objects_[0].find(key);
+    if (write_observer_) write_observer_(writer, *before, *it->second);
+  }
   const json& stored = it->second->json;
   if ((rv && *rv != stored["metadata"]["resourceVersion"]) ||
       (uid && *uid != stored["metadata"]["uid"])) {
@@ -725,9 +746,14 @@ StatusOr<json> SimClient::SendOneObjectRequest(
   const Delay response = delays_.put_response;
   Duration slow;
   const Duration request = delays_.put_request.Sample(rng_, &slow);
-  if (Stalls::Stalled(request, slow)) ++api_.stalls().requests;
-  scheduler_.After(request, [&api, &scheduler, &rng, response, writer = writer_, apply, reply] {
+  const bool stalled = Stalls::Stalled(request, slow);
+  if (stalled) ++api_.stalls().requests;
+  const Duration stall = stalled ? slow : Duration::zero();
+  scheduler_.After(request, [&api, &scheduler, &rng, response, writer = writer_, apply, reply,
+                             stall] {
+    api.set_request_stall(stall);
     StatusOr<json> result = apply(api, writer);
+    api.set_request_stall(Duration::zero());
     Duration slow_answer;
     const Duration answer = response.Sample(rng, &slow_answer);
     if (Stalls::Stalled(answer, slow_answer)) ++api.stalls().answers;

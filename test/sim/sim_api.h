@@ -96,6 +96,15 @@ class SimApi {
       std::function<void(int writer, const StoredObject& before, const StoredObject& written)>;
   // Called after each status PUT that failed with a conflict.
   using ConflictObserver = std::function<void(int writer, const std::string& key)>;
+  // Asked at each status write that reaches the server (before its
+  // resourceVersion guard): true makes a racing peer of the same router
+  // name land the very same request first, as if another replica had taken
+  // the same change over a moment earlier, so this one gets a 409 (a lost
+  // takeover race). The peer's write is reported to the write observer as
+  // `writer`'s (it wrote what `writer` would have) and counted as a PUT of
+  // its own (kRacingPeer).
+  using RaceHook = std::function<bool(int writer, const std::string& key)>;
+  static constexpr int kRacingPeer = 1000;
   // Called when a watch hands replica `receiver`'s client the event of
   // `key`'s version `seq` (the time it reached that replica).
   using DeliveryObserver =
@@ -106,6 +115,12 @@ class SimApi {
 
   void SetWriteObserver(WriteObserver observer) { write_observer_ = std::move(observer); }
   void SetConflictObserver(ConflictObserver observer) { conflict_observer_ = std::move(observer); }
+  void SetRaceHook(RaceHook hook) { race_hook_ = std::move(hook); }
+  // While a status request is applied: how much longer than its usual
+  // latency the simulated network held it back (a stall, Stalls); zero
+  // otherwise. The write observer may read it.
+  Duration request_stall() const { return request_stall_; }
+  void set_request_stall(Duration stall) { request_stall_ = stall; }
   // Applies to watches opened afterwards.
   void SetDeliveryObserver(DeliveryObserver observer) { delivery_observer_ = std::move(observer); }
   // The version of the last change committed (the global sequence).
@@ -246,6 +261,8 @@ class SimApi {
   bool committing_status_write_ = false;  // while WriteStatus commits
   WriteObserver write_observer_;
   ConflictObserver conflict_observer_;
+  Duration request_stall_ = Duration::zero();
+  RaceHook race_hook_;
   DeliveryObserver delivery_observer_;
   Stalls stalls_;
 };

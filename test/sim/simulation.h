@@ -138,6 +138,8 @@ struct SimResult {
   // whose expected entries that namespace change altered (summed over
   // stalled deliveries).
   int64_t stale_view_routes = 0;
+  // Takeover writes a racing peer's identical write beat (SimApi::RaceHook).
+  int64_t lost_races = 0;
   // The perturbations this run drew ("none", or e.g. "broken-route ns-1/r3
   // (403), skew, coalesce").
   std::string perturbations = "none";
