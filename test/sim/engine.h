@@ -132,6 +132,9 @@ class Engine {
   // could not list namespaces until 59 s: RBAC 403 at start, then the
   // relist backoff).
   void SeenBy(int replica, int64_t probe_seq);
+  // When the probe's bound starts: the later of when a live, synced replica
+  // received the change (else the change) and the last lost race. Needs probe_.
+  SteadyTime ProbeStart() const;
   void At(SteadyTime t, std::function<void()> fn) { scheduler_.At(t, std::move(fn)); }
   void After(Duration d, std::function<void()> fn) { scheduler_.After(d, std::move(fn)); }
   SteadyTime T(Duration since_start) const { return clock_.start() + since_start; }
@@ -255,6 +258,7 @@ class Engine {
   std::mt19937_64 race_rng_;
   bool races_ = false;
   int64_t races_injected_ = 0;
+  SteadyTime last_race_{};  // when the last race was lost (a racing peer's write)
   int partitions_ = 0;  // leaders partitioned so far
   // Perturbation: the route whose status PUTs always fail until the last
   // change; its changes, PUTs and writes are outside the bounds (its own

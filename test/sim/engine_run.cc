@@ -299,6 +299,16 @@ void Engine::CheckBounds() {
   // (a write in flight is not yet on anyone's watch).
   const bool slow = o_.scenario == Scenario::kSlowLeader;
   const double per_change = slow ? 1.2 : 1.1;
+  // Why one more election's worth (N-1) with a slow leader: its followers
+  // learn its pace from their waits and their own answers, and one slow
+  // sample alone never sets D (DeadlineEstimator, a choice: a stalled
+  // answer among fast ones must not double the failover time, issue 23).
+  // A follower that has seen one 1 s answer (its lost election write) and
+  // no slow wait yet takes the first change after start-up over after
+  // 0.5 s + jitter, as all its peers may (slow-leader seed 82375480860898:
+  // 8 changes, 5 replicas, no race and no crash; 4 takeovers of the first
+  // change, 18 PUTs against 15.6).
+  const int64_t unlearnt_pace_puts = slow ? n - 1 : 0;
   // Why the stalls: a status request (or its answer) the simulator holds
   // back past the takeover floor makes a live leader look dead to its
   // followers for that long, and one of them takes over (or a follower's
@@ -309,13 +319,20 @@ void Engine::CheckBounds() {
   // its extra conflicts). Why the owners' conflicts: an owner's update
   // landing while a PUT is on its way refuses it whoever sends it.
   // Both are counted by the simulated server, never by a replica.
-  // Why the lost races: each is the racing peer's PUT beside our follower's
-  // losing one, where the follower alone would have written (one more).
+  // Why the lost races as crashes (N-1 each): the racing peer that wins
+  // writes nothing more, like a new leader that died at once, so the
+  // fleet elects again (the follower's losing PUT stands where its winning
+  // one would have). Counting one PUT a race held on average, not per seed
+  // (issue 23's soak at 73a49b2: 9 slow-leader seeds over by 3-11 PUTs
+  // with 3-5 races, each race followed by the followers' takeovers of the
+  // next change at once).
   result_.lost_races = races_injected_;
+  const int64_t race_puts = races_injected_ * std::max<int64_t>(1, n - 1);
   const int64_t environment_puts = result_.stalled_requests + result_.stalled_write_events +
-                                   result_.owner_conflicts + stale_view + races_injected_;
+                                   result_.owner_conflicts + stale_view + race_puts;
   if (static_cast<double>(puts) >
-      static_cast<double>(changes) * per_change + n + crash_puts + environment_puts) {
+      static_cast<double>(changes) * per_change + n + crash_puts + environment_puts +
+          unlearnt_pace_puts) {
     Fail("PUT bound: " + std::to_string(puts) + " status PUTs (" +
          std::to_string(result_.conflicts) + " conflicts) for " + std::to_string(changes) +
          " changes with " + std::to_string(n) + " replicas, " + std::to_string(result_.crashes) +
@@ -324,8 +341,8 @@ void Engine::CheckBounds() {
          std::to_string(result_.owner_conflicts) + " owners' conflicts, " +
          std::to_string(stale_view) + " routes behind stalled namespace events, " +
          std::to_string(races_injected_) + " lost races (bound changes x " + (slow ? "1.2" : "1.1") +
-         " + N + crashes x (N-1) + stalled requests + stalled write events + owners' "
-         "conflicts + those routes + lost races)");
+         " + N + crashes x (N-1) + (slow leader: N-1) + stalled requests + stalled write events + owners' "
+         "conflicts + those routes + lost races x (N-1))");
   }
   for (const std::string& failing : {failing_route_, broken_route_}) {
     if (failing.empty()) continue;
