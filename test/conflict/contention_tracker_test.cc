@@ -741,6 +741,44 @@ TEST_F(TrackerTest, AFightAnsweringTheProbeIsHeld) {
   EXPECT_FALSE(t.IsChangeContended(uid(0)));
 }
 
+// Issue 23, fight seed 179923308602931: a follower that listed a route
+// after its leader wrote it has no record of it; when another writer then
+// replaces our entry after the cut-off engaged, the fight must still be
+// remembered, so that the leader's rewrite at the flush is the probe and
+// the other writer's answer holds the route (before, the follower
+// forgot it, took the answer for a first contention, and probed again
+// itself once it led: the fight went on every window).
+TEST_F(TrackerTest, ARouteFirstFoughtUnderTheCutoffIsHeldAfterItsProbe) {
+  ContentionTrackerOptions o = Options();
+  o.limit = 1;
+  ContentionTracker t(clock_, o);
+  for (int i = 0; i < 2; ++i) Fight(t, i);
+  ASSERT_TRUE(t.Snapshot().cutoff_active);
+  const RouteIngress ours = Entry("late.example.com");
+  const RouteIngress theirs = Entry("late.other.com", "router.other.com");
+  t.Changed("late", "ns/late", ours, theirs, &ours);  // no record before: listed as ours
+  EXPECT_TRUE(t.IsChangeContended("late")) << "the cut-off blocks it";
+  EXPECT_GT(t.RecheckAfter("late"), seconds(0)) << "asked again at the flush";
+  clock_.Advance(t.NextFlush() - clock_.Now());
+  EXPECT_FALSE(t.IsChangeContended("late")) << "the block ended";
+  t.Changed("late", "ns/late", theirs, ours, &ours);  // our leader's probe
+  clock_.Advance(seconds(30));
+  t.Changed("late", "ns/late", ours, theirs, &ours);  // the other writer answers
+  clock_.Advance(minutes(30));
+  EXPECT_TRUE(t.IsChangeContended("late")) << "a live fight: held";
+  EXPECT_EQ(t.RecheckAfter("late"), seconds(0)) << "held, not re-queued";
+  // Another writer's value we never computed (a stale entry replaced) is no fight.
+  const RouteIngress stale = Entry("stale.example.com");
+  for (int i = 2; i < 4; ++i) Fight(t, i);
+  ASSERT_TRUE(t.Snapshot().cutoff_active);
+  t.Changed("other", "ns/other", stale, theirs, &ours);
+  clock_.Advance(t.NextFlush() - clock_.Now());
+  t.Changed("other", "ns/other", theirs, ours, &ours);
+  t.Changed("other", "ns/other", ours, theirs, &ours);
+  clock_.Advance(minutes(30));
+  EXPECT_FALSE(t.IsChangeContended("other")) << "counted once, not held";
+}
+
 // A careless writer's value is repaired by the probe and, left alone
 // afterwards, never held.
 TEST_F(TrackerTest, ACarelessWriterIsRepairedOnce) {
