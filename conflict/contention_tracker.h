@@ -147,7 +147,9 @@ class ContentionTracker {
   // value our view caught up with was no disagreement; left Suspect, our
   // next legitimate write of it, however much later, counted as the
   // restore that arms it, and a peer's next view difference then counted as
-  // a contention with one configuration (issue 23, claims seed 33).
+  // a contention with one configuration (issue 23, claims seed 33). Also
+  // when the route's spec changed what an entry states: the suspicion was
+  // about the old spec's entry.
   void Agreed(const std::string& uid);
   // The route was deleted.
   void Forget(const std::string& uid);

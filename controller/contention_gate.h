@@ -78,6 +78,11 @@ class ContentionGate {
   // A reconcile found our entry of `uid` already what we compute (or none,
   // and we would have none): nothing of ours disagrees with it now.
   virtual void EntryAgrees(const std::string& uid) { (void)uid; }
+  // The route's spec changed what an entry states (its host or wildcard
+  // policy): a suspicion about its entry (a view difference) was about the
+  // old spec and ends, so the new spec's entry is written (or re-created)
+  // at once. Counted suspicions and contentions stay.
+  virtual void SpecChanged(const std::string& uid) { (void)uid; }
   // After our successful write: `written` is the entry we wrote, or nullopt
   // when we removed it.
   virtual void Clear(const std::string& uid,

@@ -76,6 +76,18 @@ class Controller::RouteHandler final : public kubeclient::cache::EventHandler<Ro
     const bool written_for_a_skipped_spec =
         new_entry && !SameSpecFacts(*old_obj, *new_obj) &&
         (!EntryFitsSpec(*new_obj, *new_entry) || host_cleared);
+    // Why a spec change ends a suspicion: the view difference it stands for
+    // (a peer's older or newer view of namespaces or host claims) concerned
+    // the old spec's entry; held 15 s, the new spec's entry missed the
+    // failover bound when the suspect write's author then died (partitioned
+    // claims seed 156957148746238 and outage seed 104768407171825: a
+    // namespace left and rejoined the shard, the leader removed our entry
+    // from its older view and was cut off, and the owner's next host change
+    // waited 11.1 and 6.2 s). Before EntryChanged, which judges the new
+    // entry against the new spec.
+    if (!SameSpecFacts(*old_obj, *new_obj) && old_obj->metadata.uid == new_obj->metadata.uid) {
+      c_.gate_.SpecChanged(new_obj->metadata.uid);
+    }
     if (c_.CachesSynced() && (old_entry || new_entry) && !written_for_a_skipped_spec &&
         old_obj->metadata.uid == new_obj->metadata.uid &&
         (!old_entry || !new_entry || !kubeclient::IngressEqual(*old_entry, *new_entry))) {

@@ -50,6 +50,7 @@ class TrackerGate final : public ContentionGate {
     return tracker_.RecheckCreationAfter(uid);
   }
   void EntryAgrees(const std::string& uid) override { tracker_.Agreed(uid); }
+  void SpecChanged(const std::string& uid) override { tracker_.Agreed(uid); }
   void Clear(const std::string& uid,
              const std::optional<kubeclient::RouteIngress>& written) override {
     tracker_.Clear(uid, written);

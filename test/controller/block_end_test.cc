@@ -41,6 +41,7 @@ class ForwardingGate final : public ContentionGate {
     return to->RecheckCreationAfter(uid);
   }
   void EntryAgrees(const std::string& uid) override { to->EntryAgrees(uid); }
+  void SpecChanged(const std::string& uid) override { to->SpecChanged(uid); }
   void Clear(const std::string& uid, const std::optional<kubeclient::RouteIngress>& w) override {
     to->Clear(uid, w);
   }
@@ -68,6 +69,14 @@ class BlockEndTest : public ::testing::Test {
     h_.Deliver("ns", name);
     h_.Drain();
     ASSERT_TRUE(h_.ServerEntry("ns", name).has_value());
+  }
+  // The owner sets route `name`'s host; we see it and reconcile.
+  void ChangeHostAndReconcile(const std::string& name, const std::string& host) {
+    json o = h_.api.Object("ns", name);
+    o["spec"]["host"] = host;
+    h_.api.Put(o);
+    h_.Deliver("ns", name);
+    h_.Drain();
   }
   // Route "a" gets host a2, a peer's entry for it, then `change` of its
   // spec; we see all three in one update (a relist's). Returns the
@@ -251,13 +260,27 @@ TEST_F(BlockEndTest, SuspectRouteWhoseHostChangesIsWrittenAtOnce) {
   h_.Drain();
   ASSERT_EQ(tracker_.Snapshot().suspect_routes, 1u);
   const int writes = h_.api.successful_puts;
-  json o = h_.api.Object("ns", "a");
-  o["spec"]["host"] = "a4.example.com";
-  h_.api.Put(o);
-  h_.Deliver("ns", "a");
-  h_.Drain();
+  ChangeHostAndReconcile("a", "a4.example.com");
   EXPECT_EQ(h_.api.successful_puts, writes + 1);
   EXPECT_EQ(h_.ServerEntry("ns", "a")->host, "a4.example.com");
+  EXPECT_EQ(tracker_.Snapshot().contentions, 0);
+}
+
+// Issue 23, partitioned claims seed 156957148746238: a leader whose view
+// was older removed our entry (its namespace had just left and rejoined the
+// shard): Suspect, not re-created for 15 s. The leader was then cut off,
+// and the owner changed the route's host: the new host's entry was held
+// for the rest of the suspect block (11.1 s after the change). A spec
+// change ends the suspicion, so the entry is re-created at once.
+TEST_F(BlockEndTest, SuspectRemovalIsRecreatedAtOnceWhenTheHostChanges) {
+  CreateAdmitted("a");
+  RemoveEntries("a");
+  ASSERT_EQ(tracker_.Snapshot().suspect_routes, 1u);
+  const int writes = h_.api.successful_puts;
+  ChangeHostAndReconcile("a", "a5.example.com");
+  EXPECT_EQ(h_.api.successful_puts, writes + 1) << "held by the suspicion of the old spec";
+  ASSERT_TRUE(h_.ServerEntry("ns", "a").has_value());
+  EXPECT_EQ(h_.ServerEntry("ns", "a")->host, "a5.example.com");
   EXPECT_EQ(tracker_.Snapshot().contentions, 0);
 }
 

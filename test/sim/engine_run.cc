@@ -30,6 +30,15 @@ SimResult Engine::Run() {
   });
   api_.SetRaceHook(
       [this](int writer, const std::string& key) { return RaceTakeover(writer, key); });
+  api_.SetAnswerObserver([this](int writer, const std::string& key, SteadyTime sent,
+                                Duration held, bool raced) {
+    // Why at the answer: the loser of a race learns of its loss from the
+    // 409, not when the server applied the racing write (Engine::ProbeStart).
+    if (raced) last_race_ = std::max(last_race_, clock_.Now());
+    if (held > Duration::zero()) {
+      held_requests_.push_back(HeldRequest{writer, key, sent, clock_.Now(), held});
+    }
+  });
   api_.SetDeliveryObserver([this](Kind kind, const std::string& key, int64_t seq, int receiver) {
     // Why: a change is written no earlier than a live replica's watch (or
     // relist) brings it; the failover bound counts from then (Probe::seen).

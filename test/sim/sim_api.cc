@@ -389,6 +389,7 @@ StatusOr<json> SimApi::WriteStatus(int writer, const std::string& key,
            !(uid && *uid != stored["metadata"]["uid"]);
   };
   if (current() && race_hook_ && race_hook_(writer, key)) {
+    raced_ = true;
     // The racing peer's copy of this request lands first (it read the
     // same, current version).
     PutCounts& peer = puts_[kRacingPeer];
@@ -670,7 +671,7 @@ StatusOr<json> SimClient::Get(const kubeclient::ResourceRef& res, const std::str
   // same size to the same server (the status syncer reads a route after a
   // 409); read when the request arrives, answered after the answer delay.
   const std::string key = ns.empty() ? name : ns + "/" + name;
-  return SendOneObjectRequest([kind = KindOf(res), key](SimApi& api, int) {
+  return SendOneObjectRequest(key, [kind = KindOf(res), key](SimApi& api, int) {
     return api.Get(kind, key);
   });
 }
@@ -720,19 +721,23 @@ StatusOr<json> SimClient::Update(const kubeclient::ResourceRef&, const json&) {
 
 StatusOr<json> SimClient::UpdateStatus(const kubeclient::ResourceRef&,
                                                    const json& object) {
+  const json& meta = object.contains("metadata") ? object["metadata"] : json::object();
+  const std::string key = meta.value("namespace", std::string()) + "/" +
+                          meta.value("name", std::string());
   return SendOneObjectRequest(
-      [object](SimApi& api, int writer) { return api.ApplyStatus(writer, object); });
+      key, [object](SimApi& api, int writer) { return api.ApplyStatus(writer, object); });
 }
 
 StatusOr<json> SimClient::MergePatchStatus(const kubeclient::ResourceRef&, const std::string& ns,
                                            const std::string& name, const json& patch) {
-  return SendOneObjectRequest([key = ns + "/" + name, patch](SimApi& api, int writer) {
+  return SendOneObjectRequest(ns + "/" + name, [key = ns + "/" + name, patch](SimApi& api,
+                                                                              int writer) {
     return api.ApplyStatusPatch(writer, key, patch);
   });
 }
 
 StatusOr<json> SimClient::SendOneObjectRequest(
-    std::function<StatusOr<json>(SimApi&, int writer)> apply) {
+    const std::string& key, std::function<StatusOr<json>(SimApi&, int writer)> apply) {
   if (*closed_) return Status(StatusCode::kUnavailable, "connection closed");
   if (WaitOutPartition()) return Status(StatusCode::kUnavailable, "no answer (partition)");
   using Reply = std::optional<StatusOr<json>>;
@@ -749,15 +754,22 @@ StatusOr<json> SimClient::SendOneObjectRequest(
   const bool stalled = Stalls::Stalled(request, slow);
   if (stalled) ++api_.stalls().requests;
   const Duration stall = stalled ? slow : Duration::zero();
+  const SteadyTime sent = scheduler_.clock().Now();
   scheduler_.After(request, [&api, &scheduler, &rng, response, writer = writer_, apply, reply,
-                             stall] {
+                             stall, sent, key] {
     api.set_request_stall(stall);
     StatusOr<json> result = apply(api, writer);
     api.set_request_stall(Duration::zero());
+    const bool raced = api.TakeRaced();
     Duration slow_answer;
     const Duration answer = response.Sample(rng, &slow_answer);
-    if (Stalls::Stalled(answer, slow_answer)) ++api.stalls().answers;
-    scheduler.After(answer, [reply, result] { *reply = result; });
+    const bool answer_stalled = Stalls::Stalled(answer, slow_answer);
+    if (answer_stalled) ++api.stalls().answers;
+    const Duration held = stall + (answer_stalled ? slow_answer : Duration::zero());
+    scheduler.After(answer, [&api, reply, result, writer, key, sent, held, raced] {
+      *reply = result;
+      if (api.answer_observer()) api.answer_observer()(writer, key, sent, held, raced);
+    });
   });
   while (!*closed_ && !reply->has_value()) {
     ParkUntil([reply]() -> std::optional<SteadyTime> {

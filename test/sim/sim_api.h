@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -110,12 +111,24 @@ class SimApi {
   using DeliveryObserver =
       std::function<void(Kind kind, const std::string& key, int64_t seq, int receiver)>;
 
+  // Called when the answer to a request on one object (a status write, a
+  // GET) reaches replica `writer`: when it was sent, how long the simulated
+  // network held it back past its usual latency (request and answer legs,
+  // Stalls), and whether a racing peer beat it (RaceHook).
+  using AnswerObserver = std::function<void(int writer, const std::string& key, SteadyTime sent,
+                                            Duration stall, bool raced)>;
+
   SimApi(Scheduler& scheduler, std::mt19937_64& rng, SimApiOptions options);
   ~SimApi();
 
   void SetWriteObserver(WriteObserver observer) { write_observer_ = std::move(observer); }
   void SetConflictObserver(ConflictObserver observer) { conflict_observer_ = std::move(observer); }
   void SetRaceHook(RaceHook hook) { race_hook_ = std::move(hook); }
+  void SetAnswerObserver(AnswerObserver observer) { answer_observer_ = std::move(observer); }
+  const AnswerObserver& answer_observer() const { return answer_observer_; }
+  // Whether the race hook fired for the status write being applied; read
+  // (and reset) by the client right after it applied the request.
+  bool TakeRaced() { return std::exchange(raced_, false); }
   // While a status request is applied: how much longer than its usual
   // latency the simulated network held it back (a stall, Stalls); zero
   // otherwise. The write observer may read it.
@@ -263,6 +276,8 @@ class SimApi {
   ConflictObserver conflict_observer_;
   Duration request_stall_ = Duration::zero();
   RaceHook race_hook_;
+  bool raced_ = false;
+  AnswerObserver answer_observer_;
   DeliveryObserver delivery_observer_;
   Stalls stalls_;
 };
@@ -382,7 +397,7 @@ class SimClient final : public kubeclient::KubeClient {
   // PUT's delays: `apply` runs on the server after the request's delay,
   // its answer comes back after the response's delay.
   StatusOr<nlohmann::json> SendOneObjectRequest(
-      std::function<StatusOr<nlohmann::json>(SimApi&, int writer)> apply);
+      const std::string& key, std::function<StatusOr<nlohmann::json>(SimApi&, int writer)> apply);
   // Parks the calling fiber until `ready` or Close().
   void ParkUntil(const std::function<std::optional<SteadyTime>()>& ready);
   // While partitioned: parks until the partition ends and returns true
