@@ -161,8 +161,9 @@ class TakeoverTimer {
 
   // kProgress: our watch showed the write that beat one of ours `lag`
   // after the server refused ours (409): our watch lags behind the
-  // server's by at least that. For a minute after the last such lag
-  // (renewed by the next), every wait lasts at least that much longer
+  // server's by at least that. Once two were seen within a minute (the
+  // smaller of the two counts; one alone may be a stalled event), and for
+  // a minute after the last (renewed by the next), every wait lasts at least that much longer
   // than D, at most D longer, the lag taking the place of as much of the
   // jitter (so a dead leader is still taken over in time): a follower
   // whose watch lags must not take over changes the live leader has
@@ -212,6 +213,8 @@ class TakeoverTimer {
   SteadyTime not_before_{};    // kPerChange: last Follow or LostWrite
   Duration watch_lag_{};        // kProgress: see WatchLagged
   SteadyTime watch_lag_at_{};   // kProgress: when it was last measured
+  Duration last_lag_{};         // kProgress: the last lag reported (one alone counts not)
+  SteadyTime last_lag_at_{};    // kProgress: when
   uint64_t waits_started_ = 0;  // see waits_started()
 };
 

@@ -285,10 +285,14 @@ TEST_F(TakeoverTimerTest, LostWriteWhoseWinnerWeSawDoesNotPause) {
 TEST_F(TakeoverTimerTest, WatchLagLengthensWaitsForAMinute) {
   TakeoverTimer t(Options(), seconds(15), seconds(3), 1);
   t.Follow(At(0));
-  t.WatchLagged(At(1000), milliseconds(300));
+  t.WatchLagged(At(500), milliseconds(300));  // one alone teaches nothing
+  t.Hold(At(800));
+  EXPECT_TRUE(InWindow(*t.WaitDue(), At(800), milliseconds(500)));
+  t.WatchLagged(At(1000), milliseconds(400));  // the second: the smaller counts
   t.Hold(At(2000));
   EXPECT_TRUE(InWindow(*t.WaitDue() - milliseconds(300), At(2000), milliseconds(500)));
-  t.WatchLagged(At(3000), milliseconds(1200));  // counts as D
+  t.WatchLagged(At(3000), milliseconds(1200));  // with the 400 before: 400
+  t.WatchLagged(At(3500), milliseconds(1200));  // two of them: each counts as D
   t.Hold(At(4000));
   EXPECT_TRUE(InWindow(*t.WaitDue() - milliseconds(500), At(4000), milliseconds(500)));
   EXPECT_EQ(*t.WaitDue(), At(5000)) << "D + the lag; no jitter left";
@@ -300,11 +304,31 @@ TEST_F(TakeoverTimerTest, WatchLagLengthensWaitsForAMinute) {
   // A minute after the last lag measured (at 5 s), waits are plain again.
   t.Hold(At(66000));
   EXPECT_TRUE(InWindow(*t.WaitDue(), At(66000), milliseconds(500)));
-  // A lag measured after it was forgotten starts afresh (not the old max).
+  // A lag measured after it was forgotten starts afresh (not the old max),
+  // and again needs a second one.
   t.WatchLagged(At(67000), milliseconds(100));
+  t.Hold(At(67500));
+  EXPECT_TRUE(InWindow(*t.WaitDue(), At(67500), milliseconds(500)));
+  t.WatchLagged(At(67600), milliseconds(150));
   t.Hold(At(68000));
   EXPECT_TRUE(InWindow(*t.WaitDue() - milliseconds(100), At(68000), milliseconds(500)));
   EXPECT_EQ(t.estimator().total(), 0u) << "a lag is no sample of the leader's progress";
+}
+
+// Issue 23's soaks of 2026-12-03 (claims seed 259641688195048): the
+// winner of a race we lost reached our watch 1.1 s late, one stalled
+// event; learnt from it alone, every wait for a minute was that much
+// longer, and the next crash was taken over 3.13 s after the change. One
+// late event is no lag, as one slow answer sets no D.
+TEST_F(TakeoverTimerTest, OneLateEventIsNoWatchLag) {
+  TakeoverTimer t(Options(), seconds(15), seconds(3), 1);
+  t.Follow(At(0));
+  t.WatchLagged(At(1000), milliseconds(450));
+  t.Hold(At(2000));
+  EXPECT_TRUE(InWindow(*t.WaitDue(), At(2000), milliseconds(500))) << "no lag from one event";
+  t.WatchLagged(At(70000), milliseconds(450));  // more than a minute later: alone again
+  t.Hold(At(71000));
+  EXPECT_TRUE(InWindow(*t.WaitDue(), At(71000), milliseconds(500)));
 }
 
 // Issue 23 (failover seeds 266260724024496 and 136608159394788): D learnt
@@ -334,7 +358,8 @@ TEST_F(TakeoverTimerTest, JitterAndWatchLagShareOneBoundedStretch) {
   EXPECT_LT(hi, milliseconds(2702));
   EXPECT_GT(hi - lo, milliseconds(800)) << "the followers still spread over about 1 s";
 
-  t.WatchLagged(At(3000000), milliseconds(752));
+  t.WatchLagged(At(2999000), milliseconds(752));
+  t.WatchLagged(At(3000000), milliseconds(752));  // two: a lagging watch
   EXPECT_EQ(t.LongestWait(), milliseconds(2702)) << "the lag is part of the stretch";
   lo = Duration::max();
   hi = Duration::zero();
@@ -347,6 +372,7 @@ TEST_F(TakeoverTimerTest, JitterAndWatchLagShareOneBoundedStretch) {
   EXPECT_GE(lo, milliseconds(1702 + 752)) << "never shorter than D + the lag";
   EXPECT_LT(hi, milliseconds(2702));
 
+  t.WatchLagged(At(3099000), milliseconds(1500));
   t.WatchLagged(At(3100000), milliseconds(1500));  // longer than the stretch
   t.Hold(At(3101000));
   EXPECT_EQ(*t.WaitDue(), At(3101000) + milliseconds(1702 + 1500));
