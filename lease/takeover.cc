@@ -170,6 +170,15 @@ void TakeoverTimer::LostWrite(SteadyTime now, bool caught_up) {
   paused_until_ = caught_up ? SteadyTime{} : now + lost_pause_;
 }
 
+namespace {
+
+// Why a minute: a watch that lagged once is likely to lag again soon (a
+// busy node, a slow network path), but a replica that lagged an hour ago
+// must take over a dead leader as fast as any other.
+constexpr Duration kLagMemory = std::chrono::minutes(1);
+
+}  // namespace
+
 void TakeoverTimer::WatchLagged(SteadyTime now, Duration lag) {
   if (options_.mode != TakeoverMode::kProgress || lag > lost_pause_) return;
   // Why at most D: a wait then lasts at most 2 x D plus the jitter, so a
@@ -185,7 +194,6 @@ void TakeoverTimer::WatchLagged(SteadyTime now, Duration lag) {
   // dead leader was taken over 3.1-3.4 s after the change (issue 23's
   // soaks of 2026-12-03: claims seeds 259641688195048, one lag of 1104 ms,
   // and 13403556098452, 887 ms; failover seed 73752794829321, 1619 ms).
-  constexpr Duration kLagMemory = std::chrono::minutes(1);
   const bool second = last_lag_at_ != SteadyTime{} && now - last_lag_at_ <= kLagMemory;
   const Duration previous = last_lag_;
   last_lag_ = lag;
@@ -199,10 +207,6 @@ void TakeoverTimer::WatchLagged(SteadyTime now, Duration lag) {
 }
 
 Duration TakeoverTimer::LagFor(SteadyTime start) const {
-  // Why a minute: a watch that lagged once is likely to lag again soon (a
-  // busy node, a slow network path), but a replica that lagged an hour ago
-  // must take over a dead leader as fast as any other.
-  constexpr Duration kLagMemory = std::chrono::minutes(1);
   if (watch_lag_ == Duration::zero() || start - watch_lag_at_ > kLagMemory) {
     return Duration::zero();
   }

@@ -163,8 +163,8 @@ class TakeoverTimer {
   // after the server refused ours (409): our watch lags behind the
   // server's by at least that. Once two were seen within a minute (the
   // smaller of the two counts; one alone may be a stalled event), and for
-  // a minute after the last (renewed by the next), every wait lasts at least that much longer
-  // than D, at most D longer, the lag taking the place of as much of the
+  // a minute after the last (renewed by the next), every wait lasts at
+  // least that much longer than D, at most D longer, the lag taking the place of as much of the
   // jitter (so a dead leader is still taken over in time): a follower
   // whose watch lags must not take over changes the live leader has
   // already written (issue 23: followers with a slow watch raced the

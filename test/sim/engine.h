@@ -269,7 +269,6 @@ class Engine {
     int writer = 0;
     std::string key;
     SteadyTime sent{};
-    SteadyTime answered{};
     Duration held{};
   };
   std::vector<HeldRequest> held_requests_;

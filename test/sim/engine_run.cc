@@ -36,7 +36,7 @@ SimResult Engine::Run() {
     // 409, not when the server applied the racing write (Engine::ProbeStart).
     if (raced) last_race_ = std::max(last_race_, clock_.Now());
     if (held > Duration::zero()) {
-      held_requests_.push_back(HeldRequest{writer, key, sent, clock_.Now(), held});
+      held_requests_.push_back(HeldRequest{writer, key, sent, held});
     }
   });
   api_.SetDeliveryObserver([this](Kind kind, const std::string& key, int64_t seq, int receiver) {
