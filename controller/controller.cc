@@ -72,10 +72,33 @@ class Controller::RouteHandler final : public kubeclient::cache::EventHandler<Ro
     // host may be any spec's in between (partitioned steady seed
     // 203130581671392: spec.host cleared while we were cut off, the
     // relist showed the old host's entry beside it, counted).
+    // Why also an entry that changed in an update whose metadata.generation
+    // moved (the API server bumps it on every spec change, never on a
+    // status write): such an update spans versions, and the spec may have
+    // gone elsewhere and back while we were not watching (partitioned
+    // slow-leader seed 187181658494969: a route without spec.host was given
+    // h78, a replica wrote h78's entry, the host was cleared again; the
+    // relist showed h78's entry beside the template spec, counted as a
+    // contention with one configuration). Only an entry whose host differs
+    // from ours can be a skipped spec's; one differing in anything else
+    // (canonical hostname) is another configuration's. A server that keeps
+    // no generation (0) leaves it counted.
+    const bool entry_changed =
+        new_entry && (!old_entry || !kubeclient::IngressEqual(*old_entry, *new_entry));
     const bool host_cleared = !old_obj->spec.host.empty() && new_obj->spec.host.empty();
+    const bool spans_spec_changes = entry_changed && old_obj->metadata.generation > 0 &&
+                                    old_obj->metadata.generation != new_obj->metadata.generation;
     const bool written_for_a_skipped_spec =
-        new_entry && !SameSpecFacts(*old_obj, *new_obj) &&
-        (!EntryFitsSpec(*new_obj, *new_entry) || host_cleared);
+        new_entry &&
+        ((!SameSpecFacts(*old_obj, *new_obj) &&
+          (!EntryFitsSpec(*new_obj, *new_entry) || host_cleared)) ||
+         (spans_spec_changes && EntryHostFromAnotherSpec(*new_obj, *new_entry)));
+    if (entry_changed && written_for_a_skipped_spec && c_.CachesSynced()) {
+      VLOG(1) << new_obj->Key() << ": our entry (host " << new_entry->host
+              << ") came with spec changes we did not see (generation "
+              << old_obj->metadata.generation << " -> " << new_obj->metadata.generation
+              << "): not counted as a contention";
+    }
     // Why a spec change ends a suspicion: the view difference it stands for
     // (a peer's older or newer view of namespaces or host claims) concerned
     // the old spec's entry; held 15 s, the new spec's entry missed the
@@ -110,6 +133,15 @@ class Controller::RouteHandler final : public kubeclient::cache::EventHandler<Ro
   }
 
  private:
+  // True when `entry` may have been written for another spec of `route`:
+  // its host is not the spec's, or (no spec.host) differs from ours in the
+  // host alone.
+  bool EntryHostFromAnotherSpec(const Route& route, const kubeclient::RouteIngress& entry) {
+    if (!EntryFitsSpec(route, entry)) return true;
+    const auto desired = c_.syncer_.Desired(route, nullptr);
+    return desired && HostAloneDiffers(route, entry, *desired);
+  }
+
   Controller& c_;
 };
 

@@ -51,6 +51,12 @@ bool EntryFitsSpec(const kubeclient::Route& route, const kubeclient::RouteIngres
   return entry.wildcard_policy.empty() || entry.wildcard_policy == policy;
 }
 
+bool HostAloneDiffers(const kubeclient::Route& route, const RouteIngress& entry,
+                      const RouteIngress& desired) {
+  return route.spec.host.empty() && entry.host != desired.host &&
+         entry.router_canonical_hostname == desired.router_canonical_hostname;
+}
+
 bool DiffersOnlyInView(const RouteIngress& ours, const RouteIngress& theirs) {
   if (kubeclient::IngressEqual(ours, theirs)) return false;
   if (ours.router_name != theirs.router_name || ours.host != theirs.host ||

@@ -41,6 +41,13 @@ bool DiffersOnlyInView(const kubeclient::RouteIngress& ours, const kubeclient::R
 // Pure.
 bool EntryFitsSpec(const kubeclient::Route& route, const kubeclient::RouteIngress& entry);
 
+// True when `entry` differs from `desired` in its host alone (same canonical
+// hostname) on a route without spec.host. Such an entry is ambiguous: a
+// router with another hostname template wrote it, or the route's spec.host
+// was cleared (or changed and changed back) since it was written. Pure.
+bool HostAloneDiffers(const kubeclient::Route& route, const kubeclient::RouteIngress& entry,
+                      const kubeclient::RouteIngress& desired);
+
 // The newest lastTransitionTime of any condition of `entry` (seconds since
 // the epoch), or nullopt when none parses.
 std::optional<int64_t> NewestConditionTime(const kubeclient::RouteIngress& entry);

@@ -36,10 +36,7 @@ void TrackerGate::EntriesListed(const std::vector<ListedEntry>& listed) {
     // without any router being configured differently. Only an entry that
     // fits the route's current spec can tell of another configuration.
     if (!EntryFitsSpec(route, l.entry)) continue;
-    const bool host_alone = route.spec.host.empty() && l.entry.host != l.desired->host &&
-                            l.entry.router_canonical_hostname ==
-                                l.desired->router_canonical_hostname;
-    (host_alone ? ambiguous : clear).push_back({&l, written_at});
+    (HostAloneDiffers(route, l.entry, *l.desired) ? ambiguous : clear).push_back({&l, written_at});
   }
   if (ambiguous.size() > static_cast<size_t>(tracker_.options().limit)) {
     clear.insert(clear.end(), ambiguous.begin(), ambiguous.end());

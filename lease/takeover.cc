@@ -41,6 +41,9 @@ Status ValidateTakeoverOptions(const TakeoverOptions& o) {
   if (o.max_jitter < Duration::zero()) {
     return Status(StatusCode::kInvalid, "takeover max jitter must be >= 0");
   }
+  if (o.stretch_limit < Duration::zero() || o.min_stretch < Duration::zero()) {
+    return Status(StatusCode::kInvalid, "takeover stretch limit and min stretch must be >= 0");
+  }
   return Status::Ok();
 }
 
@@ -92,9 +95,15 @@ double TakeoverTimer::Unit() { return UniformUnit(rng_); }
 
 Duration TakeoverTimer::Jittered(double draw, Duration lag) const {
   const Duration d = estimator_.Deadline();
-  const Duration span = std::min(
+  const Duration full = std::min(
       options_.max_jitter,
       Duration(static_cast<int64_t>(static_cast<double>(d.count()) * options_.jitter)));
+  // Why cut (TakeoverOptions::stretch_limit): a D above 1 s is mostly
+  // learnt from a few stalled answers, and the full stretch on top of it
+  // missed the failover bound; the floor keeps a slow leader's followers
+  // apart.
+  const Duration span = std::max(std::min(full, options_.stretch_limit - d),
+                                 std::min(full, options_.min_stretch));
   // Why the lag shares the span: both stretch the wait beyond D, and added
   // up they made the longest wait D + 2 x min(D, 1 s) (issue 23: failover
   // seed 136608159394788, D 1682 ms from two slow answers to our own

@@ -45,6 +45,17 @@ struct TakeoverOptions {
   // 266260724024496); 1 s spreads the followers of a dead leader as widely
   // as the default D of 1 s always did.
   Duration max_jitter = std::chrono::seconds(1);
+  // The stretch never takes a wait past `stretch_limit` from its start
+  // unless D alone comes within `min_stretch` of it; then the stretch is
+  // `min_stretch` (a watch lag still applies in full). Why: with D above
+  // 1 s the full stretch put a takeover past the 3 s failover bound (issue
+  // 23, outage seed 155396030887619: D 1.72 s learnt from two stalled
+  // answers, a late draw and a 325 ms PUT: 3.02 s after the change). With
+  // D <= 1 s (the default's range) the longest wait is 2 x D <= 2 s, as
+  // before; with D between 1 and 1.75 s it is 2 s; beyond, D + 250 ms,
+  // which still spreads the followers of a slow dead leader.
+  Duration stretch_limit = std::chrono::seconds(2);
+  Duration min_stretch = std::chrono::milliseconds(250);
 };
 
 // kInvalid naming the bad field, or OK.
@@ -173,8 +184,8 @@ class TakeoverTimer {
   // the watch broke) and are ignored.
   void WatchLagged(SteadyTime now, Duration lag);
   // kProgress: the longest a wait can last before its held work is taken
-  // over, D + max(min(jitter x D, max_jitter), the watch lag that
-  // applies); zero in the other modes.
+  // over, D + max(the stretch (Jittered), the watch lag that applies);
+  // zero in the other modes.
   Duration LongestWait() const;
   // kProgress: when the held work is due for takeover; nullopt otherwise.
   std::optional<SteadyTime> WaitDue() const;
@@ -193,8 +204,9 @@ class TakeoverTimer {
 
  private:
   double Unit();
-  // D + lag + U x (span - lag), span = min(jitter x D, max_jitter): the
-  // wait's length for a `draw`, at least D + lag, at most D + max(span, lag).
+  // D + lag + U x (span - lag), span = min(jitter x D, max_jitter), cut to
+  // stretch_limit - D but not below min(that, min_stretch): the wait's
+  // length for a `draw`, at least D + lag, at most D + max(span, lag).
   Duration Jittered(double draw, Duration lag) const;
   // The watch lag that still applies to a wait that started at `start`.
   Duration LagFor(SteadyTime start) const;

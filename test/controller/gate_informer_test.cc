@@ -3,6 +3,8 @@
 // report each of them to the tracker with its own old and new entry.
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -39,6 +41,37 @@ json RouteWith(const std::string& name, const std::string& host, const std::stri
   return r;
 }
 
+// A route of namespace "ns" without spec.host (its host comes from the
+// hostname template: "<name>-ns.apps.example.com") and, unless `entry_host`
+// is empty, our router name's entry for `entry_host`.
+json TemplateRoute(const std::string& name, const std::string& entry_host, int64_t rv) {
+  json r = RouteWith(name, "", entry_host, rv);
+  r["spec"].erase("host");
+  return r;
+}
+
+// `route` with metadata.generation `generation` (the API server's count of
+// spec changes).
+json WithGeneration(json route, int64_t generation) {
+  route["metadata"]["generation"] = generation;
+  return route;
+}
+
+// Expires the informer's watch (410 Gone) after its first list, so that the
+// next Step relists.
+void ExpireWatchAfterList(kubeclient::cache::testing::FakeKubeClient& source,
+                          kubeclient::cache::RouteInformer& informer) {
+  kubeclient::cache::testing::WatchScript gone;
+  kubeclient::WatchEvent error;
+  error.type = kubeclient::WatchEventType::kError;
+  error.object = {{"kind", "Status"}, {"code", 410}, {"reason", "Expired"},
+                  {"message", "too old resource version"}};
+  gone.events = {error};
+  source.AddWatch(gone);
+  informer.reflector().Step();  // list
+  informer.reflector().Step();  // watch: 410
+}
+
 class GateInformerTest : public ::testing::Test {
  protected:
   GateInformerTest()
@@ -57,6 +90,7 @@ class GateInformerTest : public ::testing::Test {
     AdmissionOptions o;
     o.router_name = "default";
     o.canonical_hostname = "router.example.com";
+    o.hostname_template = "${name}-${namespace}.apps.example.com";
     return o;
   }
   static kubeclient::cache::InformerOptions InformerOptions() {
@@ -69,6 +103,19 @@ class GateInformerTest : public ::testing::Test {
     o.router_name = "default";
     o.limit = 5;
     return o;
+  }
+
+  // Lists `before` (at resourceVersion 10), expires the watch (410), and
+  // relists `after` (at 30).
+  void RelistAfterExpiry(const std::vector<std::pair<std::string, json>>& before,
+                         const std::vector<std::pair<std::string, json>>& after) {
+    for (const auto& [key, object] : before) source_.SetObject(key, object);
+    source_.SetListResourceVersion(10);
+    ExpireWatchAfterList(source_, informer_);
+    ASSERT_TRUE(informer_.reflector().NeedsList());
+    for (const auto& [key, object] : after) source_.SetObject(key, object);
+    source_.SetListResourceVersion(30);
+    informer_.reflector().Step();  // relist
   }
 
   routestatus::testing::FakeClock clock_;
@@ -90,15 +137,7 @@ TEST_F(GateInformerTest, RelistReportsEveryChangedEntry) {
   source_.SetObject("ns/b", RouteWith("b", "b.example.com", "b.example.com", 6));
   source_.SetObject("ns/c", RouteWith("c", "c.example.com", "", 7));
   source_.SetListResourceVersion(10);
-  kubeclient::cache::testing::WatchScript gone;
-  kubeclient::WatchEvent error;
-  error.type = kubeclient::WatchEventType::kError;
-  error.object = {{"kind", "Status"}, {"code", 410}, {"reason", "Expired"},
-                  {"message", "too old resource version"}};
-  gone.events = {error};
-  source_.AddWatch(gone);
-  informer_.reflector().Step();  // list
-  informer_.reflector().Step();  // watch: 410
+  ExpireWatchAfterList(source_, informer_);
   ASSERT_TRUE(informer_.reflector().NeedsList());
   // While our watch was expired, a router sharing our name but configured
   // differently changed a's and b's entries and created c's.
@@ -269,6 +308,44 @@ TEST_F(GateInformerTest, PeerWriteFromAStaleViewIsNotContention) {
   informer_.reflector().Step();
   EXPECT_FALSE(gate_.IsChangeContended("uid-b-r0", false));
   EXPECT_EQ(tracker_.Snapshot().contentions_in_window, 0);
+}
+
+// The partitioned slow-leader seed 187181658494969: while our watch was
+// expired, the owner of a route without spec.host set spec.host to h78 (a
+// replica of ours wrote h78's entry) and cleared it again. The relist shows
+// the template spec beside h78's entry, and a generation two spec changes
+// on: an entry written for a spec we never saw, not a router with another
+// hostname template. It is not counted, and we rewrite ours at once.
+TEST_F(GateInformerTest, RelistedEntryOfASpecWeNeverSawIsNotContention) {
+  // "a": the same with spec.host a -> b -> a.
+  RelistAfterExpiry(
+      {{"ns/t", WithGeneration(TemplateRoute("t", "t-ns.apps.example.com", 5), 1)},
+       {"ns/a", WithGeneration(RouteWith("a", "a.example.com", "a.example.com", 6), 1)}},
+      {{"ns/t", WithGeneration(TemplateRoute("t", "h78.example.com", 23), 3)},
+       {"ns/a", WithGeneration(RouteWith("a", "a.example.com", "b.example.com", 24), 3)}});
+  EXPECT_EQ(tracker_.Snapshot().contentions, 0);
+  EXPECT_FALSE(gate_.IsChangeContended("uid-ns-t", false));
+  EXPECT_FALSE(gate_.IsChangeContended("uid-ns-a", false));
+  EXPECT_EQ(syncer_.Sync("ns/t"), SyncResult::kQueued) << "our entry is written again";
+  EXPECT_EQ(syncer_.Sync("ns/a"), SyncResult::kQueued) << "our entry is written again";
+}
+
+// The same relist with the generation unchanged: no spec changed, so an
+// entry whose host alone differs from ours was written by a router with
+// another hostname template (fight seed 13 first sees its fight in a relist
+// after a 410), and one that differs in its canonical hostname is another
+// configuration's whatever the generation.
+TEST_F(GateInformerTest, RelistedEntryOfAnotherConfigurationIsContention) {
+  json c = WithGeneration(RouteWith("c", "c.example.com", "c.example.com", 24), 3);
+  c["status"]["ingress"][0]["routerCanonicalHostname"] = "router.theirs.example.com";
+  RelistAfterExpiry(
+      {{"ns/t", WithGeneration(TemplateRoute("t", "t-ns.apps.example.com", 5), 1)},
+       {"ns/c", WithGeneration(RouteWith("c", "c.example.com", "c.example.com", 6), 1)}},
+      {{"ns/t", WithGeneration(TemplateRoute("t", "t-ns.apps.theirs.example.com", 23), 1)},
+       {"ns/c", c}});
+  EXPECT_EQ(tracker_.Snapshot().contentions, 2);
+  EXPECT_TRUE(gate_.IsChangeContended("uid-ns-t", false));
+  EXPECT_TRUE(gate_.IsChangeContended("uid-ns-c", false));
 }
 
 }  // namespace

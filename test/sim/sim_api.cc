@@ -28,6 +28,14 @@ int64_t WallUnix(const SimClock& clock) {
 }
 
 // The Status body of a 410 on a watch (as kube-apiserver sends it).
+// Everything but metadata and status (what generation counts changes of).
+json SpecOf(const json& object) {
+  json copy = object;
+  copy.erase("metadata");
+  copy.erase("status");
+  return copy;
+}
+
 json GoneStatus() {
   return json{{"kind", "Status"},          {"apiVersion", "v1"},
               {"status", "Failure"},       {"reason", "Expired"},
@@ -143,6 +151,12 @@ bool SimApi::Modify(Kind kind, const std::string& key, const std::function<void(
   if (it == objects_[static_cast<int>(kind)].end()) return false;
   json o = it->second->json;
   change(o);
+  // As kube-apiserver does for a custom resource: a change of anything but
+  // metadata and status bumps metadata.generation (a relist's only sign of
+  // spec changes it spans).
+  if (o["metadata"].contains("generation") && SpecOf(o) != SpecOf(it->second->json)) {
+    o["metadata"]["generation"] = o["metadata"]["generation"].get<int64_t>() + 1;
+  }
   Commit(kind, key, std::move(o), WatchEventType::kModified);
   return true;
 }
@@ -165,6 +179,7 @@ bool SimApi::CreateRoute(const std::string& ns, const std::string& name, const s
         {"namespace", ns},
         {"uid", "uid-" + std::to_string(next_uid_++)},
         {"creationTimestamp", created},
+        {"generation", 1},
         {"labels", labels},
         {"annotations", {{"sim.example.com/unknown", "kept"}}}}},
       {"spec", {{"to", {{"kind", "Service"}, {"name", name}}}, {"wildcardPolicy", "None"}}},
