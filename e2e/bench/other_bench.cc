@@ -22,6 +22,7 @@
 #include "e2e/bench/scenarios.h"
 #include "e2e/bench/svg_plot.h"
 #include "e2e/bench/table.h"
+#include "e2e/harness/prom_text.h"
 
 namespace routestatus::e2e::bench {
 namespace {
@@ -332,6 +333,8 @@ ScaleRun MeasureScale(const BenchOptions& options, const ControllerFlags& flags)
 
   // Restart: every status already correct.
   auto restart = SteadyClock::now();
+  const double restart_wall = std::chrono::duration<double>(
+      std::chrono::system_clock::now().time_since_epoch()).count();
   cluster.StartReplicas(n, flags);
   std::vector<double> ready_at(static_cast<size_t>(n), -1);
   while (Since(restart) < 600) {
@@ -351,6 +354,20 @@ ScaleRun MeasureScale(const BenchOptions& options, const ControllerFlags& flags)
   ProcStats warm_stats = cluster.ReplicaStats();
   run.restart_rss_mb = warm_stats.vm_hwm_kb / 1024.0;
   run.restart_cpu_s = warm_stats.cpu_seconds / n;
+  // Why both: /readyz seen late against the route cache's sync time means
+  // the wait is in answering or polling readiness, not in the list.
+  std::cerr << "  restart: replicas ready at";
+  for (double at : ready_at) std::cerr << " " << Fmt("%.2f", at);
+  std::cerr << " s; routes cache synced at";
+  for (int i = 0; i < cluster.replicas().size(); ++i) {
+    auto samples = cluster.replicas().at(i).Scrape();
+    double synced = samples.ok() ? e2e::SumSamples(*samples,
+                                                   "routestatus_informer_last_sync_timestamp_seconds",
+                                                   {{"resource", "routes"}})
+                                 : 0;
+    std::cerr << " " << (synced > 0 ? Fmt("%.2f", synced - restart_wall) : std::string("?"));
+  }
+  std::cerr << " s" << std::endl;
   double max_ready = *std::max_element(ready_at.begin(), ready_at.end());
   bool all_ready = *std::min_element(ready_at.begin(), ready_at.end()) >= 0;
   run.restart_ready_s = all_ready ? max_ready : -1;
