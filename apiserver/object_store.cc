@@ -8,6 +8,7 @@
 
 #include "apiserver/builtin_crd.h"
 #include "apiserver/object_meta_types.h"
+#include "kubeclient/kube_client.h"
 #include "kubeclient/route.h"
 
 namespace routestatus::apiserver {
@@ -34,14 +35,6 @@ std::map<std::string, std::string> Labels(const json& obj) {
     if (it.value().is_string()) out[it.key()] = it.value().get<std::string>();
   }
   return out;
-}
-
-// Everything but metadata and status: a change here bumps generation.
-json SpecPart(const json& obj) {
-  json copy = obj;
-  copy.erase("metadata");
-  copy.erase("status");
-  return copy;
 }
 
 std::string FormatUid(uint64_t prefix, uint64_t n) {
@@ -390,7 +383,7 @@ ApiResult<ObjectPtr> ObjectStore::Mutate(const ResourceInfo& r, const std::strin
       // Why: a namespace's finalizers change only through /finalize in kube.
       if (current.contains("spec")) result["spec"] = current["spec"];
     }
-    if (meta.contains("generation") && SpecPart(result) != SpecPart(current)) {
+    if (meta.contains("generation") && kubeclient::SpecChanged(current, result)) {
       meta["generation"] = meta["generation"].get<int64_t>() + 1;
     }
   }

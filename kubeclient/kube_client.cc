@@ -163,6 +163,21 @@ StatusOr<RawListPage> RawListPageFromText(std::string body) {
   return page;
 }
 
+bool SpecChanged(const json& before, const json& after) {
+  if (!before.is_object() || !after.is_object()) return before != after;
+  auto counted = [](const std::string& key) { return key != "metadata" && key != "status"; };
+  size_t counted_before = 0;
+  for (auto it = before.begin(); it != before.end(); ++it) {
+    if (!counted(it.key())) continue;
+    ++counted_before;
+    auto other = after.find(it.key());
+    if (other == after.end() || *other != it.value()) return true;
+  }
+  size_t counted_after = 0;
+  for (auto it = after.begin(); it != after.end(); ++it) counted_after += counted(it.key());
+  return counted_before != counted_after;
+}
+
 StatusOr<WatchEvent> DecodeWatchEventText(std::string_view line) {
   const Status not_object(StatusCode::kInvalid, "watch event is not a JSON object");
   JsonReader r(line);

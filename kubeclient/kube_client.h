@@ -113,6 +113,10 @@ StatusOr<WatchEvent> DecodeWatchEvent(std::string_view line);
 // The same checks and errors, but without a tree for kAdded/kModified/
 // kDeleted: their object stays text (WatchEvent::object_text).
 StatusOr<WatchEvent> DecodeWatchEventText(std::string_view line);
+// True when `before` and `after` differ in anything but metadata and status:
+// what makes kube-apiserver bump metadata.generation of a custom resource.
+// Compares in place (no copies). Pure.
+bool SpecChanged(const nlohmann::json& before, const nlohmann::json& after);
 // Decodes a Kubernetes Status object (or an error response body with its
 // HTTP code) into a Status; unknown bodies (HTML, empty) still give a code
 // from the HTTP status.

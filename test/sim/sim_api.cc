@@ -28,14 +28,6 @@ int64_t WallUnix(const SimClock& clock) {
 }
 
 // The Status body of a 410 on a watch (as kube-apiserver sends it).
-// Everything but metadata and status (what generation counts changes of).
-json SpecOf(const json& object) {
-  json copy = object;
-  copy.erase("metadata");
-  copy.erase("status");
-  return copy;
-}
-
 json GoneStatus() {
   return json{{"kind", "Status"},          {"apiVersion", "v1"},
               {"status", "Failure"},       {"reason", "Expired"},
@@ -154,7 +146,7 @@ bool SimApi::Modify(Kind kind, const std::string& key, const std::function<void(
   // As kube-apiserver does for a custom resource: a change of anything but
   // metadata and status bumps metadata.generation (a relist's only sign of
   // spec changes it spans).
-  if (o["metadata"].contains("generation") && SpecOf(o) != SpecOf(it->second->json)) {
+  if (o["metadata"].contains("generation") && kubeclient::SpecChanged(it->second->json, o)) {
     o["metadata"]["generation"] = o["metadata"]["generation"].get<int64_t>() + 1;
   }
   Commit(kind, key, std::move(o), WatchEventType::kModified);
