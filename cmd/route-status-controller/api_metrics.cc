@@ -169,8 +169,10 @@ Status InstrumentedKubeClient::Delete(const ResourceRef& res, const std::string&
   return s;
 }
 
-RestClientMetrics::RestClientMetrics(prometheus::Registry& registry)
-    : retries_(prometheus::BuildCounter()
+RestClientMetrics::RestClientMetrics(prometheus::Registry& registry,
+                                     ApiReachability* reachability)
+    : reachability_(reachability),
+      retries_(prometheus::BuildCounter()
                    .Name("routestatus_api_connection_retries_total")
                    .Help("API requests sent again on another connection, by reason: "
                          "stale_connection (a pooled keep-alive connection the API server had "
@@ -183,7 +185,15 @@ RestClientMetrics::RestClientMetrics(prometheus::Registry& registry)
                      .Name("routestatus_exec_plugin_runs_total")
                      .Help("Runs of the kubeconfig's exec credential plugin, by result (ok, "
                            "error, not_found).")
-                     .Register(registry)) {
+                     .Register(registry)),
+      probes_(prometheus::BuildCounter()
+                  .Name("routestatus_api_liveness_probes_total")
+                  .Help("GET /version requests a watch sent on a new connection after 30 s in "
+                        "which this process heard nothing from the API server, by result: "
+                        "answered (the server is there; the quiet watch stays open) or "
+                        "unanswered (the watch ends and the server counts as unreachable).")
+                  .Register(registry)) {
+  for (const char* result : {"answered", "unanswered"}) probes_.Add({{"result", result}});
   for (const char* reason : {"stale_connection", "connection_failure", "unauthorized"}) {
     retries_.Add({{"reason", reason}});
   }
@@ -195,6 +205,11 @@ void RestClientMetrics::OnConnectionRetry(std::string_view reason) {
 
 void RestClientMetrics::OnExecPlugin(std::string_view result) {
   exec_runs_.Add({{"result", std::string(result)}}).Increment();
+}
+
+void RestClientMetrics::OnLivenessProbe(const Status& outcome, SteadyTime sent) {
+  probes_.Add({{"result", outcome.ok() ? "answered" : "unanswered"}}).Increment();
+  if (reachability_ != nullptr) reachability_->Record(outcome, {}, sent);
 }
 
 }  // namespace routestatus::cmd

@@ -72,20 +72,28 @@ class InstrumentedKubeClient final : public kubeclient::KubeClient {
   prometheus::Family<prometheus::Histogram>& latency_;
 };
 
-// The REST client's connection retries and exec plugin runs, into
-// `registry`:
+// The REST client's connection retries, exec plugin runs and liveness
+// probes, into `registry`:
 //   routestatus_api_connection_retries_total{reason}
 //   routestatus_exec_plugin_runs_total{result}
-// Thread-safe; `registry` must outlive this.
+//   routestatus_api_liveness_probes_total{result}
+// and each probe's outcome into `reachability` (when not null): a quiet
+// watch's unanswered probe is how a replica cut off from the API server by
+// a silent partition learns it. Thread-safe; `registry` and `reachability`
+// must outlive this.
 class RestClientMetrics final : public kubeclient::rest::RestObserver {
  public:
-  explicit RestClientMetrics(prometheus::Registry& registry);
+  explicit RestClientMetrics(prometheus::Registry& registry,
+                             ApiReachability* reachability = nullptr);
   void OnConnectionRetry(std::string_view reason) override;
   void OnExecPlugin(std::string_view result) override;
+  void OnLivenessProbe(const Status& outcome, SteadyTime sent) override;
 
  private:
+  ApiReachability* const reachability_;
   prometheus::Family<prometheus::Counter>& retries_;
   prometheus::Family<prometheus::Counter>& exec_runs_;
+  prometheus::Family<prometheus::Counter>& probes_;
 };
 
 }  // namespace routestatus::cmd

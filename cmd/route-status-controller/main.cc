@@ -189,7 +189,8 @@ int Main(int argc, char** argv) {
 
   RealClock clock;  // outlives the clients below
   prometheus::Registry registry;
-  RestClientMetrics rest_metrics(registry);
+  ApiReachability reachability(clock, {WithoutUserInfo(rest_config->server)});
+  RestClientMetrics rest_metrics(registry, &reachability);
   kubeclient::rest::RestOptions rest = components->rest;
   rest.observer = &rest_metrics;
   rest.version = BuildVersion();
@@ -221,7 +222,6 @@ int Main(int argc, char** argv) {
     return RunClear(options, **client, clock, components->clear);
   }
 
-  ApiReachability reachability(clock, {WithoutUserInfo(rest_config->server)});
   auto app = std::make_unique<ControllerApp>(
       options, *components,
       std::make_unique<InstrumentedKubeClient>(std::move(client).value(), registry, &reachability),

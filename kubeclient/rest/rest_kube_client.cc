@@ -23,11 +23,10 @@
 
 #include "base/cancellation.h"
 #include "base/token_bucket.h"
-#include "kubeclient/rest/bounded_body_buffer.h"
 #include "kubeclient/rest/exec_credential.h"
-#include "kubeclient/rest/line_splitter.h"
 #include "kubeclient/rest/proxy.h"
 #include "kubeclient/rest/rest_paths.h"
+#include "kubeclient/rest/socket_watch.h"
 #include "kubeclient/rest/tls_material.h"
 #include "kubeclient/rest/token_source.h"
 
@@ -39,6 +38,13 @@ namespace client = web::http::client;
 using nlohmann::json;
 
 Status Invalid(std::string m) { return Status(StatusCode::kInvalid, std::move(m)); }
+
+std::string Millis(Duration d) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
+}
+
+// The most of an error response's body (a Status object) that is read.
+constexpr size_t kMaxErrorBody = 1 << 20;
 
 // object[key] when it is a string, else "" (json::value() would throw on
 // other types).
@@ -109,29 +115,6 @@ Status TransportError(const std::string& what, std::exception_ptr ep) {
   }
 }
 
-// Cancels `cts` when `parent` is cancelled, for as long as it lives.
-// Why not create_linked_source: pplx never deregisters that callback, so
-// one per request would pile up on the client's token for ever.
-class LinkedCancel {
- public:
-  LinkedCancel(pplx::cancellation_token parent,
-               std::shared_ptr<pplx::cancellation_token_source> cts)
-      : parent_(std::move(parent)),
-        registration_(parent_.register_callback([cts] { cts->cancel(); })) {}
-  ~LinkedCancel() {
-    try {
-      parent_.deregister_callback(registration_);
-    } catch (...) {  // already cancelled: nothing registered
-    }
-  }
-  LinkedCancel(const LinkedCancel&) = delete;
-  LinkedCancel& operator=(const LinkedCancel&) = delete;
-
- private:
-  pplx::cancellation_token parent_;
-  pplx::cancellation_token_registration registration_;
-};
-
 // How far one attempt got, shared with cpprest's callbacks (which may run
 // after the attempt was abandoned).
 struct AttemptProgress {
@@ -141,248 +124,11 @@ struct AttemptProgress {
   bool done = false;     // GUARDED_BY(mu): the response headers (or an error) arrived
 };
 
-// An open watch over a streaming response body. See WatchStream.
-// Unread bytes of a watch that its connection may buffer before it stops
-// reading the socket (BoundedBodyBuffer): about 700 routes' events.
-constexpr size_t kWatchBufferBytes = 1 << 20;
-
-// Closes `buffer` for writing once `response`'s body has all arrived (cpprest
-// never closes a stream set on a request), with the connection's error if
-// the body failed midway: its reader then sees the end, or the error.
-void CloseWhenComplete(const http::http_response& response,
-                       const std::shared_ptr<BoundedBodyBuffer>& buffer) {
-  response.content_ready().then([buffer](pplx::task<http::http_response> done) {
-    std::exception_ptr failure;
-    try {
-      done.wait();
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    // Why no wait(): this runs on cpprest's thread pool, and a pool thread
-    // blocked on a task never ran again once the pool stopped at exit (the
-    // process hung in its exit handlers).
-    auto closing =
-        failure ? buffer->close(std::ios_base::out, failure) : buffer->close(std::ios_base::out);
-    closing.then([](pplx::task<void> closed) {
-      try {
-        closed.get();  // observed: pplx traps on an unobserved failed task
-      } catch (...) {
-      }
-    });
-  });
-}
-
-// The text of an error response's body (a Status object), read from the
-// buffer it was written into; at most 1 MiB.
-std::string ReadErrorBody(const std::shared_ptr<BoundedBodyBuffer>& buffer) {
-  constexpr size_t kMaxErrorBody = 1 << 20;
-  std::string text;
-  std::array<uint8_t, 16 * 1024> chunk;
-  while (text.size() < kMaxErrorBody) {
-    const size_t got = buffer->getn(chunk.data(), chunk.size()).get();
-    if (got == 0) break;
-    buffer->Consumed(got);
-    text.append(reinterpret_cast<const char*>(chunk.data()), got);
-  }
-  buffer->Release();
-  return text;
-}
-
-class RestWatchStream final : public WatchStream {
- public:
-  // `silence` > 0: Next() ends kTimeout once nothing arrived for that long
-  // (on `clock`, which must outlive the stream).
-  RestWatchStream(std::shared_ptr<client::http_client> http,
-                  std::shared_ptr<pplx::cancellation_token_source> cts,
-                  std::shared_ptr<LinkedCancel> link, http::http_response response,
-                  std::shared_ptr<BoundedBodyBuffer> buffer, size_t max_line, std::string what,
-                  const Clock& clock, Duration silence)
-      : clock_(clock),
-        silence_(silence),
-        http_(std::move(http)),
-        cts_(std::move(cts)),
-        link_(std::move(link)),
-        response_(std::move(response)),
-        buffer_(std::move(buffer)),
-        body_(buffer_),
-        splitter_(max_line),
-        max_line_(max_line),
-        what_(std::move(what)),
-        state_(std::make_shared<ReadState>()) {}
-
-  ~RestWatchStream() override { Cancel(); }
-
-  StatusOr<WatchEvent> Next() override { return NextEvent(/*raw=*/false); }
-  StatusOr<WatchEvent> NextRaw() override { return NextEvent(/*raw=*/true); }
-
- private:
-  StatusOr<WatchEvent> NextEvent(bool raw) {
-    if (!final_.ok()) return final_;
-    for (;;) {
-      std::string_view line;
-      switch (splitter_.Next(&line)) {
-        case LineSplitter::Result::kLine: {
-          if (line.empty()) continue;
-          auto ev = raw ? DecodeWatchEventText(line) : DecodeWatchEvent(line);
-          if (!ev.ok()) {
-            LOG(WARNING) << what_ << ": undecodable watch event (" << ev.status().message()
-                         << "), " << line.size() << " bytes";
-            return Finish(Invalid(what_ + ": bad watch event: " + ev.status().message()));
-          }
-          return ev;
-        }
-        case LineSplitter::Result::kTooLong:
-          return Finish(Invalid(what_ + ": watch event larger than " + std::to_string(max_line_) +
-                                " bytes"));
-        case LineSplitter::Result::kNeedMore:
-          break;
-      }
-      if (Status s = ReadMore(); !s.ok()) return Finish(s);
-    }
-  }
-
-
- public:
-  void Cancel() override {
-    {
-      std::lock_guard<std::mutex> l(state_->mu);
-      if (state_->cancelled) return;
-      state_->cancelled = true;
-    }
-    state_->cv.notify_all();
-    // Why first: a write held for room would keep the connection from
-    // noticing the cancellation.
-    buffer_->Release();
-    // Why: without this the connection keeps reading in the background.
-    try {
-      cts_->cancel();
-    } catch (...) {
-    }
-  }
-
- private:
-  // Result of one pending single-byte read, shared with its continuation
-  // (which may run after this stream is gone).
-  struct ReadState {
-    std::mutex mu;
-    std::condition_variable cv;
-    bool cancelled = false;  // GUARDED_BY(mu)
-    bool done = false;       // GUARDED_BY(mu)
-    int value = 0;           // GUARDED_BY(mu)
-    std::exception_ptr error;  // GUARDED_BY(mu)
-  };
-
-  Status Finish(Status s) {
-    final_ = s;
-    Cancel();
-    return s;
-  }
-
-  // Waits for at least one byte, then takes what is already buffered, up to
-  // 64 KiB. Why: getn(64K) blocks until 64 KiB arrive and read_line is slow;
-  // one byte then in_avail() bytes is both prompt and fast.
-  Status ReadMore() {
-    auto state = state_;
-    {
-      std::lock_guard<std::mutex> l(state->mu);
-      if (state->cancelled) return Status(StatusCode::kCancelled, what_ + ": cancelled");
-      state->done = false;
-      state->error = nullptr;
-    }
-    try {
-      body_.bumpc().then([state](pplx::task<int> t) {
-        int v = 0;
-        std::exception_ptr err;
-        try {
-          v = t.get();
-        } catch (...) {
-          err = std::current_exception();
-        }
-        {
-          std::lock_guard<std::mutex> l(state->mu);
-          state->value = v;
-          state->error = err;
-          state->done = true;
-        }
-        state->cv.notify_all();
-      });
-    } catch (...) {
-      return TransportError(what_, std::current_exception());
-    }
-    int value;
-    {
-      std::unique_lock<std::mutex> l(state->mu);
-      const SteadyTime deadline =
-          silence_ > Duration::zero() ? clock_.Now() + silence_ : SteadyTime::max();
-      while (!state->done && !state->cancelled) {
-        if (deadline == SteadyTime::max()) {
-          state->cv.wait(l);
-          continue;
-        }
-        if (clock_.Now() >= deadline) {
-          // Why: a blackholed path (no FIN, no RST) leaves the socket open
-          // for ever; the server's bookmarks are our only heartbeat.
-          return Status(StatusCode::kTimeout,
-                        what_ + ": timed out: nothing received for " +
-                            std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                               silence_).count()) +
-                            " s (no event, no bookmark); the connection is presumed dead");
-        }
-        clock_.WaitUntil(state->cv, l, deadline);
-      }
-      if (state->cancelled) return Status(StatusCode::kCancelled, what_ + ": cancelled");
-      if (state->error) return TransportError(what_, state->error);
-      value = state->value;
-    }
-    if (value == concurrency::streams::streambuf<uint8_t>::traits::eof()) {
-      if (splitter_.pending() > 0) {
-        return Status(StatusCode::kUnavailable, what_ + ": watch stream truncated mid-event (" +
-                                                    std::to_string(splitter_.pending()) + " bytes)");
-      }
-      return Status(StatusCode::kClosed, what_ + ": watch closed by the server");
-    }
-    char first = static_cast<char>(value);
-    splitter_.Feed(std::string_view(&first, 1));
-    buffer_->Consumed(1);
-    // Why at most one buffer's worth: a stream that arrives faster than it
-    // is decoded (a watch-list's initial events: tens of MB) was drained
-    // whole into the splitter at each call, which then held a second copy
-    // of everything cpprest had buffered and grew by reallocation (12% of a
-    // 50,000-route restart's CPU went to copying it).
-    try {
-      const size_t n = std::min(body_.in_avail(), buf_.size());
-      if (n > 0) {
-        const size_t got = body_.getn(reinterpret_cast<uint8_t*>(buf_.data()), n).get();
-        splitter_.Feed(std::string_view(buf_.data(), got));
-        buffer_->Consumed(got);
-      }
-    } catch (...) {
-      return TransportError(what_, std::current_exception());
-    }
-    return Status::Ok();
-  }
-
-  const Clock& clock_;
-  const Duration silence_;
-  std::shared_ptr<client::http_client> http_;  // keeps the connection's client alive
-  std::shared_ptr<pplx::cancellation_token_source> cts_;
-  std::shared_ptr<LinkedCancel> link_;  // Shutdown() of the client cancels cts_
-  http::http_response response_;
-  std::shared_ptr<BoundedBodyBuffer> buffer_;  // the body, as cpprest writes it
-  concurrency::streams::streambuf<uint8_t> body_;  // reads buffer_
-  LineSplitter splitter_;
-  const size_t max_line_;
-  const std::string what_;
-  std::shared_ptr<ReadState> state_;
-  std::array<char, 64 * 1024> buf_;
-  Status final_;  // sticky: once failed or closed, Next() repeats it
-};
-
 // The cpprest-backed KubeClient. Thread-safe (http_client is).
 class RestKubeClient final : public KubeClient {
  public:
   RestKubeClient(const RestConfig& config, const Clock& clock, RestOptions options,
-                 TlsMaterial tls, ProxyChoice proxy)
+                 TlsMaterial tls, ProxyChoice proxy, SocketTarget target)
       : config_(config),
         proxy_(std::move(proxy)),
         clock_(clock),
@@ -392,7 +138,13 @@ class RestKubeClient final : public KubeClient {
         bucket_(clock, options_.qps, options_.burst),
         token_(config.token, config.token_file),
         user_agent_(options_.user_agent.empty() ? DefaultUserAgent(options_.version)
-                                                : options_.user_agent) {
+                                                : options_.user_agent),
+        target_(std::move(target)),
+        host_header_(https_ && !config.tls_server_name.empty()
+                         ? config.tls_server_name
+                         : target_.server.Authority(!target_.server.default_port)),
+        heard_(std::make_shared<std::atomic<int64_t>>(0)) {
+    target_.tls = tls_;
     if (config.exec) {
       ExecCredentialProvider::Options eo;
       eo.exec = *config.exec;
@@ -405,7 +157,7 @@ class RestKubeClient final : public KubeClient {
       }
       exec_ = std::make_unique<ExecCredentialProvider>(std::move(eo), clock);
     }
-    shutdown_registration_ = shutdown_.OnCancel([this] { shutdown_cts_.cancel(); });
+    shutdown_registration_ = shutdown_.OnCancel([this] { FireWakes(); });
   }
 
   StatusOr<json> Get(const ResourceRef& res, const std::string& ns,
@@ -450,20 +202,64 @@ class RestKubeClient final : public KubeClient {
 
   StatusOr<std::unique_ptr<WatchStream>> Watch(const ResourceRef& res, const std::string& ns,
                                                const WatchOptions& options) override {
-    std::string path = ResourcePath(res, ns) + WatchQuery(options);
-    std::chrono::seconds idle = options.timeout.count() > 0
-                                    ? options.timeout + options_.watch_timeout_margin
-                                    : options_.watch_idle_timeout;
-    auto sent = Send(http::methods::GET, path, nullptr, kSafe, idle, kJsonType,
-                     /*bounded_body=*/true);
-    if (!sent.ok()) return sent.status();
-    Sent s = std::move(sent).value();
-    const Duration silence = options.allow_bookmarks
-                                 ? Duration(options_.watch_silence_timeout)
-                                 : Duration::zero();
-    return std::unique_ptr<WatchStream>(std::make_unique<RestWatchStream>(
-        std::move(s.http), std::move(s.cts), std::move(s.link), std::move(s.response),
-        std::move(s.body), options_.max_watch_line_bytes, "watch " + path, clock_, silence));
+    const std::string path = ResourcePath(res, ns) + WatchQuery(options);
+    const std::string what = "watch " + path;
+    bool reconnected = false, reauthenticated = false;
+    for (int attempt = 0;;) {
+      if (!bucket_.Acquire(&shutdown_)) return Cancelled(what);
+      auto creds = CurrentCredentials();
+      if (!creds.ok()) return creds.status();
+      std::shared_ptr<Wake> wake = NewWake();
+      if (shutdown_.cancelled()) return Cancelled(what);
+      const SteadyTime start = clock_.Now();
+      SocketGetRequest req;
+      req.path = path;
+      req.headers = RequestHeaders(creds->token);
+      if (options_.connect_timeout.count() > 0) {
+        req.connect_deadline = start + options_.connect_timeout;
+      }
+      req.head_deadline = start + options_.request_timeout;
+      SocketTarget target = target_;
+      target.tls = TlsFor(*creds);
+      SocketGetStage stage;
+      auto got = SocketGet(target, clock_, req, wake, &stage);
+      if (!got.ok()) {
+        const Status& s = got.status();
+        if (shutdown_.cancelled() || s.code() == StatusCode::kCancelled) return Cancelled(what);
+        Status failed = s.code() == StatusCode::kTimeout ? StageTimeout(what, stage)
+                                                          : Status(s.code(), what + ": " + s.message());
+        if (failed.code() == StatusCode::kUnavailable && !reconnected) {
+          reconnected = true;
+          VLOG(1) << failed.message() << "; retrying once on a new connection";
+          NoteRetry("connection_failure");
+          continue;
+        }
+        VLOG(1) << failed.message();
+        return failed;
+      }
+      NoteHeard();
+      const int code = got->head.status;
+      if (code >= 200 && code < 300) {
+        const SteadyTime end = options.timeout.count() > 0
+                                   ? start + options.timeout + options_.watch_timeout_margin
+                                   : SteadyTime::max();
+        return std::unique_ptr<WatchStream>(std::make_unique<SocketWatchStream>(
+            std::move(got).value(), clock_, std::move(wake), what, options_.max_watch_line_bytes,
+            end, Liveness()));
+      }
+      auto text = ReadBody(*got, kMaxErrorBody, start + options_.request_timeout);
+      if (!text.ok()) {
+        if (shutdown_.cancelled()) return Cancelled(what);
+        return Status(text.status().code(), what + ": " + text.status().message());
+      }
+      std::optional<std::chrono::milliseconds> retry_after;
+      if (!got->head.retry_after.empty()) retry_after = ParseRetryAfter(got->head.retry_after);
+      Status error = StatusFromResponse(code, *text, retry_after);
+      Status final_status;
+      if (!RetryAfterError(what, code, error, *creds, &reauthenticated, &attempt, &final_status)) {
+        return final_status;
+      }
+    }
   }
 
   StatusOr<json> Create(const ResourceRef& res, const std::string& ns,
@@ -512,14 +308,11 @@ class RestKubeClient final : public KubeClient {
     return ResourceVersionOf(object).empty() ? kUnsafe : kSafe;
   }
 
-  // A sent request: its response (body unread), the client that carries
-  // it and its own cancellation source (a watch's stream keeps it).
+  // A sent request: its response (body unread) and the client that
+  // carries it.
   struct Sent {
     http::http_response response;
     std::shared_ptr<client::http_client> http;
-    std::shared_ptr<pplx::cancellation_token_source> cts;
-    std::shared_ptr<LinkedCancel> link;  // until the body is read
-    std::shared_ptr<BoundedBodyBuffer> body;  // with bounded_body: the body goes here
   };
 
   // The credentials of one attempt.
@@ -613,10 +406,12 @@ class RestKubeClient final : public KubeClient {
   StatusOr<std::string> DoText(const http::method& method, const std::string& path,
                                const json* body, Replay replay,
                                const char* content_type = kJsonType) {
-    auto sent = Send(method, path, body, replay, std::chrono::seconds(0), content_type);
+    auto sent = Send(method, path, body, replay, content_type);
     if (!sent.ok()) return sent.status();
     try {
-      return sent->response.extract_utf8string(true).get();
+      auto text = sent->response.extract_utf8string(true);
+      if (!AwaitUnlessShutdown(text)) return Cancelled(method + " " + path);
+      return text.get();
     } catch (...) {
       if (shutdown_.cancelled()) return Cancelled(method + " " + path);
       return TransportError(method + " " + path, std::current_exception());
@@ -638,38 +433,187 @@ class RestKubeClient final : public KubeClient {
     return doc;
   }
 
+  // The kTimeout of a SocketGet that ran out of time at `stage`.
+  Status StageTimeout(const std::string& what, SocketGetStage stage) const {
+    if (stage == SocketGetStage::kConnect) return ConnectTimeout(what);
+    return Status(StatusCode::kTimeout,
+                  what + ": timed out: the watch's response did not start within " +
+                      std::to_string(options_.request_timeout.count()) + " s");
+  }
+
+  Status ConnectTimeout(const std::string& what) const {
+    return Status(StatusCode::kTimeout,
+                  what + ": timed out: no connection to " + config_.server + " within " +
+                      std::to_string(options_.connect_timeout.count()) +
+                      " ms (TCP connect, TLS handshake or proxy CONNECT)");
+  }
+
   // Waits until the attempt's response headers (or its failure) arrive.
-  // kTimeout when no connection was made within connect_timeout or, for a
-  // watch (`watch`), no response started within request_timeout (other
-  // requests have cpprest's own inactivity timeout for that).
-  Status AwaitResponseHeaders(AttemptProgress& p, const std::string& what, bool watch) {
+  // kTimeout when no connection was made within connect_timeout (after
+  // that, cpprest's own inactivity timeout bounds the request); kCancelled
+  // at Shutdown(). Either way the attempt is abandoned, not cancelled: see
+  // Send().
+  Status AwaitResponseHeaders(AttemptProgress& p, const std::string& what) {
     const SteadyTime start = clock_.Now();
+    auto wake = shutdown_.OnCancel([&p] {
+      std::lock_guard<std::mutex> l(p.mu);
+      p.cv.notify_all();
+    });
     std::unique_lock<std::mutex> l(p.mu);
     while (!p.done) {
-      SteadyTime deadline = SteadyTime::max();
-      if (!p.written && options_.connect_timeout.count() > 0) {
-        deadline = start + options_.connect_timeout;
-      } else if (p.written && watch) {
-        deadline = start + options_.request_timeout;
-      }
-      if (deadline == SteadyTime::max()) {
+      if (shutdown_.cancelled()) return Cancelled(what);
+      if (p.written || options_.connect_timeout.count() <= 0) {
         p.cv.wait(l);
         continue;
       }
-      if (clock_.Now() >= deadline) {
-        if (!p.written) {
-          return Status(StatusCode::kTimeout,
-                        what + ": timed out: no connection to " + config_.server + " within " +
-                            std::to_string(options_.connect_timeout.count()) +
-                            " ms (TCP connect, TLS handshake or proxy CONNECT)");
-        }
-        return Status(StatusCode::kTimeout,
-                      what + ": timed out: the watch's response did not start within " +
-                          std::to_string(options_.request_timeout.count()) + " s");
-      }
+      const SteadyTime deadline = start + options_.connect_timeout;
+      if (clock_.Now() >= deadline) return ConnectTimeout(what);
       clock_.WaitUntil(p.cv, l, deadline);
     }
     return Status::Ok();
+  }
+
+  // Waits for `task` to finish: false when Shutdown() came first (the task
+  // is abandoned; it ends on its own, within cpprest's inactivity timeout).
+  template <typename T>
+  bool AwaitUnlessShutdown(const pplx::task<T>& task) {
+    auto p = std::make_shared<AttemptProgress>();
+    task.then([p](pplx::task<T> t) {
+      try {
+        t.wait();  // observed: pplx traps on an unobserved failed task
+      } catch (...) {
+      }
+      {
+        std::lock_guard<std::mutex> l(p->mu);
+        p->done = true;
+      }
+      p->cv.notify_all();
+    });
+    auto wake = shutdown_.OnCancel([p] {
+      std::lock_guard<std::mutex> l(p->mu);
+      p->cv.notify_all();
+    });
+    std::unique_lock<std::mutex> l(p->mu);
+    p->cv.wait(l, [&] { return p->done || shutdown_.cancelled(); });
+    return p->done;
+  }
+
+  // A new Wake that Shutdown() fires.
+  std::shared_ptr<Wake> NewWake() {
+    auto wake = std::make_shared<Wake>();
+    std::lock_guard<std::mutex> l(wakes_mu_);
+    wakes_.erase(std::remove_if(wakes_.begin(), wakes_.end(),
+                                [](const std::weak_ptr<Wake>& w) { return w.expired(); }),
+                 wakes_.end());
+    wakes_.push_back(wake);
+    if (shutdown_.cancelled()) wake->Fire();
+    return wake;
+  }
+
+  void FireWakes() {
+    std::lock_guard<std::mutex> l(wakes_mu_);
+    for (auto& w : wakes_) {
+      if (auto wake = w.lock()) wake->Fire();
+    }
+  }
+
+  // The header lines of a GET over an owned socket.
+  std::string RequestHeaders(const std::string& token) const {
+    std::string h = "Host: " + host_header_ + "\r\nAccept: application/json\r\nUser-Agent: " +
+                    user_agent_ + "\r\n";
+    if (!token.empty()) h += "Authorization: Bearer " + token + "\r\n";
+    return h;
+  }
+
+  void NoteHeard() {
+    heard_->store(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      clock_.Now().time_since_epoch())
+                      .count(),
+                  std::memory_order_relaxed);
+  }
+
+  // How a watch of this client checks the server when it goes quiet: a
+  // GET /version on a new connection, without credentials (any answer, a
+  // 401 included, proves the server is there). The stream skips it while
+  // this client heard the server on any connection within probe_after.
+  WatchLiveness Liveness() const {
+    WatchLiveness l;
+    l.probe_after = options_.watch_probe_after;
+    l.heard = heard_;
+    if (l.probe_after <= Duration::zero()) return l;
+    SocketTarget target = target_;
+    std::string headers = RequestHeaders("");
+    const Clock* clock = &clock_;
+    const Duration connect_timeout = options_.connect_timeout.count() > 0
+                                         ? Duration(options_.connect_timeout)
+                                         : Duration(options_.watch_probe_timeout);
+    const Duration probe_timeout = options_.watch_probe_timeout;
+    RestObserver* observer = options_.observer;
+    std::shared_ptr<std::atomic<int64_t>> heard = heard_;
+    l.probe = [target, headers, clock, connect_timeout, probe_timeout, observer,
+               heard](const std::shared_ptr<Wake>& wake) -> Status {
+      const SteadyTime now = clock->Now();
+      SocketGetRequest req;
+      req.path = "/version";
+      req.headers = headers;
+      req.connect_deadline = now + std::min(connect_timeout, probe_timeout);
+      req.head_deadline = now + probe_timeout;
+      SocketGetStage stage;
+      auto got = SocketGet(target, *clock, req, wake, &stage);
+      Status outcome = Status::Ok();
+      if (!got.ok() && got.status().code() == StatusCode::kTimeout) {
+        outcome = Status(StatusCode::kTimeout,
+                         stage == SocketGetStage::kConnect
+                             ? "GET /version: no connection within " + Millis(req.connect_deadline - now)
+                             : "GET /version: no answer within " + Millis(req.head_deadline - now));
+      } else if (!got.ok()) {
+        outcome = Status(got.status().code(), "GET /version: " + got.status().message());
+      }
+      if (got.ok()) {
+        heard->store(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         clock->Now().time_since_epoch())
+                         .count(),
+                     std::memory_order_relaxed);
+      }
+      if (observer != nullptr && outcome.code() != StatusCode::kCancelled) {
+        observer->OnLivenessProbe(outcome, now);
+      }
+      return outcome;
+    };
+    return l;
+  }
+
+  // After an error answer: re-runs the exec plugin once after a 401, and
+  // waits and retries 429 (and 5xx with Retry-After) up to max_retries
+  // times. true: send again; false: *result is the request's outcome.
+  bool RetryAfterError(const std::string& what, int code, const Status& error,
+                       const Credentials& creds, bool* reauthenticated, int* attempt,
+                       Status* result) {
+    if (code == 401 && exec_ && !*reauthenticated) {
+      *reauthenticated = true;
+      VLOG(1) << what << ": 401 with the exec plugin's credential; running the plugin again";
+      NoteRetry("unauthorized");
+      if (auto fresh = exec_->Refresh(creds.exec); !fresh.ok()) {
+        *result = fresh.status();
+        return false;
+      }
+      return true;
+    }
+    const bool retryable = code == 429 || (code >= 500 && error.retry_after().has_value());
+    if (!retryable || *attempt >= options_.max_retries) {
+      VLOG(2) << what << ": " << error.ToString();
+      *result = error;
+      return false;
+    }
+    ++*attempt;
+    std::chrono::milliseconds wait =
+        std::min(error.retry_after().value_or(std::chrono::seconds(1)), options_.max_retry_wait);
+    VLOG(2) << what << ": HTTP " << code << ", retrying in " << wait.count() << " ms";
+    if (!clock_.SleepFor(wait, &shutdown_)) {
+      *result = Cancelled(what);
+      return false;
+    }
+    return true;
   }
 
   void NoteRetry(std::string_view reason) {
@@ -685,18 +629,16 @@ class RestKubeClient final : public KubeClient {
   //   - a 401 with exec credentials re-runs the plugin and retries once (a
   //     401 means the server did not act on the request);
   //   - 429 and 5xx with Retry-After wait and retry as RestOptions says;
-  //   - Shutdown() ends every wait and the request in flight (kCancelled);
-  //   - no connection within connect_timeout, or a watch whose response
-  //     does not start within request_timeout: kTimeout, not retried.
-  // `watch_idle` > 0: a watch, on its own client with that inactivity
-  // timeout. `content_type` is the body's media type. With `bounded_body`
-  // (watches), the response body is written into Sent::body, which holds
-  // the connection while kWatchBufferBytes are unread (closed for reading
-  // when the body ends); else it is cpprest's own unbounded buffer
-  // (response.body()).
+  //   - Shutdown() ends every wait (kCancelled);
+  //   - no connection within connect_timeout: kTimeout, not retried.
+  // A request we stop waiting for is abandoned, never cancelled: cpprest
+  // cancels by closing the socket from the cancelling thread, which races
+  // with a TLS read in flight on its I/O thread (a SIGSEGV in asio's
+  // reactor). An abandoned request ends on its own: its answer arrives, or
+  // cpprest's inactivity timer (request_timeout) closes it when nothing
+  // has moved for that long. `content_type` is the body's media type.
   StatusOr<Sent> Send(const http::method& method, const std::string& path, const json* body,
-                      Replay replay, std::chrono::seconds watch_idle = std::chrono::seconds(0),
-                      const char* content_type = kJsonType, bool bounded_body = false) {
+                      Replay replay, const char* content_type = kJsonType) {
     const std::string what = method + " " + path;
     // Why: dump() throws on invalid UTF-8 unless told to replace it.
     std::string payload =
@@ -713,13 +655,7 @@ class RestKubeClient final : public KubeClient {
       if (!creds.ok()) return creds.status();
       Sent sent;
       try {
-        // Why a source per attempt: the connect and watch-start deadlines
-        // below end one attempt without touching the others.
-        sent.cts = std::make_shared<pplx::cancellation_token_source>();
-        sent.link = std::make_shared<LinkedCancel>(shutdown_cts_.get_token(), sent.cts);
-        if (watch_idle.count() > 0) {
-          sent.http = NewHttpClient(watch_idle, TlsFor(*creds));
-        } else if (replay == kUnsafe) {
+        if (replay == kUnsafe) {
           // Why a connection of its own: cpprest re-sends a request whose
           // reused keep-alive connection fails before the status line, when
           // the server may have acted on it already. A POST or DELETE must
@@ -741,11 +677,6 @@ class RestKubeClient final : public KubeClient {
           req.headers().add("Host", config_.tls_server_name);
         }
         if (!creds->token.empty()) req.headers().add("Authorization", "Bearer " + creds->token);
-        if (bounded_body) {
-          sent.body = std::make_shared<BoundedBodyBuffer>(kWatchBufferBytes);
-          req.set_response_stream(
-              concurrency::streams::streambuf<uint8_t>(sent.body).create_ostream());
-        }
         if (body) {
           // Why: set_body(std::string) reinterprets a char buffer as uint8_t
           // (UBSan flags it); hand cpprest a uint8_t stream instead.
@@ -767,7 +698,7 @@ class RestKubeClient final : public KubeClient {
               }
               progress->cv.notify_all();
             });
-        pplx::task<http::http_response> task = sent.http->request(req, sent.cts->get_token());
+        pplx::task<http::http_response> task = sent.http->request(req);
         task.then([progress](pplx::task<http::http_response> t) {
           // Why: pplx traps (SIGTRAP) on a failed task that nobody
           // observed, and an abandoned attempt's task is never got.
@@ -781,17 +712,13 @@ class RestKubeClient final : public KubeClient {
           }
           progress->cv.notify_all();
         });
-        if (Status stalled = AwaitResponseHeaders(*progress, what, watch_idle.count() > 0);
-            !stalled.ok()) {
-          // Why not wait for the task: cpprest closes the socket on cancel
-          // except inside a proxy's CONNECT, where only its own timer ends it.
-          sent.cts->cancel();
+        if (Status stalled = AwaitResponseHeaders(*progress, what); !stalled.ok()) {
           if (shutdown_.cancelled()) return Cancelled(what);
           VLOG(1) << stalled.message();
           return stalled;
         }
         sent.response = task.get();
-        if (sent.body) CloseWhenComplete(sent.response, sent.body);
+        NoteHeard();
       } catch (...) {
         std::exception_ptr ep = std::current_exception();
         if (shutdown_.cancelled()) return Cancelled(what);
@@ -818,30 +745,17 @@ class RestKubeClient final : public KubeClient {
         std::optional<std::chrono::milliseconds> retry_after;
         auto h = sent.response.headers().find("Retry-After");
         if (h != sent.response.headers().end()) retry_after = ParseRetryAfter(h->second);
-        std::string text = sent.body ? ReadErrorBody(sent.body)
-                                     : sent.response.extract_utf8string(true).get();
-        error = StatusFromResponse(code, text, retry_after);
+        auto text = sent.response.extract_utf8string(true);
+        if (!AwaitUnlessShutdown(text)) return Cancelled(what);
+        error = StatusFromResponse(code, text.get(), retry_after);
       } catch (...) {
         if (shutdown_.cancelled()) return Cancelled(what);
         return TransportError(what, std::current_exception());
       }
-      if (code == 401 && exec_ && !reauthenticated) {
-        reauthenticated = true;
-        VLOG(1) << what << ": 401 with the exec plugin's credential; running the plugin again";
-        NoteRetry("unauthorized");
-        if (auto fresh = exec_->Refresh(creds->exec); !fresh.ok()) return fresh.status();
-        continue;
+      Status final_status;
+      if (!RetryAfterError(what, code, error, *creds, &reauthenticated, &attempt, &final_status)) {
+        return final_status;
       }
-      bool retryable = code == 429 || (code >= 500 && error.retry_after().has_value());
-      if (!retryable || attempt >= options_.max_retries) {
-        VLOG(2) << what << ": " << error.ToString();
-        return error;
-      }
-      ++attempt;
-      std::chrono::milliseconds wait =
-          std::min(error.retry_after().value_or(std::chrono::seconds(1)), options_.max_retry_wait);
-      VLOG(2) << what << ": HTTP " << code << ", retrying in " << wait.count() << " ms";
-      if (!clock_.SleepFor(wait, &shutdown_)) return Cancelled(what);
     }
   }
 
@@ -858,11 +772,16 @@ class RestKubeClient final : public KubeClient {
   std::mutex http_mu_;
   std::shared_ptr<client::http_client> http_;  // GUARDED_BY(http_mu_)
   std::string http_cert_;                       // GUARDED_BY(http_mu_): its client certificate
-  // Shutdown() trips shutdown_, which cancels shutdown_cts_: every request's
-  // token is, or is linked to, its token. In this order so that the
-  // registration is destroyed first.
+  SocketTarget target_;             // watches and probes: where and how to connect
+  const std::string host_header_;  // of watches and probes
+  // When this client last heard the server (Clock::Now() in nanoseconds):
+  // a quiet watch's probe is skipped while it is recent.
+  std::shared_ptr<std::atomic<int64_t>> heard_;
+  std::mutex wakes_mu_;
+  std::vector<std::weak_ptr<Wake>> wakes_;  // GUARDED_BY(wakes_mu_): fired by Shutdown()
+  // Shutdown() trips shutdown_, which fires every open watch's Wake. In
+  // this order so that the registration is destroyed first.
   Cancellation shutdown_;
-  pplx::cancellation_token_source shutdown_cts_;
   Cancellation::Registration shutdown_registration_;
 };
 
@@ -898,8 +817,22 @@ StatusOr<std::unique_ptr<KubeClient>> NewRestKubeClient(const RestConfig& config
     web::uri check(config.server);
     (void)check;
     if (!proxy->url.empty()) web::uri proxy_check(proxy->url);
+    auto server = ParseServerUrl(config.server);
+    if (!server.ok()) return Invalid(config.origin + ": server " + server.status().message());
+    SocketTarget target;
+    target.server = std::move(server).value();
+    target.tls_server_name = config.tls_server_name;
+    target.verify = !config.insecure_skip_tls_verify;
+    target.proxy = *proxy;
+    target.keepalive = options.keepalive;
+    if (!proxy->url.empty()) {
+      auto proxy_url = ParseServerUrl(proxy->url);
+      if (!proxy_url.ok()) return Invalid(config.origin + ": proxy " + proxy_url.status().message());
+      target.proxy_url = std::move(proxy_url).value();
+    }
     return std::unique_ptr<KubeClient>(std::make_unique<RestKubeClient>(
-        config, clock, std::move(options), std::move(tls).value(), std::move(proxy).value()));
+        config, clock, std::move(options), std::move(tls).value(), std::move(proxy).value(),
+        std::move(target)));
   } catch (const std::exception& e) {
     return Invalid(config.origin + ": server \"" + config.server + "\": " + e.what());
   }

@@ -10,6 +10,7 @@
 #include "base/status.h"
 #include "kubeclient/kube_client.h"
 #include "kubeclient/rest/kube_config.h"
+#include "kubeclient/rest/socket_connection.h"
 
 namespace routestatus::kubeclient::rest {
 
@@ -25,6 +26,12 @@ class RestObserver {
   virtual void OnConnectionRetry(std::string_view reason) = 0;
   // An exec credential plugin ran: "ok", "error" or "not_found".
   virtual void OnExecPlugin(std::string_view result) = 0;
+  // A quiet watch asked the server whether it is there (RestOptions::
+  // watch_probe_after), at `sent`: Ok when it answered, else the failure.
+  virtual void OnLivenessProbe(const Status& outcome, SteadyTime sent) {
+    (void)outcome;
+    (void)sent;
+  }
 };
 
 // Tunables of the REST client.
@@ -36,10 +43,9 @@ struct RestOptions {
   // Inactivity timeout of a non-watch request (cpprest's timer restarts on
   // every byte received).
   std::chrono::seconds request_timeout{30};
-  // A watch's inactivity timeout is its timeoutSeconds plus this margin (or
-  // watch_idle_timeout when the watch has no timeoutSeconds).
+  // A watch the server has not ended by its timeoutSeconds plus this margin
+  // ends kTimeout (kube-apiserver ends every watch at its timeoutSeconds).
   std::chrono::seconds watch_timeout_margin{30};
-  std::chrono::seconds watch_idle_timeout{600};
   // A new connection must be established (TCP connect, TLS handshake, an
   // HTTPS proxy's CONNECT) and the request written within this long, or the
   // attempt ends kTimeout. Why 2 s: a server that accepts TCP and never
@@ -49,16 +55,24 @@ struct RestOptions {
   // HTTP/2 pings find dead connections; we have only this and the watch
   // silence below). 0 disables it.
   std::chrono::milliseconds connect_timeout{2000};
-  // A watch that asked for bookmarks and received nothing (no event, no
-  // bookmark, no byte) for this long ends kTimeout: the connection is
-  // presumed dead and the caller re-opens it. kube-apiserver sends a
-  // bookmark about once a minute to such watchers (cacheWatcher
-  // nextBookmarkTime: every minute and 2 s before timeoutSeconds); 15 s of
-  // slack covers a busy server. A quiet resource may get none (the cacher
-  // sends bookmarks only once it has seen an event), so a false alarm must
-  // stay cheap: the watch resumes from its resourceVersion, no relist. See
-  // docs/design.md section 7. 0 disables it.
-  std::chrono::seconds watch_silence_timeout{75};
+  // A quiet watch is healthy: kube-apiserver's watch cache sends a watcher
+  // nothing, bookmarks included, until its resource changes or etcd's
+  // progress notification moves the cache past the watch's start (every
+  // 10 minutes by default). So silence never ends a watch. Instead, after
+  // watch_probe_after of silence, when this client has heard nothing from
+  // the server on any connection either, the watch asks the server
+  // something cheap on a new connection (GET /version, no credentials:
+  // any answer will do), as client-go's HTTP/2 transport pings a
+  // connection after 30 s without reading. Answered: the watch stays open.
+  // No answer within watch_probe_timeout: the watch ends kTimeout (the
+  // server is unreachable; the caller re-opens it). A dead connection to a
+  // reachable server is found by TCP keepalive below. See docs/design.md
+  // section 6. Zero disables the probe.
+  std::chrono::seconds watch_probe_after{30};
+  std::chrono::seconds watch_probe_timeout{10};
+  // TCP keepalive of the watch and probe connections: a connection whose
+  // peer stopped answering fails within idle + interval x count (60 s).
+  KeepAlive keepalive;
   // "" = DefaultUserAgent(version).
   std::string user_agent;
   std::string version = "dev";
@@ -92,11 +106,15 @@ struct RestOptions {
 // decoded with StatusFromResponse, and after Shutdown() everything is
 // kCancelled. A pooled connection the server closed while idle is detected
 // before use and replaced; a connection failure is retried once, at once,
-// for reads and resourceVersion-guarded writes. Watch streams stay valid
-// after the client is destroyed (`clock` must outlive them too). A new
-// connection that is not established within connect_timeout, a watch whose
-// response does not start within request_timeout, and a watch with
-// bookmarks that stays silent for watch_silence_timeout end kTimeout.
+// for reads and resourceVersion-guarded writes. Watches run on sockets the
+// client owns (SocketWatchStream), so cancelling one at any moment is safe;
+// other requests are abandoned, never cancelled mid-read, when the client
+// stops waiting for them. Watch streams stay valid after the client is
+// destroyed (`clock` and the observer must outlive them too). A new
+// connection that is not established within connect_timeout and a watch
+// whose response does not start within request_timeout end kTimeout; a
+// quiet watch ends kTimeout only when the server does not answer a probe
+// either (watch_probe_after).
 StatusOr<std::unique_ptr<KubeClient>> NewRestKubeClient(const RestConfig& config, const Clock& clock,
                                                         RestOptions options = {});
 

@@ -1,13 +1,15 @@
-// Liveness of the REST client's connections (issue 24): a server that
-// accepts TCP and never completes TLS, a watch whose response never starts
-// and a watch that goes silent all end kTimeout on the injected Clock,
-// long before cpprest's own inactivity timers would.
+// Liveness of the REST client's connections: a server that accepts TCP and
+// never completes TLS and a watch whose response never starts end kTimeout
+// on the injected Clock, long before cpprest's own inactivity timers would;
+// a quiet watch stays open while the server answers a probe on another
+// connection, and ends kTimeout when it does not.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <atomic>
 #include <future>
 #include <optional>
 #include <thread>
@@ -106,51 +108,113 @@ TEST(RestClientLivenessTest, WatchWhoseResponseNeverStartsTimesOut) {
 
 const char kAdded[] = R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"1"}}})";
 
-TEST(RestClientLivenessTest, SilentWatchWithBookmarksEndsAfterTheSilenceTimeout) {
-  std::promise<bool> peer_closed;
-  RawHttpServer server([&](RawHttpServer& s, int fd, const std::string&) {
+// Answers GET /version (the liveness probe) with 200 and counts them;
+// `probes_answer` false: the probe's connection is accepted and never
+// answered, as through a blackholed path.
+struct ProbeCounter {
+  std::atomic<int> probes{0};
+  std::atomic<bool> answer{true};
+};
+
+RawHttpServer::Handler QuietWatch(ProbeCounter& counter, std::promise<bool>* peer_closed) {
+  return [&counter, peer_closed](RawHttpServer& s, int fd, const std::string& request) {
+    if (request.rfind("GET /version", 0) == 0) {
+      ++counter.probes;
+      if (counter.answer.load()) {
+        RawHttpServer::Respond(fd, 200, R"({"major":"1","minor":"26"})");
+      } else {
+        s.WaitForPeerClose(fd);
+      }
+      return;
+    }
     RawHttpServer::StartChunked(fd);
     RawHttpServer::Chunk(fd, std::string(kAdded) + "\n");
-    peer_closed.set_value(s.WaitForPeerClose(fd));  // then silence, socket open
-  });
+    bool closed = s.WaitForPeerClose(fd);  // then silence, socket open
+    if (peer_closed != nullptr) peer_closed->set_value(closed);
+  };
+}
+
+// A quiet watch is healthy (kube-apiserver's watch cache sends nothing to
+// a watch begun after its resource's last change): it stays open while
+// the server answers the probe, however long it is silent.
+TEST(RestClientLivenessTest, QuietWatchStaysOpenWhileTheServerAnswersProbes) {
+  ProbeCounter counter;
+  RawHttpServer server(QuietWatch(counter, nullptr));
   RealClock clock;
   RestOptions opts;
-  opts.watch_silence_timeout = seconds(1);
+  opts.watch_probe_after = seconds(1);
   auto client = NewClient(server.url(), clock, opts);
-  WatchOptions wo;
-  wo.allow_bookmarks = true;
-  auto w = client->Watch(RoutesResource(), "", wo);
+  auto w = client->Watch(RoutesResource(), "", {});
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_TRUE((*w)->Next().ok());
+  WatchStream* stream = w->get();
+  auto next = std::async(std::launch::async, [stream] { return stream->Next().status(); });
+  EXPECT_EQ(next.wait_for(milliseconds(3500)), std::future_status::timeout)
+      << next.get().ToString();
+  EXPECT_GE(counter.probes.load(), 2) << "one probe per second of silence";
+  stream->Cancel();
+  EXPECT_EQ(next.get().code(), StatusCode::kCancelled);
+}
+
+// A quiet watch whose server does not answer on a new connection either
+// ends kTimeout, and its socket is closed.
+TEST(RestClientLivenessTest, QuietWatchEndsWhenTheServerDoesNotAnswerTheProbe) {
+  ProbeCounter counter;
+  counter.answer = false;
+  std::promise<bool> peer_closed;
+  RawHttpServer server(QuietWatch(counter, &peer_closed));
+  RealClock clock;
+  RestOptions opts;
+  opts.watch_probe_after = seconds(1);
+  opts.watch_probe_timeout = seconds(1);
+  auto client = NewClient(server.url(), clock, opts);
+  auto w = client->Watch(RoutesResource(), "", {});
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   ASSERT_TRUE((*w)->Next().ok());
   auto start = std::chrono::steady_clock::now();
   Status s = (*w)->Next().status();
   EXPECT_EQ(s.code(), StatusCode::kTimeout) << s.ToString();
-  EXPECT_NE(s.message().find("no event, no bookmark"), std::string::npos) << s.message();
-  EXPECT_GE(Since(start), seconds(1));
+  EXPECT_NE(s.message().find("did not answer on a new connection"), std::string::npos)
+      << s.message();
+  EXPECT_EQ(counter.probes.load(), 1);
+  EXPECT_GE(Since(start), seconds(2));
   EXPECT_LT(Since(start), seconds(10));
+  w->reset();
   auto closed = peer_closed.get_future();
   ASSERT_EQ(closed.wait_for(seconds(10)), std::future_status::ready) << "socket left open";
   EXPECT_TRUE(closed.get());
 }
 
-TEST(RestClientLivenessTest, WatchWithoutBookmarksIsNotTimedBySilence) {
-  RawHttpServer server([&](RawHttpServer& s, int fd, const std::string&) {
-    RawHttpServer::StartChunked(fd);
-    RawHttpServer::Chunk(fd, std::string(kAdded) + "\n");
-    s.WaitForPeerClose(fd);
+// While the client hears the server on another connection, a quiet watch
+// sends no probe at all.
+TEST(RestClientLivenessTest, NoProbeWhileTheClientHearsTheServerElsewhere) {
+  ProbeCounter counter;
+  RawHttpServer server([&counter](RawHttpServer& s, int fd, const std::string& request) {
+    if (request.rfind("GET /version", 0) == 0) {
+      ++counter.probes;
+      RawHttpServer::Respond(fd, 200, "{}");
+    } else if (request.find("watch=") != std::string::npos) {
+      RawHttpServer::StartChunked(fd);
+      RawHttpServer::Chunk(fd, std::string(kAdded) + "\n");
+      s.WaitForPeerClose(fd);
+    } else {
+      RawHttpServer::Respond(fd, 200, R"({"metadata":{"name":"r"}})");
+    }
   });
   RealClock clock;
   RestOptions opts;
-  opts.watch_silence_timeout = seconds(1);
+  opts.watch_probe_after = seconds(1);
   auto client = NewClient(server.url(), clock, opts);
-  WatchOptions wo;
-  wo.allow_bookmarks = false;  // the server promises no heartbeat
-  auto w = client->Watch(RoutesResource(), "", wo);
+  auto w = client->Watch(RoutesResource(), "", {});
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   ASSERT_TRUE((*w)->Next().ok());
   WatchStream* stream = w->get();
   auto next = std::async(std::launch::async, [stream] { return stream->Next().status(); });
-  EXPECT_EQ(next.wait_for(seconds(3)), std::future_status::timeout);
+  for (int i = 0; i < 12; ++i) {
+    ASSERT_TRUE(client->Get(RoutesResource(), "ns", "r").ok());
+    std::this_thread::sleep_for(milliseconds(250));
+  }
+  EXPECT_EQ(counter.probes.load(), 0);
   stream->Cancel();
   EXPECT_EQ(next.get().code(), StatusCode::kCancelled);
 }
