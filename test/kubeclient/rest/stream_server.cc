@@ -142,9 +142,14 @@ void StreamServer::Serve(int fd) {
     } else if (head.find("watch=") != std::string::npos) {
       bool alive = c.Write(
           "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
-      for (uint64_t rv = 1; alive && !stop_.load(); rv += 8) {
+      // Why a trickle, one or two events every ~0.2 ms, rather than a flood:
+      // a reader faster than the server always has a read pending, which
+      // completes (on the client library's I/O thread) at random moments:
+      // that is when closing the socket from another thread is unsafe.
+      for (uint64_t rv = 1; alive && !stop_.load(); rv += 2) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100 + rv % 200));
         std::string events;
-        for (uint64_t i = rv; i < rv + 8; ++i) {
+        for (uint64_t i = rv; i < rv + 2; ++i) {
           events += R"({"type":"ADDED","object":{"metadata":{"namespace":"ns","name":"r)" +
                     std::to_string(i) + R"(","resourceVersion":")" + std::to_string(i) +
                     R"("},"spec":{"host":"www.example.com"}}})" + "\n";
