@@ -17,6 +17,15 @@ bool ServerGone(const Status& s) {
          c == FailureClass::kTimeout;
 }
 
+// A list failure that means the watch cache cannot serve the version we
+// asked for: 410 Gone / Expired, or kube-apiserver's 504 "Too large
+// resource version" (the cache has not caught up within 3 s).
+bool CacheCannotServe(const Status& s) {
+  if (s.code() == StatusCode::kGone) return true;
+  return s.code() == StatusCode::kTimeout && s.http_code() == 504 &&
+         s.message().find("resource version") != std::string::npos;
+}
+
 }  // namespace
 
 Reflector::Reflector(KubeClient& client, const ResourceRef& resource, const Clock& clock,
@@ -206,9 +215,19 @@ Status Reflector::ListAndReplace() {
                  << " from now on (each page a storage read on kube-apiserver)";
     buffer.clear();
   }
+  // As client-go's reflector lists: the first list from the API server's
+  // watch cache (resourceVersion "0": no storage read; kube-apiserver
+  // ignores the limit there and answers in one page), a relist at least as
+  // new as what we have seen (resourceVersion = the last one, no limit:
+  // the cache serves it once it has caught up, so it never goes back in
+  // time), and a quorum read of storage, page by page, only when the cache
+  // cannot serve (410, or a version too large for it).
   ListOptions lo;
-  lo.limit = options_.page_size;
   lo.label_selector = options_.label_selector;
+  lo.resource_version = list_from_storage_ ? "" : (last_rv_.empty() ? "0" : last_rv_);
+  lo.limit = lo.resource_version.empty() || lo.resource_version == "0" || paginated_
+                 ? options_.page_size
+                 : 0;
   for (;;) {
     {
       std::lock_guard<std::mutex> l(mu_);
@@ -216,6 +235,16 @@ Status Reflector::ListAndReplace() {
     }
     std::string next;
     Status s = ListPageInto(lo, &buffer, &list_rv, &next);
+    if (!s.ok() && lo.continue_token.empty() && !lo.resource_version.empty() &&
+        CacheCannotServe(s)) {
+      VLOG(1) << options_.name << ": the watch cache cannot serve resourceVersion "
+              << lo.resource_version << " (" << s.ToString() << "); listing from storage";
+      list_from_storage_ = true;
+      lo.resource_version.clear();
+      lo.limit = options_.page_size;
+      buffer.clear();
+      continue;
+    }
     if (s.code() == StatusCode::kGone && !lo.continue_token.empty()) {
       // Why: the continue token's version was compacted mid-list (a slow
       // list of many pages). Its pages cannot be finished; retrying the
@@ -236,8 +265,15 @@ Status Reflector::ListAndReplace() {
       return s;
     }
     if (next.empty()) break;
+    // Why: a server that pages a cached list has its watch cache off for
+    // this resource: keep paging (client-go's paginatedResult).
+    if (!lo.resource_version.empty() && lo.continue_token.empty()) paginated_ = true;
     lo.continue_token = std::move(next);
+    // Why: kube-apiserver refuses a continue token with a resourceVersion
+    // (the token carries it).
+    lo.resource_version.clear();
   }
+  list_from_storage_ = false;
   ReplaceWith(std::move(buffer), list_rv, /*streamed=*/false);
   return Status::Ok();
 }

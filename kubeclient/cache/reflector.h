@@ -214,6 +214,13 @@ class Reflector {
   bool just_listed_ = false;
   std::string last_rv_;
   bool stream_unsupported_ = false;
+  // The watch cache could not serve the last list's version: the next list
+  // reads storage (resourceVersion "", paged), as client-go's
+  // isLastSyncResourceVersionUnavailable.
+  bool list_from_storage_ = false;
+  // The server paged a list we asked of its watch cache: its cache is off
+  // for this resource, so relists page too.
+  bool paginated_ = false;
   std::unique_ptr<WatchStream> pending_stream_;  // a watch list's stream, for WatchOnce
   std::unordered_map<std::string, std::string> tombstones_;  // deleted key -> version it had
   SteadyTime last_decode_log_{};

@@ -81,6 +81,29 @@ TEST_F(ServerTest, PaginationIsConsistentWhileWritesHappen) {
   EXPECT_NE(std::find(seen.begin(), seen.end(), "r15"), seen.end());
 }
 
+// Where kube-apiserver 1.26 serves a list (the cacher's shouldDelegateList):
+// "0" from the watch cache, its limit ignored (one page); a version without
+// a limit from the watch cache; a limited version, "" or a continue token
+// from storage; a continue token with a version is refused.
+TEST_F(ServerTest, ListsAreServedWhereKubeApiserverServesThem) {
+  for (int i = 0; i < 5; ++i) MustCreate("r" + std::to_string(i), "r" + std::to_string(i) + ".example.com");
+  json cached = Body(http_->Get(RoutesPath() + "?resourceVersion=0&limit=2"));
+  EXPECT_EQ(cached["items"].size(), 5u) << "the watch cache ignores the limit";
+  // (a custom resource's list always carries "continue", empty on the last page)
+  EXPECT_EQ(cached["metadata"].value("continue", ""), "");
+  const std::string rv = cached["metadata"]["resourceVersion"];
+  ASSERT_EQ(http_->Get(RoutesPath() + "?resourceVersion=" + rv).code, 200);
+  EXPECT_EQ(server_->metrics().ListCount(ListSource::kWatchCache, "routes"), 2u);
+  EXPECT_EQ(server_->metrics().ListCount(ListSource::kStorage, "routes"), 0u);
+  json page = Body(http_->Get(RoutesPath() + "?limit=2"));
+  ASSERT_TRUE(page["metadata"].contains("continue"));
+  const std::string token = page["metadata"]["continue"];
+  EXPECT_EQ(http_->Get(RoutesPath() + "?limit=2&resourceVersion=" + rv + "&continue=" + token).code,
+            400);
+  EXPECT_EQ(http_->Get(RoutesPath() + "?limit=2&continue=" + token).code, 200);
+  EXPECT_EQ(server_->metrics().ListCount(ListSource::kStorage, "routes"), 2u);
+}
+
 TEST_F(ServerTest, ExpiredContinueIsGone) {
   for (int i = 0; i < 5; ++i) MustCreate("r" + std::to_string(i), "h" + std::to_string(i));
   json page = Body(http_->Get(RoutesPath() + "?limit=2"));

@@ -305,6 +305,81 @@ TEST_F(InformerTest, GoneEventRelistsAndReplacesCache) {
   EXPECT_EQ(client_.watch_calls().back().resource_version, "40");
 }
 
+// Issue 44: lists as client-go's reflector makes them. The first asks the
+// API server's watch cache (resourceVersion "0": no storage read); a relist
+// after a 410 asks for at least what we have seen (the last version, no
+// limit: the cache serves it, never older); storage (resourceVersion "",
+// paged) only when the cache cannot serve that version.
+TEST_F(InformerTest, ListsAskTheWatchCacheAndNeverGoBackInTime) {
+  AddServerRoute("ns", "a", 5);
+  client_.SetListResourceVersion(10);
+  WatchScript w1;
+  w1.events = {Event(WatchEventType::kModified, MakeRouteJson("ns", "a", 12)), GoneEvent()};
+  client_.AddWatch(w1);
+  RouteInformer inf(client_, clock_, options_);
+  inf.reflector().Step();  // list
+  inf.reflector().Step();  // watch: 12, then 410
+  client_.SetListResourceVersion(20);
+  inf.reflector().Step();  // relist
+  auto calls = client_.list_options();
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0].resource_version, "0");
+  EXPECT_EQ(calls[0].limit, 500);
+  EXPECT_EQ(calls[1].resource_version, "12") << "not older than what we have seen";
+  EXPECT_EQ(calls[1].limit, 0) << "a limit would send it to storage";
+}
+
+TEST_F(InformerTest, AVersionTheCacheCannotServeIsListedFromStorage) {
+  AddServerRoute("ns", "a", 5);
+  client_.SetListResourceVersion(10);
+  WatchScript w1;
+  w1.events = {GoneEvent()};
+  client_.AddWatch(w1);
+  WatchScript w2;
+  w2.events = {GoneEvent()};
+  client_.AddWatch(w2);
+  RouteInformer inf(client_, clock_, options_);
+  inf.reflector().Step();  // list "0"
+  inf.reflector().Step();  // watch -> 410
+  client_.FailNextLists({Status(StatusCode::kTimeout, "Too large resource version", std::nullopt,
+                                504)});
+  inf.reflector().Step();  // relist at "10": 504, then from storage
+  auto calls = client_.list_options();
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[1].resource_version, "10");
+  EXPECT_EQ(calls[2].resource_version, "");
+  EXPECT_EQ(calls[2].limit, 500);
+  EXPECT_FALSE(inf.reflector().NeedsList());
+  // The next relist asks the cache again.
+  inf.reflector().Step();  // watch -> 410
+  inf.reflector().Step();
+  calls = client_.list_options();
+  ASSERT_EQ(calls.size(), 4u);
+  EXPECT_EQ(calls[3].resource_version, "10");
+}
+
+// A server that pages a list asked of its watch cache has the cache off:
+// relists page too, and a continue token never carries a version.
+TEST_F(InformerTest, AServerThatPagesCachedListsIsPagedFromThenOn) {
+  for (int i = 0; i < 700; ++i) AddServerRoute("ns", "r" + std::to_string(i), 5);
+  client_.SetListResourceVersion(10);
+  WatchScript w1;
+  w1.events = {GoneEvent()};
+  client_.AddWatch(w1);
+  RouteInformer inf(client_, clock_, options_);
+  inf.reflector().Step();
+  inf.reflector().Step();  // watch -> 410
+  inf.reflector().Step();
+  auto calls = client_.list_options();
+  ASSERT_EQ(calls.size(), 4u);
+  EXPECT_EQ(calls[1].resource_version, "");
+  EXPECT_FALSE(calls[1].continue_token.empty());
+  EXPECT_EQ(calls[2].resource_version, "10");
+  EXPECT_EQ(calls[2].limit, 500);
+  EXPECT_EQ(calls[3].resource_version, "");
+  EXPECT_EQ(inf.List().size(), 700u);
+}
+
 TEST_F(InformerTest, GoneOnWatchOpenRelists) {
   client_.SetListResourceVersion(10);
   WatchScript w1;
