@@ -123,22 +123,23 @@ int Server::Handler::ServeList(const HttpRequest& req, const ResourceRequest& rr
   ListOptions options;
   if (!ReadListOptions(req, /*watch=*/false, &options, &code)) return code;
   if (!Filter(req, rr, &filter, &code)) return code;
-  // Why: kube's cacher (1.26, shouldDelegateList) serves from the watch
-  // cache "0", whose limit it ignores, and a version without a limit
-  // (NotOlderThan: once the cache has caught up), unless the list asks for
-  // an exact version or continues a page; the rest reads storage (etcd),
-  // where a limited list at N without resourceVersionMatch (the legacy
-  // paged read) is at exactly N.
   // Why: etcd3's store refuses a continue token with a version (the token
   // carries the version of the list it continues).
   if (!options.continue_token.empty() && options.rv) {
     return Error(req, BadRequestError("specifying resource version is not allowed when using "
                                       "continue"));
   }
+  // Why: kube's cacher (1.26, shouldDelegateList) serves from the watch
+  // cache "0", whose limit it ignores, and a version without a limit
+  // (NotOlderThan: once the cache has caught up), unless the list asks for
+  // an exact version or continues a page; the rest reads storage (etcd),
+  // where a limited list at N without resourceVersionMatch (the legacy
+  // paged read) is at exactly N. With the watch cache off, all read storage.
   const bool from_cache =
-      options.resource_version == "0" ||
+      server_.watch_cache_.load() &&
+      (options.resource_version == "0" ||
       (!options.resource_version.empty() && options.limit == 0 && !options.exact &&
-       options.continue_token.empty());
+       options.continue_token.empty()));
   const size_t limit = from_cache ? 0 : options.limit;
   std::optional<uint64_t> exact;
   if (options.rv && (options.exact || (limit > 0 && !options.not_older_than))) exact = options.rv;

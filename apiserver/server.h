@@ -48,6 +48,11 @@ struct ServerOptions {
   // k8s.io/initial-events-end: "true". false answers as kube 1.26 does: a
   // watch with resourceVersionMatch is 422 (sendInitialEvents is unknown).
   bool watch_list = true;
+  // kube-apiserver's --watch-cache: true serves lists with resourceVersion
+  // "0" (or a version and no limit) from the watch cache, one page, no
+  // storage read; false reads storage for every list, page by page, as a
+  // server whose watch cache is off (SetWatchCache changes it at run time).
+  bool watch_cache = true;
   const Clock* clock = nullptr;  // nullptr = the real clock
 };
 
@@ -125,6 +130,8 @@ class Server {
     return metrics_.Count(verb, resource, subresource, code, scope);
   }
   void CloseAllWatches() { store_->CloseAllWatches(); }
+  // ServerOptions::watch_cache, for lists from now on.
+  void SetWatchCache(bool on) { watch_cache_.store(on); }
   void Compact() { store_->Compact(); }
   // Closes every connection (including idle keep-alive ones) by restarting
   // the listener on the same port. Must not be called from a handler.
@@ -171,6 +178,7 @@ class Server {
   std::mutex lifecycle_mu_;
   mg_context* ctx_ = nullptr;  // guarded by lifecycle_mu_
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> watch_cache_;
   std::mutex admin_mu_;
   std::condition_variable admin_cv_;
   std::vector<std::thread> admin_threads_;  // guarded by admin_mu_

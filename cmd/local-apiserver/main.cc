@@ -21,7 +21,7 @@ void Usage() {
   std::cerr << "usage: local-apiserver [--listen HOST:PORT] [--kubeconfig-out PATH] [--token T]\n"
                "                       [--tls] [--tls-host H[,H...]] [--watch-history N]\n"
                "                       [--bookmark-interval MS]\n"
-               "                       [--threads N] [--watch-list=false]\n"
+               "                       [--threads N] [--watch-list=false] [--watch-cache=false]\n"
                "  --listen             address to serve on (default 127.0.0.1:0, 0 = pick a port)\n"
                "  --kubeconfig-out     write a kubeconfig for kubectl/clients to PATH\n"
                "  --token              require this bearer token\n"
@@ -35,6 +35,9 @@ void Usage() {
                "                       kube-apiserver's watch cache; also 2 s before a timeout)\n"
                "  --watch-list=false   answer watches as kube 1.26 (resourceVersionMatch is 422,\n"
                "                       no sendInitialEvents); default: as kube 1.27+ with WatchList\n"
+               "  --watch-cache=false  every list reads storage, page by page (kube-apiserver's\n"
+               "                       --watch-cache=false); default: resourceVersion 0 and a\n"
+               "                       version without a limit come from the watch cache\n"
                "Fault injection (admin endpoints, token-protected like the API):\n"
                "  POST /admin/faults {FaultRule}   DELETE /admin/faults   POST /admin/compact\n"
                "  POST /admin/close-watches   POST /admin/drop-connections\n"
@@ -79,6 +82,8 @@ int main(int argc, char** argv) {
       options.tls = !has_value || value == "true" || value == "1";
     } else if (arg == "--watch-list") {
       options.watch_list = !has_value || value == "true" || value == "1";
+    } else if (arg == "--watch-cache") {
+      options.watch_cache = !has_value || value == "true" || value == "1";
     } else if (arg == "--tls-host" && next() && !value.empty()) {
       for (size_t start = 0; start <= value.size();) {
         size_t comma = std::min(value.find(',', start), value.size());

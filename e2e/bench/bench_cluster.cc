@@ -86,9 +86,30 @@ size_t BenchCluster::RouteCount() const { return server_->store().Count(apiserve
 void BenchCluster::StartReplicas(int n, const ControllerFlags& flags) {
   CHECK(replicas_->size() == 0) << "StopReplicas() first";
   for (int i = 0; i < n; ++i) {
-    replicas_->Add("replica-" + std::to_string(next_index_++), ToReplicaOptions(flags));
+    const std::string id = "replica-" + std::to_string(next_index_++);
+    ReplicaOptions options = ToReplicaOptions(flags);
+    if (flags.pod_limits) {
+      auto pod = std::make_unique<PodLimits>(id);
+      Status s = pod->Create(kPodCpuMillis, kPodMemoryBytes);
+      CHECK(s.ok()) << s.ToString();
+      options.launch_prefix = pod->LaunchPrefix();
+      pods_.push_back(std::move(pod));
+    }
+    replicas_->Add(id, options);
   }
   replicas_->StartAll();
+}
+
+double BenchCluster::PodPeakMemoryMiB() const {
+  double peak = 0;
+  for (const auto& pod : pods_) peak = std::max(peak, pod->PeakMemoryMiB());
+  return peak;
+}
+
+uint64_t BenchCluster::PodOomKills() const {
+  uint64_t kills = 0;
+  for (const auto& pod : pods_) kills += pod->OomKills();
+  return kills;
 }
 
 bool BenchCluster::WaitReady(std::chrono::milliseconds timeout) {
@@ -105,6 +126,7 @@ bool BenchCluster::WaitReady(std::chrono::milliseconds timeout) {
 void BenchCluster::StopReplicas() {
   replicas_->StopAll();
   replicas_ = std::make_unique<ReplicaSet>(ReplicaTarget{"", kubeconfig_, dir_, {}});
+  pods_.clear();  // the processes have exited: their cgroups can go
 }
 
 ProcStats BenchCluster::ReplicaStats() {

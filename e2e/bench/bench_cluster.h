@@ -12,6 +12,7 @@
 #include "apiserver/server.h"
 #include "base/clock.h"
 #include "e2e/bench/fleet.h"
+#include "e2e/harness/pod_limits.h"
 #include "kubeclient/kube_client.h"
 
 namespace routestatus::e2e::bench {
@@ -60,6 +61,11 @@ class BenchCluster {
   // The replicas together: CPU seconds summed, peak and current RSS the
   // largest of any replica.
   ProcStats ReplicaStats();
+  // With ControllerFlags::pod_limits: the largest peak memory of any
+  // replica's cgroup (MiB, as the kubelet's limit counts it) and the OOM
+  // kills in them; 0 without.
+  double PodPeakMemoryMiB() const;
+  uint64_t PodOomKills() const;
 
  private:
   std::string dir_;
@@ -68,6 +74,7 @@ class BenchCluster {
   std::unique_ptr<apiserver::Server> server_;
   std::unique_ptr<kubeclient::KubeClient> client_;
   std::unique_ptr<ReplicaSet> replicas_;
+  std::vector<std::unique_ptr<PodLimits>> pods_;  // with pod_limits, one per replica
   int next_index_ = 1;
 };
 

@@ -36,7 +36,14 @@ struct ControllerFlags {
   double qps = 500;
   int burst = 1000;
   std::vector<std::string> extra;  // more --flag=value arguments (they win)
+  // Each replica in the deployed pod's limits (deploy/controller: 500m CPU,
+  // 144Mi memory), through a cgroup of its own (e2e::PodLimits).
+  bool pod_limits = false;
 };
+
+// The deployed pod's limits (deploy/controller/deployment.yaml).
+constexpr int kPodCpuMillis = 500;
+constexpr uint64_t kPodMemoryBytes = 144ull << 20;
 
 // `flags` with the controller's default --qps and --burst (headline
 // figures use the product's defaults).

@@ -66,7 +66,8 @@ void Replica::Start() {
     target_.namespaces = cluster_->namespaces();
   }
   metrics_port_ = PickFreePort();
-  std::vector<std::string> argv = {target_.controller_binary};
+  std::vector<std::string> argv = options_.launch_prefix;
+  argv.push_back(target_.controller_binary);
   for (const std::string& a : options_.args) argv.push_back(a);
   std::map<std::string, std::string> flags = options_.flags;
   flags["kubeconfig"] = target_.kubeconfig;

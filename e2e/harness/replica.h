@@ -22,6 +22,8 @@ struct ReplicaOptions {
   std::string router_name = "default";
   std::map<std::string, std::string> flags;
   std::vector<std::string> args;  // extra positional args (e.g. "clear")
+  // Put before the controller's argv (e.g. PodLimits::LaunchPrefix()).
+  std::vector<std::string> launch_prefix;
 };
 
 // The test defaults of ReplicaOptions::flags, with `router_name` set.

@@ -33,6 +33,8 @@ using std::chrono::milliseconds;
 using std::chrono::microseconds;
 
 // Streams per test; ROUTESTATUS_CANCEL_STRESS overrides (e.g. to soak).
+// The defaults (2,600 TLS + 9,000 plain, one in eight destroyed instead of
+// cancelled) cancel over 10,000 streams mid-read.
 int StreamCount(int fallback) {
   const char* v = std::getenv("ROUTESTATUS_CANCEL_STRESS");
   return v != nullptr && std::atoi(v) > 0 ? std::atoi(v) : fallback;
@@ -187,13 +189,14 @@ TEST(CancelStressTest, TlsWatchesCancelledAtRandomMoments) {
   auto cert = apiserver::GenerateSelfSignedCert();
   ASSERT_TRUE(cert.ok());
   StreamServer server(cert->cert_pem, cert->key_pem);
-  RunStress(server.url(), cert->cert_pem, StreamCount(5800));
+  // Why fewer than plain: each TLS stream costs a handshake (~9 ms at -O2).
+  RunStress(server.url(), cert->cert_pem, StreamCount(2600));
   EXPECT_TRUE(server.WaitAllClosed(30)) << server.open_connections() << " connections still open";
 }
 
 TEST(CancelStressTest, PlainWatchesCancelledAtRandomMoments) {
   StreamServer server;
-  RunStress(server.url(), "", StreamCount(5800));
+  RunStress(server.url(), "", StreamCount(9000));
   EXPECT_TRUE(server.WaitAllClosed(30)) << server.open_connections() << " connections still open";
 }
 
