@@ -11,6 +11,7 @@
 // afterwards is admitted within 2 s.
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <thread>
 
@@ -23,7 +24,17 @@ namespace {
 
 using std::chrono::seconds;
 
-constexpr auto kQuietSpell = seconds(80);
+// 80 s by default; E2E_QUIET_CLUSTER_SECONDS sets another (`make
+// quiet-soak`: 10 minutes, past etcd's progress-notify interval and the
+// replicas' watch timeouts of 5-10 min).
+seconds QuietSpell() {
+  const char* v = std::getenv("E2E_QUIET_CLUSTER_SECONDS");
+  return seconds(v != nullptr && std::atoi(v) > 0 ? std::atoi(v) : 80);
+}
+
+// The replicas' shortest watch timeout (--watch-timeout-min's default): the
+// server ends each watch after at least that long, and it is re-opened.
+constexpr auto kWatchTimeoutMin = seconds(300);
 
 class QuietClusterTest : public E2eTest {};
 
@@ -47,16 +58,21 @@ TEST_F(QuietClusterTest, QuietWatchesStayOpenAndTheFleetStillAnswers) {
   const double writes_at_start = set.SumMetric("routestatus_status_writes_total");
   ASSERT_GT(watches_at_start, 0);
 
-  std::this_thread::sleep_for(kQuietSpell);
+  const seconds quiet = QuietSpell();
+  std::this_thread::sleep_for(quiet);
 
   for (int i = 0; i < set.size(); ++i) {
     EXPECT_TRUE(set.at(i).Running()) << set.at(i).id() << " exited\n" << set.LogTails();
   }
   EXPECT_TRUE(set.GrepLogs("SIGSEGV").empty()) << set.LogTails();
   const double watches_after = set.SumMetric("routestatus_api_requests_total", {{"verb", "watch"}});
-  EXPECT_EQ(watches_after, watches_at_start)
-      << "watches were re-opened during a quiet spell shorter than the server's timeoutSeconds\n"
+  // Why an allowance: only the server's timeoutSeconds may end a watch.
+  const double timed_out = static_cast<double>(quiet / kWatchTimeoutMin) * watches_at_start;
+  EXPECT_LE(watches_after - watches_at_start, timed_out)
+      << "watches were re-opened that the server's timeoutSeconds does not explain\n"
       << set.LogTails();
+  Figure("quiet_seconds", static_cast<double>(quiet.count()));
+  Figure("watches_reopened", watches_after - watches_at_start);
   EXPECT_EQ(set.SumMetric("routestatus_status_writes_total"), writes_at_start);
   Figure("liveness_probes_answered",
          set.SumMetric("routestatus_api_liveness_probes_total", {{"result", "answered"}}));
