@@ -59,7 +59,8 @@ class ClaimReplay {
       : options_(options), ownership_(!options.disable_namespace_ownership_check) {}
 
   // Offers `route`, younger than every route offered before, and returns
-  // its decision (without extended validation, which holds no claim).
+  // its decision without extended validation (it comes last, and a route it
+  // rejects keeps its claims, so the older routes need not run it).
   AdmissionDecision Offer(const RoutePtr& route) {
     AdmissionDecision d = AdmitAlone(*route, options_);
     if (!d.claims_host) return d;
