@@ -18,26 +18,20 @@ namespace {
 
 using kubeclient::RouteTlsMaterial;
 
-struct BioFree {
-  void operator()(BIO* b) const { BIO_free(b); }
+// unique_ptr deleter calling OpenSSL's `Free`.
+template <auto Free>
+struct Deleter {
+  template <typename T>
+  void operator()(T* p) const {
+    Free(p);
+  }
 };
-struct X509Free {
-  void operator()(X509* x) const { X509_free(x); }
-};
-struct PkeyFree {
-  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
-};
-struct StoreFree {
-  void operator()(X509_STORE* s) const { X509_STORE_free(s); }
-};
-struct StoreCtxFree {
-  void operator()(X509_STORE_CTX* c) const { X509_STORE_CTX_free(c); }
-};
+// Why a struct of its own: OPENSSL_free is a macro, not a function.
 struct OpenSslFree {
   void operator()(void* p) const { OPENSSL_free(p); }
 };
-using Cert = std::unique_ptr<X509, X509Free>;
-using Pkey = std::unique_ptr<EVP_PKEY, PkeyFree>;
+using Cert = std::unique_ptr<X509, Deleter<X509_free>>;
+using Pkey = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY_free>>;
 
 // One PEM block: its type ("CERTIFICATE") and decoded bytes.
 struct PemBlock {
@@ -49,7 +43,8 @@ struct PemBlock {
 // pem.Decode does). Stops at the first block that does not decode.
 std::vector<PemBlock> PemBlocks(const std::string& text) {
   std::vector<PemBlock> out;
-  std::unique_ptr<BIO, BioFree> bio(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
+  std::unique_ptr<BIO, Deleter<BIO_free>> bio(
+      BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
   while (bio) {
     char* name = nullptr;
     char* header = nullptr;
@@ -157,8 +152,8 @@ std::string SignatureProblem(const std::vector<Cert>& certs) {
 // x509 Verify with the CAs as roots and intermediates), expiry ignored as
 // openshift-router ignores it; else why not.
 std::string VerifyProblem(X509* leaf, const std::vector<Cert>& cas) {
-  std::unique_ptr<X509_STORE, StoreFree> store(X509_STORE_new());
-  std::unique_ptr<X509_STORE_CTX, StoreCtxFree> ctx(X509_STORE_CTX_new());
+  std::unique_ptr<X509_STORE, Deleter<X509_STORE_free>> store(X509_STORE_new());
+  std::unique_ptr<X509_STORE_CTX, Deleter<X509_STORE_CTX_free>> ctx(X509_STORE_CTX_new());
   if (!store || !ctx) return "out of memory";
   for (const Cert& ca : cas) X509_STORE_add_cert(store.get(), ca.get());
   X509_STORE_set_flags(store.get(), X509_V_FLAG_PARTIAL_CHAIN | X509_V_FLAG_NO_CHECK_TIME);
