@@ -1,5 +1,7 @@
 #pragma once
 
+#include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -13,13 +15,14 @@ namespace routestatus::apiserver {
 // structural schema (openAPIV3Schema), in its order: prune unknown fields
 // (kept under x-kubernetes-preserve-unknown-fields), drop nulls the schema
 // does not allow, apply defaults, then validate type, required, enum,
-// maxLength and x-kubernetes-int-or-string. metadata is left to the
-// server's own checks, as kube does. Formats, patterns, numeric bounds and
-// CEL rules are not checked. Immutable; thread-safe.
+// maxLength, pattern (ECMAScript syntax, which the patterns of the Route CRD
+// share with Go's RE2) and x-kubernetes-int-or-string. metadata is left to
+// the server's own checks, as kube does. Formats, numeric bounds and CEL
+// rules are not checked. Immutable; thread-safe.
 class CrdSchema {
  public:
   // `schema`: a version's schema.openAPIV3Schema (null = nothing enforced).
-  explicit CrdSchema(nlohmann::json schema) : schema_(std::move(schema)) {}
+  explicit CrdSchema(nlohmann::json schema);
   // The schema of `version` in a CustomResourceDefinition object.
   static CrdSchema FromCrd(const nlohmann::json& crd, const std::string& version);
 
@@ -34,6 +37,8 @@ class CrdSchema {
 
  private:
   nlohmann::json schema_;
+  // Every "pattern" of schema_, compiled once (by its text).
+  std::map<std::string, std::regex> patterns_;
 };
 
 }  // namespace routestatus::apiserver

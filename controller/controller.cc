@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include "controller/claim_closure.h"
 #include "controller/desired_status.h"
 
 namespace routestatus::controller {
@@ -15,6 +16,7 @@ namespace {
 bool ClaimChanged(const Route& a, const Route& b, const AdmissionOptions& options) {
   return a.spec.host != b.spec.host || a.spec.subdomain != b.spec.subdomain ||
          a.spec.path != b.spec.path || a.spec.wildcard_policy != b.spec.wildcard_policy ||
+         a.spec.tls_termination != b.spec.tls_termination ||
          a.metadata.labels != b.metadata.labels ||
          a.metadata.creation_unix != b.metadata.creation_unix || a.metadata.uid != b.metadata.uid ||
          HostClaimKeys(a, options) != HostClaimKeys(b, options);
@@ -189,13 +191,12 @@ kubeclient::cache::EventHandler<Namespace>& Controller::namespace_handler() {
 }
 
 void Controller::EnqueueClaimPeers(const Route& route, Duration delay) {
-  // Why the peer keys, not the index keys: a wildcard route must re-queue
-  // the plain routes in its subdomain and a plain route the wildcard routes
-  // over its host (HostClaimPeerKeys is symmetric).
-  for (const auto& host : HostClaimPeerKeys(route, syncer_.admission_options())) {
-    for (const auto& peer : routes_.ByIndex(kRoutesByHostIndex, host)) {
-      if (peer && peer->metadata.uid != route.metadata.uid) EnqueueAfter(peer->Key(), delay);
-    }
+  // Why the younger closure: a route's admission depends on every older
+  // route linked to it through claims (Admit replays them oldest first), so
+  // a change reaches the younger routes in line, and theirs, and so on.
+  for (const auto& peer : ClaimClosure(route, routes_, syncer_.admission_options(),
+                                       ClaimSide::kYounger, nullptr)) {
+    EnqueueAfter(peer->Key(), delay);
   }
 }
 

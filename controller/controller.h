@@ -23,9 +23,9 @@ namespace routestatus::controller {
 // the cache by calling StatusSyncer::Sync (level-triggered).
 //
 // Fan-out: a route change that moves a host claim (host, path, wildcard
-// policy, labels, creation) enqueues every route found under the old or new
-// HostClaimPeerKeys (for a wildcard route: the plain routes in its
-// subdomain), so the next route in line is admitted without a resync;
+// policy, TLS termination, labels, creation) enqueues the younger routes
+// linked to the old or new route through claims (ClaimClosure), so the
+// next route in line is admitted without a resync;
 // namespace label changes enqueue that namespace's routes and their claim
 // peers.
 //

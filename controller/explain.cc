@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "controller/claim_closure.h"
+
 namespace routestatus::controller {
 
 using kubeclient::Route;
@@ -110,6 +112,12 @@ Explanation ExplainRoute(std::shared_ptr<const Route> route,
   // Why the stored entry as `observed`: it keeps lastTransitionTime when
   // nothing changes, exactly as the status path computes it.
   e.decision = DecideRoute(*route, e.stored, routes, shard, admission, now);
+  // Why the younger ones too: they are the routes in line behind this one
+  // (a change of it re-decides them); Admit did not need them.
+  for (auto& younger : ClaimClosure(*route, routes, admission, ClaimSide::kYounger,
+                                    [&shard](const Route& peer) { return shard.InShard(peer); })) {
+    e.decision.peers.push_back(std::move(younger));
+  }
   // Why sorted: people read the list as "who came first"; the order does
   // not matter to the decision (it is taken already).
   std::sort(e.decision.peers.begin(), e.decision.peers.end(),

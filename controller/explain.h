@@ -46,7 +46,9 @@ struct Explanation {
   // The labels of the route's namespace as listed; nullopt when the
   // namespace was not listed (no namespace selector, or not found).
   std::optional<kubeclient::Labels> namespace_labels;
-  RouteDecision decision;  // its peers sorted oldest first (IsOlder)
+  // Its peers: the older routes Admit weighed, then the younger ones linked
+  // through claims (ClaimClosure), sorted oldest first (IsOlder).
+  RouteDecision decision;
   // The route that holds the claimed host (or subdomain): the blocker of a
   // HostAlreadyClaimed rejection, the route itself when admitted; null when
   // no claim was weighed (outside the shard, or rejected before the claim

@@ -124,7 +124,10 @@ std::string ExplanationText(const Explanation& e) {
   if (result != "OutOfShard") {
     out << "host:      " << (d.host.empty() ? "(none)" : d.host) << ", wildcardPolicy "
         << d.wildcard_policy << (r.spec.path.empty() ? "" : ", path " + r.spec.path) << "\n";
-    if (!d.host_problem.empty()) out << "           invalid: " << d.host_problem << "\n";
+    if (!d.host_problem.empty()) {
+      out << "           " << (d.rule == AdmissionRule::kExtendedValidation ? "spec.tls" : "invalid")
+          << ": " << d.host_problem << "\n";
+    }
     out << "domains:   allowed: " << ListText(o.allowed_domains, "any");
     if (d.allowed_domain_index >= 0) out << " (matched " << o.allowed_domains[d.allowed_domain_index] << ")";
     out << "; denied: " << ListText(o.denied_domains, "none");
@@ -132,7 +135,7 @@ std::string ExplanationText(const Explanation& e) {
     out << "\n";
     out << "wildcards: " << (o.allow_wildcard_routes ? "allowed" : "not allowed")
         << "; namespace ownership check " << (o.disable_namespace_ownership_check ? "off" : "on")
-        << "\n";
+        << "; extended validation " << (o.extended_validation ? "on" : "off") << "\n";
     if (e.holder) {
       if (e.holder == e.route) {
         out << "claim:     this route holds " << d.host << " (no older route in the shard blocks it)\n";
@@ -150,7 +153,7 @@ std::string ExplanationText(const Explanation& e) {
     }
     if (!e.decision.peers.empty()) {
       out << "peers:     " << e.decision.peers.size()
-          << " other route(s) of the shard share this host's claim keys, oldest first:\n";
+          << " other route(s) of the shard linked to this one through claims, oldest first:\n";
       for (const auto& p : e.decision.peers) {
         out << "             " << p->Key() << "  " << ClaimOf(*p, o) << "  "
             << kubeclient::FormatRfc3339(p->metadata.creation_unix) << "  "
@@ -209,7 +212,8 @@ json ExplanationJson(const Explanation& e) {
                  {"allowWildcardRoutes", o.allow_wildcard_routes},
                  {"allowedDomains", o.allowed_domains},
                  {"deniedDomains", o.denied_domains},
-                 {"namespaceOwnershipCheck", !o.disable_namespace_ownership_check}};
+                 {"namespaceOwnershipCheck", !o.disable_namespace_ownership_check},
+                 {"extendedValidation", o.extended_validation}};
 
   json decision = {{"result", Result(e)},
                    {"rule", in_shard ? AdmissionRuleName(d.rule) : ShardRuleName(e.decision.shard)},

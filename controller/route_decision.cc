@@ -1,5 +1,6 @@
 #include "controller/route_decision.h"
 
+#include "controller/claim_closure.h"
 #include "controller/desired_status.h"
 #include "controller/status_syncer.h"
 
@@ -15,13 +16,8 @@ RouteDecision DecideRoute(const Route& route,
   RouteDecision out;
   out.shard = shard.Check(route);
   if (out.shard != ShardRule::kInShard) return out;
-  for (const auto& key : HostClaimPeerKeys(route, admission)) {
-    for (auto& peer : routes.ByIndex(kRoutesByHostIndex, key)) {
-      if (peer && peer->metadata.uid != route.metadata.uid && shard.InShard(*peer)) {
-        out.peers.push_back(std::move(peer));
-      }
-    }
-  }
+  out.peers = ClaimClosure(route, routes, admission, ClaimSide::kOlder,
+                           [&shard](const Route& peer) { return shard.InShard(peer); });
   out.admission = Admit(route, out.peers, admission);
   out.entry = DesiredEntry(out.admission, admission, observed ? &*observed : nullptr, now);
   return out;

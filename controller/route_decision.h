@@ -17,8 +17,8 @@ struct RouteDecision {
   // Why the route is (not) in our shard; every field below is empty when it
   // is not.
   ShardRule shard = ShardRule::kInShard;
-  // The in-shard routes found under HostClaimPeerKeys(route) in the "routes
-  // by host" index (the route itself left out): what Admit weighed.
+  // The older in-shard routes linked to the route through claims
+  // (ClaimClosure; the route itself left out): what Admit weighed.
   std::vector<std::shared_ptr<const kubeclient::Route>> peers;
   AdmissionDecision admission;
   // Our desired status.ingress entry (DesiredEntry); nullopt when the route
@@ -27,7 +27,7 @@ struct RouteDecision {
 };
 
 // The one decision of the status path (StatusSyncer) and of `explain`:
-// shard membership, then Admit against the in-shard claim peers read from
+// shard membership, then Admit against the older in-shard claim closure read from
 // `routes` (which must carry kRoutesByHostIndex built with `admission`),
 // then DesiredEntry with `observed` (our entry as stored now) and `now`.
 // No side effects; thread-safe when `routes` and `shard` are.

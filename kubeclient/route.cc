@@ -38,6 +38,15 @@ std::string StringOr(const json& object, const char* key) {
   return s;
 }
 
+// `m` shared, or null when it holds nothing (the common case).
+std::shared_ptr<const RouteTlsMaterial> SharedTlsMaterial(RouteTlsMaterial m) {
+  if (m.certificate.empty() && m.key.empty() && m.ca_certificate.empty() &&
+      m.destination_ca_certificate.empty() && m.insecure_edge_termination_policy.empty()) {
+    return nullptr;
+  }
+  return std::make_shared<const RouteTlsMaterial>(std::move(m));
+}
+
 Status Invalid(const std::string& what) { return Status(StatusCode::kInvalid, what); }
 
 }  // namespace
@@ -218,6 +227,13 @@ StatusOr<Route> RouteFromJson(const json& object) {
     auto tlsit = s.find("tls");
     if (tlsit != s.end() && tlsit->is_object()) {
       route.spec.tls_termination = StringOr(*tlsit, "termination");
+      RouteTlsMaterial m;
+      m.certificate = StringOr(*tlsit, "certificate");
+      m.key = StringOr(*tlsit, "key");
+      m.ca_certificate = StringOr(*tlsit, "caCertificate");
+      m.destination_ca_certificate = StringOr(*tlsit, "destinationCACertificate");
+      m.insecure_edge_termination_policy = StringOr(*tlsit, "insecureEdgeTerminationPolicy");
+      route.spec.tls_material = SharedTlsMaterial(std::move(m));
     }
   }
   auto stit = object.find("status");
@@ -357,6 +373,7 @@ bool ReadMeta(JsonReader& r, MetaState* m) {
 struct SpecState {
   StrField host, subdomain, path, wildcard;
   std::string tls_termination;
+  RouteTlsMaterial tls;
 };
 
 // Reads an object calling fn(key) for each member (fn consumes the value);
@@ -379,9 +396,19 @@ bool ReadSpec(JsonReader& r, SpecState* s) {
     if (key == "wildcardPolicy") return ReadStr(r, &s->wildcard);
     if (key == "tls") {
       s->tls_termination.clear();
+      s->tls = RouteTlsMaterial();
       if (r.Peek() != '{') return r.SkipValue();
       return ForMembers(r, [&](std::string_view k) {
         if (k == "termination") return ReadStrOr(r, &s->tls_termination);
+        if (k == "certificate") return ReadStrOr(r, &s->tls.certificate);
+        if (k == "key") return ReadStrOr(r, &s->tls.key);
+        if (k == "caCertificate") return ReadStrOr(r, &s->tls.ca_certificate);
+        if (k == "destinationCACertificate") {
+          return ReadStrOr(r, &s->tls.destination_ca_certificate);
+        }
+        if (k == "insecureEdgeTerminationPolicy") {
+          return ReadStrOr(r, &s->tls.insecure_edge_termination_policy);
+        }
         return r.SkipValue();
       });
     }
@@ -535,6 +562,7 @@ struct RouteState {
     s.path = std::move(spec.path.value);
     s.wildcard_policy = std::move(spec.wildcard.value);
     s.tls_termination = std::move(spec.tls_termination);
+    s.tls_material = SharedTlsMaterial(std::move(spec.tls));
     route.ingress_json = status.ingress_text;
     return route;
   }

@@ -51,14 +51,27 @@ struct RouteIngress {
   std::vector<RouteCondition> conditions;
 };
 
+// spec.tls's certificate material and insecure policy as given (what
+// openshift-router's extended validation checks). Value type.
+struct RouteTlsMaterial {
+  std::string certificate;
+  std::string key;
+  std::string ca_certificate;
+  std::string destination_ca_certificate;
+  std::string insecure_edge_termination_policy;
+};
+
 // The parts of Route.spec the controller uses (admission's claim keys and
-// the decision; spec.to and the TLS material are not read, so not kept).
+// the decision; spec.to is not read, so not kept).
 struct RouteSpec {
   CompactString host;
   CompactString subdomain;
   CompactString path;
   CompactString wildcard_policy;  // "" | "None" | "Subdomain" | anything (invalid)
   CompactString tls_termination;  // "" when spec.tls is absent
+  // spec.tls's other fields; null when it sets none of them (most routes:
+  // no allocation). Shared, immutable.
+  std::shared_ptr<const RouteTlsMaterial> tls_material;
 };
 
 // A route.openshift.io/v1 Route as the cache keeps it: typed metadata and

@@ -54,6 +54,7 @@ StatusOr<ComponentOptions> BuildComponentOptions(const Options& o, const EnvMap&
   c.admission.allowed_domains = o.allowed_domains;
   c.admission.denied_domains = o.denied_domains;
   c.admission.disable_namespace_ownership_check = o.disable_namespace_ownership_check;
+  c.admission.extended_validation = o.extended_validation;
 
   auto route_selector = kubeclient::LabelSelector::Parse(o.route_labels);
   if (!route_selector.ok()) {

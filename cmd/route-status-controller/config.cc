@@ -55,7 +55,8 @@ const std::vector<OptionSpec>& Specs() {
        "domain of routes with spec.subdomain (host <subdomain>.<domain>)",
        &Options::router_domain},
       {"hostname-template", {"ROUTESTATUS_HOSTNAME_TEMPLATE", "ROUTER_SUBDOMAIN"},
-       "template for routes without spec.host, placeholders ${name} and ${namespace}",
+       "template for routes without spec.host: $name / ${name} and $namespace / ${namespace}, "
+       "quotes around it trimmed (any other key gives no host, as in openshift-router)",
        &Options::hostname_template},
       {"override-hostname", {"ROUTESTATUS_OVERRIDE_HOSTNAME", "ROUTER_OVERRIDE_HOSTNAME"},
        "apply --hostname-template to every route, even with spec.host", &Options::override_hostname},
@@ -75,6 +76,10 @@ const std::vector<OptionSpec>& Specs() {
        {"ROUTESTATUS_DISABLE_NAMESPACE_OWNERSHIP_CHECK", "ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK"},
        "let routes in different namespaces share a host on different paths",
        &Options::disable_namespace_ownership_check},
+      {"extended-validation", {"ROUTESTATUS_EXTENDED_VALIDATION", "EXTENDED_VALIDATION"},
+       "check spec.tls certificates, keys and CA certificates as openshift-router does; a "
+       "route that fails is rejected ExtendedValidationFailed",
+       &Options::extended_validation},
       {"update-status", {"ROUTESTATUS_UPDATE_STATUS"},
        "write status; --noupdate-status observes and counts only", &Options::update_status},
       {"write-lease", {"ROUTESTATUS_WRITE_LEASE"},

@@ -41,6 +41,7 @@ struct Options {
   std::vector<std::string> denied_domains;
   bool allow_wildcard_routes = false;
   bool disable_namespace_ownership_check = false;
+  bool extended_validation = true;  // openshift-router's EXTENDED_VALIDATION (spec.tls checks)
   bool update_status = true;  // false = observe only, write nothing
 
   // Write lease and contention tracker.

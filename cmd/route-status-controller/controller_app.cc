@@ -8,6 +8,8 @@
 #include <prometheus/family.h>
 #include <prometheus/histogram.h>
 
+#include "controller/admission_warnings.h"
+
 namespace routestatus::cmd {
 namespace {
 
@@ -198,6 +200,9 @@ void ControllerApp::Start() {
   if (resync_) resync_->Start();
   LOG(INFO) << "controller started: router " << options_.router_name << ", " << options_.workers
             << " workers, " << (lease_ ? "writing status" : "observe only (--update-status=false)");
+  for (const std::string& warning : controller::AdmissionOptionWarnings(components_.admission)) {
+    LOG(WARNING) << warning;
+  }
   if (!options_.write_lease) {
     LOG(WARNING) << "--write-lease=false: no write lease and no contention tracker; every "
                     "replica writes every change (N PUTs per change with N replicas, and "

@@ -46,7 +46,9 @@ DemoWorld MakeDemoWorld(int count, uint64_t seed) {
       // Hosts claimed by several namespaces: the oldest route wins.
       s.host = "www-" + std::to_string(i % 7) + ".example.com";
     } else if (kind < 85) {
-      s.host = "Bad_Host-" + std::to_string(i) + "..example.com";  // InvalidHost
+      // Upper case: the Route API accepts it (its host pattern), the router
+      // rejects it InvalidHost.
+      s.host = "Bad-Host-" + std::to_string(i) + ".example.com";
     } else if (kind < 90) {
       s.host = "wild-" + std::to_string(i) + "." + ns + ".apps.example.com";
       s.wildcard_policy = "Subdomain";  // rejected unless wildcards are allowed

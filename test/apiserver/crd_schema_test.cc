@@ -18,6 +18,9 @@ std::vector<std::string> Fields(const std::vector<FieldCause>& causes) {
   return out;
 }
 
+const std::string kHostPattern =
+    R"(^([a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9\-]{0,61}[a-zA-Z0-9])(\.([a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9\-]{0,61}[a-zA-Z0-9]))*$)";
+
 TEST(BuiltinRouteCrdTest, IsDeployCrdsRoute) {
   const json& crd = BuiltinRouteCrd();
   EXPECT_EQ(crd["metadata"]["name"], "routes.route.openshift.io");
@@ -51,11 +54,37 @@ TEST(CrdSchemaTest, RouteErrorsAreKubes) {
   EXPECT_EQ(Fields(causes),
             (std::vector<std::string>{
                 "spec.host: Too long: may not be longer than 253",
+                "spec.host: Invalid value: \"" + std::string(254, 'a') +
+                    "\": spec.host in body should match '" + kHostPattern + "'",
                 "spec.wildcardPolicy: Unsupported value: \"All\": supported values: \"None\", "
                 "\"Subdomain\", \"\""}));
   causes.clear();
   schema.Validate(json::parse(R"({"metadata":{}})"), &causes);
   EXPECT_EQ(Fields(causes), (std::vector<std::string>{"spec: Required value"}));
+}
+
+// The real Route CRD refuses the wildcard syntax and empty labels in
+// spec.host (its pattern), and accepts upper case (the router then rejects
+// it InvalidHost).
+TEST(CrdSchemaTest, RouteHostPattern) {
+  CrdSchema schema = CrdSchema::FromCrd(BuiltinRouteCrd(), "v1");
+  auto causes_for = [&](const std::string& host) {
+    std::vector<FieldCause> causes;
+    schema.Validate(json{{"spec", {{"to", {{"kind", "Service"}, {"name", "s"}}}, {"host", host}}}},
+                    &causes);
+    return Fields(causes);
+  };
+  for (const char* ok : {"www.example.com", "com", "Upper.Example.com", "a-b.x9"}) {
+    EXPECT_TRUE(causes_for(ok).empty()) << ok;
+  }
+  for (const char* bad : {"*.x.example.com", "a..example.com", "-bad.example.com",
+                          "bad_host.example.com", "example.com."}) {
+    EXPECT_EQ(causes_for(bad),
+              (std::vector<std::string>{"spec.host: Invalid value: \"" + std::string(bad) +
+                                        "\": spec.host in body should match '" + kHostPattern +
+                                        "'"}))
+        << bad;
+  }
 }
 
 TEST(CrdSchemaTest, PrunesUnknownFieldsKeepsPreservedOnesAndDefaults) {

@@ -178,7 +178,7 @@ TEST_F(ExplainProcessTest, EveryRejectionInTheDemoData) {
       want_rule = "route-labels";
     } else if (r["metadata"]["namespace"] == "admin") {
       want_rule = "namespace-labels";
-    } else if (host.rfind("Bad_Host", 0) == 0) {
+    } else if (host.rfind("Bad-Host", 0) == 0) {
       want_rule = "invalid-host";
     } else if (r["spec"].value("wildcardPolicy", "") == "Subdomain") {
       want_rule = "wildcards-not-allowed";
@@ -212,7 +212,7 @@ TEST_F(ExplainProcessTest, EveryRejectionInTheDemoData) {
       }
     } else if (want_rule == "invalid-host") {
       EXPECT_EQ(e["decision"]["reason"], "InvalidHost");
-      EXPECT_THAT(e["host"]["problem"].get<std::string>(), HasSubstr("Bad_Host"));
+      EXPECT_THAT(e["host"]["problem"].get<std::string>(), HasSubstr("Bad-Host"));
       EXPECT_EQ(e["desiredEntry"]["conditions"][0]["reason"], "InvalidHost");
     } else if (want_rule == "wildcards-not-allowed") {
       EXPECT_EQ(e["decision"]["reason"], "RouteNotAdmitted");
@@ -287,7 +287,7 @@ TEST_F(ExplainProcessTest, AgreesWithARunningReplica) {
     const std::string host = Host(r);
     std::string kind = Internal(r)                   ? "internal"
                        : host.empty()                ? "template"
-                       : host.rfind("Bad_Host", 0) == 0 ? "invalid"
+                       : host.rfind("Bad-Host", 0) == 0 ? "invalid"
                        : host.rfind("www-", 0) == 0  ? "shared"
                        : host.rfind("wild-", 0) == 0 ? "wildcard"
                                                      : "plain";

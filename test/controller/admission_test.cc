@@ -50,6 +50,17 @@ TEST(EffectiveHostTest, Derivation) {
       {"nothing", "", "", "", "", false, ""},
       {"subdomain beats template", "", "shop", "apps.example.com", "${name}.x.com", false,
        "shop.apps.example.com"},
+      // openshift-router expands with Go's os.Expand and trims quotes.
+      {"$name without braces", "", "", "", "$name-$namespace.apps.example.com", false,
+       "web-team.apps.example.com"},
+      {"quotes around the template", "", "", "", "\"${name}.apps.example.com\"", false,
+       "web.apps.example.com"},
+      {"single quotes", "", "", "", "'${name}.apps.example.com'", false, "web.apps.example.com"},
+      {"unknown key gives no host", "", "", "", "${name}-${cluster}.apps.example.com", false, ""},
+      {"unknown key with override keeps spec.host", "a.example.com", "", "", "${nope}.x.com", true,
+       "a.example.com"},
+      {"unknown key with subdomain keeps subdomain host", "", "shop", "apps.example.com",
+       "${nope}.x.com", true, "shop.apps.example.com"},
   };
   for (const auto& c : cases) {
     Route r = MakeRoute("team", "web", c.host);
@@ -71,33 +82,31 @@ TEST(Dns1123Test, EdgeCases) {
   long254 = long253 + "d";
   struct Case {
     std::string host;
-    bool wildcard;
     bool valid;
   } cases[] = {
-      {"www.example.com", false, true},
-      {"a", false, true},
-      {"1-2.x9", false, true},
-      {label63 + ".com", false, true},
-      {label64 + ".com", false, false},
-      {long253, false, true},
-      {long254, false, false},
-      {"", false, false},
-      {"WWW.example.com", false, false},
-      {"-a.example.com", false, false},
-      {"a-.example.com", false, false},
-      {"a..example.com", false, false},
-      {".example.com", false, false},
-      {"example.com.", false, false},
-      {"exa_mple.com", false, false},
-      {"exa mple.com", false, false},
-      {"*.example.com", false, false},
-      {"*.example.com", true, true},
-      {"a.*.example.com", true, false},
-      {"*", true, false},
+      {"www.example.com", true},
+      {"a", true},
+      {"1-2.x9", true},
+      {label63 + ".com", true},
+      {label64 + ".com", false},
+      {long253, true},
+      {long254, false},
+      {"", false},
+      {"WWW.example.com", false},
+      {"-a.example.com", false},
+      {"a-.example.com", false},
+      {"a..example.com", false},
+      {".example.com", false},
+      {"example.com.", false},
+      {"exa_mple.com", false},
+      {"exa mple.com", false},
+      {"*.example.com", false},
+      {"a.*.example.com", false},
+      {"*", false},
+      {"com", true},
   };
   for (const auto& c : cases) {
-    EXPECT_EQ(ValidateDns1123Subdomain(c.host, c.wildcard).empty(), c.valid)
-        << c.host << " wildcard=" << c.wildcard;
+    EXPECT_EQ(ValidateHost(c.host).empty(), c.valid) << c.host;
   }
 }
 
@@ -107,10 +116,14 @@ TEST(HostInDomainTest, SubdomainMatching) {
   EXPECT_TRUE(HostInDomain("a.b.example.com", "example.com"));
   EXPECT_FALSE(HostInDomain("badexample.com", "example.com"));
   EXPECT_FALSE(HostInDomain("example.com.evil.org", "example.com"));
+  // openshift-router matches "*.example.com" literally: no valid host is in it.
   EXPECT_FALSE(HostInDomain("example.com", "*.example.com"));
-  EXPECT_TRUE(HostInDomain("a.example.com", "*.example.com"));
+  EXPECT_FALSE(HostInDomain("a.example.com", "*.example.com"));
+  EXPECT_TRUE(HostInDomain("*.example.com", "*.example.com"));
   EXPECT_TRUE(HostInDomain("*.example.com", "example.com"));
   EXPECT_FALSE(HostInDomain("a.example.com", ""));
+  // It stops at a leading dot.
+  EXPECT_FALSE(HostInDomain(".example.com", "example.com"));
 }
 
 struct AloneCase {
@@ -134,11 +147,26 @@ TEST(AdmitAloneTest, Rules) {
       {"wildcard not allowed", "www.example.com", "Subdomain", false, {}, {}, false,
        kReasonRouteNotAdmitted},
       {"wildcard allowed", "www.example.com", "Subdomain", true, {}, {}, true, ""},
-      {"wildcard syntax allowed", "*.example.com", "Subdomain", true, {}, {}, true, ""},
+      // openshift-router's ValidateHost refuses "*." whatever the policy.
+      {"wildcard syntax refused", "*.example.com", "Subdomain", true, {}, {}, false,
+       kReasonInvalidHost},
       {"wildcard syntax without policy", "*.example.com", "", true, {}, {}, false,
        kReasonInvalidHost},
-      {"wildcard single label", "localhost", "Subdomain", true, {}, {}, false,
+      // A single label is a valid host there, for wildcard routes too.
+      {"wildcard single label", "localhost", "Subdomain", true, {}, {}, true, ""},
+      // The admission function rejects first, but openshift-router records
+      // the unique-host plugin's NoHostValue / InvalidHost after it.
+      {"wildcard not allowed, invalid host", "Bad.example.com", "Subdomain", false, {}, {}, false,
        kReasonInvalidHost},
+      {"denied, invalid host", "Bad.example.com", "", false, {}, {"example.com"}, false,
+       kReasonInvalidHost},
+      {"wildcard not allowed, no host", "", "Subdomain", false, {}, {}, false,
+       kReasonNoHostValue},
+      // Domain entries are literal: "*.example.com" matches no valid host.
+      {"allowed *.domain matches nothing", "a.example.com", "", false, {"*.example.com"}, {},
+       false, kReasonRouteNotAdmitted},
+      {"denied *.domain matches nothing", "a.example.com", "", false, {}, {"*.example.com"}, true,
+       ""},
       {"unknown policy", "www.example.com", "Everything", true, {}, {}, false,
        kReasonRouteNotAdmitted},
       {"denied exact", "example.com", "", false, {}, {"example.com"}, false,
@@ -274,6 +302,11 @@ TEST(AdmitTest, Claims) {
        {MakeRoute("b", "mid", h, 20), MakeRoute("a", "old", h, 10)}, false, false, "a/old"},
       {"owner namespace wins over older-than-me middle", MakeRoute("a", "r", h, 30, "", "/x"),
        {MakeRoute("b", "mid", h, 20), MakeRoute("a", "old", h, 10)}, false, true, ""},
+      // openshift-router: a rejected route holds no claim (ns2/b is rejected
+      // for ns1/a's host, so ns1/c takes /x).
+      {"a rejected route holds no claim", MakeRoute("ns1", "c", h, 30, "", "/x"),
+       {MakeRoute("ns1", "a", h, 10, "", "/"), MakeRoute("ns2", "b", h, 20, "", "/x")}, false,
+       true, ""},
   };
   for (auto& c : cases) {
     AdmissionOptions o = Opts();

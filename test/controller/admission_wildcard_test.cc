@@ -118,8 +118,22 @@ TEST(AdmitWildcardTest, Combinations) {
        Plain("a", "p", "foo.example.com", 10), true, false, "", ""},
       {"wildcard, same ns, newer than plain", Wild("a", "w", "www.example.com", 20),
        Plain("a", "p", "foo.example.com", 10), true, false, "", ""},
+      // openshift-router's unique-host index: one route per host and path,
+      // whatever the wildcard policy.
       {"wildcard vs plain on its own host, same ns", Wild("a", "w", "www.example.com", 20),
-       Plain("a", "p", "www.example.com", 10), true, false, "", ""},
+       Plain("a", "p", "www.example.com", 10), true, false, kReasonHostAlreadyClaimed,
+       "route a/p already exposes www.example.com and is older"},
+      {"wildcard vs plain on its own host, same ns, other path",
+       Wild("a", "w", "www.example.com", 20, "/x"), Plain("a", "p", "www.example.com", 10), true,
+       false, "", ""},
+      {"ownership off: wildcard vs plain on its own host, other ns",
+       Wild("b", "w", "www.example.com", 20), Plain("a", "p", "www.example.com", 10), true, true,
+       kReasonHostAlreadyClaimed, "route a/p already exposes www.example.com and is older"},
+      // A single label has the empty domain: a wildcard route on "com"
+      // claims every single-label host.
+      {"single-label wildcard covers single-label hosts", Plain("b", "p", "org", 20),
+       Wild("a", "w", "com", 10), true, false, kReasonHostAlreadyClaimed,
+       "wildcard route a/w already claims *., which covers org"},
       {"ownership off: wildcard newer, other ns", Wild("b", "w", "www.example.com", 20),
        Plain("a", "p", "foo.example.com", 10), true, true, "", ""},
       {"plain two labels deep does not block", Wild("b", "w", "www.example.com", 20),
@@ -179,7 +193,9 @@ TEST(AdmitWildcardTest, IndexKeys) {
   EXPECT_EQ(HostClaimPeerKeys(plain, Opts(true)), (Keys{"foo.example.com", "*.example.com"}));
   EXPECT_EQ(HostClaimKeys(wild, Opts(true)), Keys{"*.example.com"});
   EXPECT_EQ(HostClaimPeerKeys(wild, Opts(true)), (Keys{"*.example.com", "hosts-in:example.com"}));
-  EXPECT_EQ(HostClaimKeys(Plain("a", "p", "localhost", 1), Opts(true)), Keys{"localhost"});
+  EXPECT_EQ(HostClaimKeys(Plain("a", "p", "localhost", 1), Opts(true)),
+            (Keys{"localhost", "hosts-in:"}));
+  EXPECT_EQ(HostClaimKeys(Wild("a", "w", "localhost", 1), Opts(true)), Keys{"*."});
   EXPECT_TRUE(HostClaimKeys(Plain("a", "p", "", 1), Opts(true)).empty());
   EXPECT_TRUE(HostClaimPeerKeys(Plain("a", "p", "", 1), Opts(true)).empty());
 }

@@ -28,7 +28,7 @@ SystemTime WallAt(int64_t unix_seconds) { return SystemTime(std::chrono::seconds
 
 Route NewRoute(const std::string& key, const std::string& host, int64_t created,
                 const std::string& wildcard = "", const std::string& path = "",
-                kubeclient::Labels labels = {}) {
+                kubeclient::Labels labels = {}, const std::string& tls = "") {
   Route r;
   const size_t slash = key.find('/');
   r.metadata.namespace_name = key.substr(0, slash);
@@ -40,6 +40,7 @@ Route NewRoute(const std::string& key, const std::string& host, int64_t created,
   r.spec.host = host;
   r.spec.wildcard_policy = wildcard;
   r.spec.path = path;
+  r.spec.tls_termination = tls;
   return r;
 }
 
@@ -122,11 +123,27 @@ std::vector<RuleCase> RuleCases() {
        "Everything"},
       {"wildcards not allowed", With({NewRoute("a/r", h, 100, "Subdomain")}), "a/r", "Rejected",
        kReasonRouteNotAdmitted, "wildcards-not-allowed", "", "/router/allowWildcardRoutes", false},
-      {"wildcard without parent domain",
-       With({NewRoute("a/r", "localhost", 100, "Subdomain")},
-            [](World& w) { w.admission.allow_wildcard_routes = true; }),
-       "a/r", "Rejected", kReasonInvalidHost, "wildcard-without-parent-domain", "",
-       "/host/problem", "a wildcard host needs a parent domain (at least two labels)"},
+      {"passthrough shares a host with another TLS route",
+       With({NewRoute("a/edge", h, 100, "", "/foo", {}, "edge"),
+             NewRoute("a/r", h, 200, "", "", {}, "passthrough")}),
+       "a/r", "Rejected", kReasonHostAlreadyClaimed, "passthrough-shares-host", "a/edge",
+       "/host/holder/name", "edge"},
+      {"extended validation failed",
+       With({NewRoute("a/r", h, 100, "", "", {}, "passthrough")},
+            [](World& w) {
+              kubeclient::RouteTlsMaterial m;
+              m.insecure_edge_termination_policy = "Allow";
+              w.routes[0].spec.tls_material =
+                  std::make_shared<const kubeclient::RouteTlsMaterial>(m);
+            }),
+       "a/r", "Rejected", kReasonExtendedValidationFailed, "extended-validation-failed", "",
+       "/host/problem",
+       "spec.tls.insecureEdgeTerminationPolicy: invalid value \"Allow\"; acceptable values "
+       "are None, Redirect, or empty"},
+      {"a rejected route holds no claim",
+       With({NewRoute("a/old", h, 100, "", "/"), NewRoute("b/mid", h, 150, "", "/x"),
+             NewRoute("a/r", h, 200, "", "/x")}),
+       "a/r", "Admitted", "", "admitted", "a/r", "/host/peers/1/name", "mid"},
       {"denied domain",
        With({NewRoute("a/r", "a.bad.example.com", 100)},
             [](World& w) { w.admission.denied_domains = {"x.io", "bad.example.com"}; }),
@@ -243,7 +260,7 @@ TEST(ExplainTest, EveryRuleIsExplained) {
   }
   // Every admission rule and every shard exclusion has a case.
   std::set<std::string> all;
-  for (int r = 0; r <= static_cast<int>(AdmissionRule::kWildcardOverHost); ++r) {
+  for (int r = 0; r <= static_cast<int>(AdmissionRule::kExtendedValidation); ++r) {
     all.insert(AdmissionRuleName(static_cast<AdmissionRule>(r)));
   }
   for (int r = 1; r <= static_cast<int>(ShardRule::kNamespaceNotFound); ++r) {

@@ -76,6 +76,27 @@ TEST(RouteTest, DecodesTypedFields) {
   EXPECT_FALSE(r->FindIngress("nobody").has_value());
 }
 
+// spec.tls's material (for extended validation) is kept by both decoders,
+// and only when the route has some.
+TEST(RouteTest, DecodesTlsMaterial) {
+  const std::string text = R"({"metadata":{"name":"r","namespace":"ns"},"spec":{"host":"h",
+      "tls":{"termination":"reencrypt","certificate":"C","key":"K","caCertificate":"CA",
+      "destinationCACertificate":"D","insecureEdgeTerminationPolicy":"Redirect","x":1}}})";
+  for (const auto& r : {RouteFromText(text), RouteFromJson(json::parse(text))}) {
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->spec.tls_termination, "reencrypt");
+    ASSERT_TRUE(r->spec.tls_material);
+    EXPECT_EQ(r->spec.tls_material->certificate, "C");
+    EXPECT_EQ(r->spec.tls_material->key, "K");
+    EXPECT_EQ(r->spec.tls_material->ca_certificate, "CA");
+    EXPECT_EQ(r->spec.tls_material->destination_ca_certificate, "D");
+    EXPECT_EQ(r->spec.tls_material->insecure_edge_termination_policy, "Redirect");
+  }
+  auto edge = RouteFromText(R"({"metadata":{"name":"r"},"spec":{"tls":{"termination":"edge"}}})");
+  ASSERT_TRUE(edge.ok());
+  EXPECT_FALSE(edge->spec.tls_material) << "no allocation for a route without material";
+}
+
 TEST(RouteTest, PatchReplacesOurEntryInPlaceKeepingOthersVerbatim) {
   auto r = RouteFromText(kRouteText);
   ASSERT_TRUE(r.ok());

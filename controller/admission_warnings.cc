@@ -1,0 +1,49 @@
+#include "controller/admission_warnings.h"
+
+#include "controller/hostname_template.h"
+
+namespace routestatus::controller {
+namespace {
+
+void DomainWarnings(const char* flag, const char* env, const std::vector<std::string>& domains,
+                    const char* effect, std::vector<std::string>& out) {
+  for (const std::string& d : domains) {
+    if (d.rfind("*.", 0) != 0 && d.rfind('.', 0) != 0) continue;
+    const std::string plain = d.substr(d.find('.') + 1);
+    out.push_back(std::string("--") + flag + " (" + env + ") entry \"" + d +
+                  "\" matches no host: domains are matched literally, as openshift-router "
+                  "does, so " + effect + "; write \"" + plain +
+                  "\" for that domain and every host under it");
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> AdmissionOptionWarnings(const AdmissionOptions& options) {
+  std::vector<std::string> out;
+  DomainWarnings("allowed-domains", "ROUTER_ALLOWED_DOMAINS", options.allowed_domains,
+                 "it admits nothing", out);
+  DomainWarnings("denied-domains", "ROUTER_DENIED_DOMAINS", options.denied_domains,
+                 "it denies nothing", out);
+  const std::string& tmpl = options.hostname_template;
+  if (tmpl.empty()) return out;
+  if (std::vector<std::string> unknown = UnknownTemplateKeys(tmpl); !unknown.empty()) {
+    out.push_back("--hostname-template (ROUTER_SUBDOMAIN) \"" + tmpl + "\" names unknown key \"" +
+                  unknown.front() + "\": it gives no route a host (routes without spec.host "
+                  "are rejected NoHostValue, as openshift-router does); use $name / ${name} "
+                  "and $namespace / ${namespace} only");
+    return out;
+  }
+  kubeclient::ObjectMeta sample;
+  sample.name = "name";
+  sample.namespace_name = "namespace";
+  const std::string host = ExpandHostnameTemplate(tmpl, sample).value_or("");
+  if (std::string bad = ValidateHost(host); !bad.empty()) {
+    out.push_back("--hostname-template (ROUTER_SUBDOMAIN) \"" + tmpl + "\" gives hosts such as \"" +
+                  host + "\" that are not valid (" + bad + "): every route it names is "
+                  "rejected InvalidHost; fix the template");
+  }
+  return out;
+}
+
+}  // namespace routestatus::controller

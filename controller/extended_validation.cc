@@ -1,0 +1,302 @@
+#include "controller/extended_validation.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/objects.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+#include <openssl/x509v3.h>
+
+namespace routestatus::controller {
+namespace {
+
+using kubeclient::RouteTlsMaterial;
+
+// unique_ptr deleter calling OpenSSL's `Free`.
+template <auto Free>
+struct Deleter {
+  template <typename T>
+  void operator()(T* p) const {
+    Free(p);
+  }
+};
+// Why a struct of its own: OPENSSL_free is a macro, not a function.
+struct OpenSslFree {
+  void operator()(void* p) const { OPENSSL_free(p); }
+};
+using Cert = std::unique_ptr<X509, Deleter<X509_free>>;
+using Pkey = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY_free>>;
+
+// One PEM block: its type ("CERTIFICATE") and decoded bytes.
+struct PemBlock {
+  std::string type;
+  std::string der;
+};
+
+// The PEM blocks of `text` in order, text around them ignored (as Go's
+// pem.Decode does). Stops at the first block that does not decode.
+std::vector<PemBlock> PemBlocks(const std::string& text) {
+  std::vector<PemBlock> out;
+  std::unique_ptr<BIO, Deleter<BIO_free>> bio(
+      BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
+  while (bio) {
+    char* name = nullptr;
+    char* header = nullptr;
+    unsigned char* data = nullptr;
+    long len = 0;
+    if (PEM_read_bio(bio.get(), &name, &header, &data, &len) != 1) break;
+    std::unique_ptr<char, OpenSslFree> n(name), h(header);
+    std::unique_ptr<unsigned char, OpenSslFree> d(data);
+    out.push_back({name, std::string(reinterpret_cast<const char*>(data), static_cast<size_t>(len))});
+  }
+  ERR_clear_error();
+  return out;
+}
+
+const unsigned char* Bytes(const std::string& der) {
+  return reinterpret_cast<const unsigned char*>(der.data());
+}
+
+// A DER certificate, null unless it parses and nothing follows it.
+Cert ParseCert(const std::string& der) {
+  const unsigned char* p = Bytes(der);
+  Cert cert(d2i_X509(nullptr, &p, static_cast<long>(der.size())));
+  if (cert && p != Bytes(der) + der.size()) cert.reset();
+  ERR_clear_error();
+  return cert;
+}
+
+// A DER private key as Go's x509 reads one: PKCS #8, then PKCS #1 (RSA),
+// then SEC 1 (EC); only RSA and ECDSA keys are accepted.
+Pkey ParsePrivateKey(const std::string& der) {
+  Pkey key;
+  for (int type : {EVP_PKEY_NONE, EVP_PKEY_RSA, EVP_PKEY_EC}) {
+    const unsigned char* p = Bytes(der);
+    key.reset(type == EVP_PKEY_NONE ? d2i_AutoPrivateKey(nullptr, &p, static_cast<long>(der.size()))
+                                    : d2i_PrivateKey(type, nullptr, &p, static_cast<long>(der.size())));
+    if (key) break;
+  }
+  ERR_clear_error();
+  if (key && EVP_PKEY_get_base_id(key.get()) != EVP_PKEY_RSA &&
+      EVP_PKEY_get_base_id(key.get()) != EVP_PKEY_EC) {
+    key.reset();
+  }
+  return key;
+}
+
+bool IsPrivateKeyType(const std::string& type) {
+  return type == "RSA PRIVATE KEY" || type == "ECDSA PRIVATE KEY" || type == "EC PRIVATE KEY" ||
+         type == "PRIVATE KEY";
+}
+
+// "" when every PEM block of `text` is of a type openshift-router knows and
+// parses (its sanitizePEM), else what is wrong.
+std::string SanitizeProblem(const std::string& text) {
+  for (const PemBlock& block : PemBlocks(text)) {
+    if (block.type == "CERTIFICATE") {
+      if (!ParseCert(block.der)) return "a CERTIFICATE block does not parse";
+    } else if (IsPrivateKeyType(block.type)) {
+      if (!ParsePrivateKey(block.der)) return "block " + block.type + " is not valid";
+    } else if (block.type == "PUBLIC KEY" || block.type == "RSA PUBLIC KEY" ||
+               block.type == "DSA PUBLIC KEY" || block.type == "ECDSA PUBLIC KEY") {
+      const unsigned char* p = Bytes(block.der);
+      Pkey key(d2i_PUBKEY(nullptr, &p, static_cast<long>(block.der.size())));
+      ERR_clear_error();
+      if (!key) return "block " + block.type + " is not valid";
+    } else if (block.type != "EC PARAMETERS") {
+      return "unrecognized PEM block " + block.type;
+    }
+  }
+  return "";
+}
+
+// The certificates of `text` (its CERTIFICATE blocks); `problem` says why
+// there are none or one does not parse.
+std::vector<Cert> ParseCerts(const std::string& text, std::string* problem) {
+  std::vector<Cert> certs;
+  for (const PemBlock& block : PemBlocks(text)) {
+    if (block.type != "CERTIFICATE") continue;
+    Cert cert = ParseCert(block.der);
+    if (!cert) {
+      *problem = "a certificate does not parse";
+      return {};
+    }
+    certs.push_back(std::move(cert));
+  }
+  if (certs.empty()) *problem = "no PEM certificate found";
+  return certs;
+}
+
+// "" unless a certificate signed by a CA (not self-signed) uses a
+// signature digest openshift-router refuses (SHA-1, MD5, MD2).
+std::string SignatureProblem(const std::vector<Cert>& certs) {
+  for (const Cert& cert : certs) {
+    if (X509_get_extension_flags(cert.get()) & EXFLAG_SS) continue;
+    int digest = NID_undef;
+    int key_type = NID_undef;
+    if (!OBJ_find_sigid_algs(X509_get_signature_nid(cert.get()), &digest, &key_type)) continue;
+    if (digest == NID_sha1) return "router does not support CA-signed certs using SHA1";
+    if (digest == NID_md5) return "router does not support CA-signed certs using MD5";
+    if (digest == NID_md2) return "router does not support CA-signed certs using MD2";
+  }
+  return "";
+}
+
+// "" when `leaf` chains to one of `cas` (each a trust anchor, as in Go's
+// x509 Verify with the CAs as roots and intermediates), expiry ignored as
+// openshift-router ignores it; else why not.
+std::string VerifyProblem(X509* leaf, const std::vector<Cert>& cas) {
+  std::unique_ptr<X509_STORE, Deleter<X509_STORE_free>> store(X509_STORE_new());
+  std::unique_ptr<X509_STORE_CTX, Deleter<X509_STORE_CTX_free>> ctx(X509_STORE_CTX_new());
+  if (!store || !ctx) return "out of memory";
+  for (const Cert& ca : cas) X509_STORE_add_cert(store.get(), ca.get());
+  X509_STORE_set_flags(store.get(), X509_V_FLAG_PARTIAL_CHAIN | X509_V_FLAG_NO_CHECK_TIME);
+  if (X509_STORE_CTX_init(ctx.get(), store.get(), leaf, nullptr) != 1) return "out of memory";
+  const bool ok = X509_verify_cert(ctx.get()) == 1;
+  const int error = X509_STORE_CTX_get_error(ctx.get());
+  ERR_clear_error();
+  if (!ok) {
+    return std::string("error verifying certificate against spec.tls.caCertificate: ") +
+           X509_verify_cert_error_string(error);
+  }
+  // Why by hand: Go's Verify wants the leaf usable for a server (extended
+  // key usage serverAuth when the leaf lists any); OpenSSL's purpose check
+  // would also look at key usage bits, which Go ignores.
+  const uint32_t flags = X509_get_extension_flags(leaf);
+  if ((flags & EXFLAG_XKUSAGE) && !(X509_get_extended_key_usage(leaf) & XKU_SSL_SERVER) &&
+      !(X509_get_extended_key_usage(leaf) & XKU_ANYEKU)) {
+    return "error verifying certificate: its extended key usage does not allow a server";
+  }
+  return "";
+}
+
+// Collects "field: problem" lines in openshift-router's order.
+class Problems {
+ public:
+  void Add(const char* field, const std::string& problem) {
+    if (problem.empty()) return;
+    text_ += (text_.empty() ? "" : "; ") + std::string("spec.tls.") + field + ": " + problem;
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
+// openshift-router's validateTLS: what each termination may carry, and the
+// insecure policy.
+void CheckTermination(const std::string& termination, const RouteTlsMaterial& m,
+                      Problems& problems) {
+  if (termination == "passthrough") {
+    const std::string no = "passthrough termination does not support certificates";
+    problems.Add("certificate", m.certificate.empty() ? "" : no);
+    problems.Add("key", m.key.empty() ? "" : no);
+    problems.Add("caCertificate", m.ca_certificate.empty() ? "" : no);
+    problems.Add("destinationCACertificate", m.destination_ca_certificate.empty() ? "" : no);
+  } else if (termination == "edge") {
+    problems.Add("destinationCACertificate",
+                 m.destination_ca_certificate.empty()
+                     ? ""
+                     : "edge termination does not support destination certificates");
+  } else if (termination != "reencrypt") {
+    problems.Add("termination", "unsupported value \"" + termination +
+                                    "\": supported values: \"edge\", \"passthrough\", "
+                                    "\"reencrypt\"");
+  }
+  const std::string& policy = m.insecure_edge_termination_policy;
+  if (policy.empty()) return;
+  const bool passthrough = termination == "passthrough";
+  const bool allowed = policy == "None" || policy == "Redirect" || (!passthrough && policy == "Allow");
+  if ((passthrough || termination == "edge" || termination == "reencrypt") && !allowed) {
+    problems.Add("insecureEdgeTerminationPolicy",
+                 "invalid value \"" + policy + "\"; acceptable values are None, " +
+                     (passthrough ? "Redirect" : "Allow, Redirect") + ", or empty");
+  }
+}
+
+// openshift-router's check that the certificate comes with its private key
+// (in spec.tls.certificate or spec.tls.key): Go's tls.X509KeyPair on the
+// first certificate and the first private key. `key_sanitized`: the key
+// field passed SanitizeProblem.
+std::string KeyPairProblem(const RouteTlsMaterial& m, bool key_sanitized) {
+  std::vector<PemBlock> keys;
+  for (PemBlock& block : PemBlocks(m.certificate)) {
+    if (IsPrivateKeyType(block.type)) keys.push_back(std::move(block));
+  }
+  const std::vector<PemBlock> key_field = PemBlocks(m.key);
+  // Why: openshift-router keeps only the PEM blocks of a key field it could
+  // sanitize (text holding none becomes empty) and the text as given
+  // otherwise.
+  const bool key_text = key_sanitized ? !key_field.empty() : !m.key.empty();
+  if (keys.empty() && !key_text) return "no key specified";
+  for (const PemBlock& block : key_field) {
+    if (IsPrivateKeyType(block.type)) keys.push_back(block);
+  }
+  Cert leaf;
+  for (const PemBlock& block : PemBlocks(m.certificate)) {
+    if (block.type == "CERTIFICATE") {
+      leaf = ParseCert(block.der);
+      break;
+    }
+  }
+  if (!leaf) return "found no certificate in spec.tls.certificate to pair the key with";
+  if (keys.empty()) return "found no private key in the PEM data";
+  Pkey key = ParsePrivateKey(keys.front().der);
+  if (!key) return "failed to parse the private key";
+  const bool match = EVP_PKEY_eq(X509_get0_pubkey(leaf.get()), key.get()) == 1;
+  ERR_clear_error();
+  return match ? "" : "private key does not match the certificate's public key";
+}
+
+}  // namespace
+
+std::string ExtendedValidationProblem(const kubeclient::Route& route) {
+  if (route.spec.tls_termination.empty() && !route.spec.tls_material) return "";
+  static const RouteTlsMaterial kNone;
+  const RouteTlsMaterial& m = route.spec.tls_material ? *route.spec.tls_material : kNone;
+  Problems problems;
+  CheckTermination(std::string(route.spec.tls_termination), m, problems);
+  std::vector<Cert> cas;
+  if (!m.ca_certificate.empty()) {
+    std::string problem;
+    cas = ParseCerts(m.ca_certificate, &problem);
+    if (!problem.empty()) {
+      problems.Add("caCertificate", "failed to parse CA certificate: " + problem);
+    } else {
+      problems.Add("caCertificate", SanitizeProblem(m.ca_certificate));
+      problems.Add("caCertificate", SignatureProblem(cas));
+    }
+  }
+  if (!m.certificate.empty()) {
+    std::string problem;
+    std::vector<Cert> certs = ParseCerts(m.certificate, &problem);
+    if (problem.empty()) problem = SignatureProblem(certs);
+    if (problem.empty() && !cas.empty()) problem = VerifyProblem(certs.front().get(), cas);
+    if (problem.empty()) problem = SanitizeProblem(m.certificate);
+    problems.Add("certificate", problem);
+  }
+  std::string key_problem = m.key.empty() ? "" : SanitizeProblem(m.key);
+  problems.Add("key", key_problem);
+  if (!m.certificate.empty()) {
+    problems.Add("key", KeyPairProblem(m, key_problem.empty()));
+  }
+  if (!m.destination_ca_certificate.empty()) {
+    std::string problem;
+    std::vector<Cert> dest = ParseCerts(m.destination_ca_certificate, &problem);
+    if (!problem.empty()) {
+      problems.Add("destinationCACertificate", "failed to parse destination CA certificate: " + problem);
+    } else {
+      problems.Add("destinationCACertificate", SanitizeProblem(m.destination_ca_certificate));
+      problems.Add("destinationCACertificate", SignatureProblem(dest));
+    }
+  }
+  return problems.text();
+}
+
+}  // namespace routestatus::controller

@@ -1,0 +1,212 @@
+// Extended validation of spec.tls (openshift-router's extended validator)
+// with certificates the test makes: each case names the field at fault,
+// or passes; then the decision through Admit.
+#include "controller/extended_validation.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "controller/admission.h"
+#include "test/controller/test_certs.h"
+
+namespace routestatus::controller {
+namespace {
+
+using kubeclient::Route;
+using kubeclient::RouteTlsMaterial;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::CertSpec;
+using testing::MakeCert;
+using testing::TestCert;
+
+Route TlsRoute(const std::string& termination, RouteTlsMaterial m, const std::string& ns = "ns",
+               const std::string& name = "r", int64_t created = 10) {
+  Route r;
+  r.metadata.namespace_name = ns;
+  r.metadata.name = name;
+  r.metadata.uid = ns + "-" + name;
+  r.metadata.creation_unix = created;
+  r.spec.host = "www.example.com";
+  r.spec.tls_termination = termination;
+  r.spec.tls_material = std::make_shared<const RouteTlsMaterial>(std::move(m));
+  return r;
+}
+
+RouteTlsMaterial Pair(const TestCert& c) {
+  RouteTlsMaterial m;
+  m.certificate = c.cert_pem;
+  m.key = c.key_pem;
+  return m;
+}
+
+// One root CA and an intermediate it signs, made once per test program
+// (making keys is the slow part) and never changed.
+const TestCert& Root() {
+  static const TestCert root = MakeCert({.common_name = "root", .ca = true});
+  return root;
+}
+const TestCert& Intermediate() {
+  static const TestCert intermediate =
+      MakeCert({.common_name = "intermediate", .issuer = &Root(), .ca = true});
+  return intermediate;
+}
+
+TEST(ExtendedValidationTest, RoutesWithoutCertificatesPass) {
+  Route plain;
+  plain.spec.host = "www.example.com";
+  EXPECT_THAT(ExtendedValidationProblem(plain), IsEmpty());
+  for (const char* termination : {"edge", "passthrough", "reencrypt"}) {
+    EXPECT_THAT(ExtendedValidationProblem(TlsRoute(termination, {})), IsEmpty()) << termination;
+  }
+}
+
+TEST(ExtendedValidationTest, SelfSignedPairPasses) {
+  TestCert c = MakeCert({});
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", Pair(c))), IsEmpty());
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("reencrypt", Pair(c))), IsEmpty());
+}
+
+TEST(ExtendedValidationTest, KeyOfAnotherCertificate) {
+  TestCert c = MakeCert({});
+  TestCert other = MakeCert({});
+  RouteTlsMaterial m = Pair(c);
+  m.key = other.key_pem;
+  EXPECT_EQ(ExtendedValidationProblem(TlsRoute("edge", m)),
+            "spec.tls.key: private key does not match the certificate's public key");
+}
+
+TEST(ExtendedValidationTest, KeyInTheCertificateFieldCounts) {
+  TestCert c = MakeCert({});
+  RouteTlsMaterial m;
+  m.certificate = c.cert_pem + c.key_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", m)), IsEmpty());
+}
+
+TEST(ExtendedValidationTest, GarbagePem) {
+  TestCert c = MakeCert({});
+  RouteTlsMaterial bad_cert = Pair(c);
+  bad_cert.certificate = "not a certificate";
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", bad_cert)),
+              HasSubstr("spec.tls.certificate: no PEM certificate found"));
+  RouteTlsMaterial bad_body = Pair(c);
+  bad_body.certificate = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", bad_body)),
+              HasSubstr("spec.tls.certificate: a certificate does not parse"));
+  // Text without any PEM block in the key field leaves no key at all.
+  RouteTlsMaterial no_key = Pair(c);
+  no_key.key = "garbage";
+  EXPECT_EQ(ExtendedValidationProblem(TlsRoute("edge", no_key)), "spec.tls.key: no key specified");
+  RouteTlsMaterial odd_block = Pair(c);
+  odd_block.key = "-----BEGIN SECRET THING-----\nAAAA\n-----END SECRET THING-----\n";
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", odd_block)),
+              HasSubstr("spec.tls.key: unrecognized PEM block SECRET THING"));
+  RouteTlsMaterial missing_key;
+  missing_key.certificate = c.cert_pem;
+  EXPECT_EQ(ExtendedValidationProblem(TlsRoute("edge", missing_key)),
+            "spec.tls.key: no key specified");
+  RouteTlsMaterial bad_ca = Pair(c);
+  bad_ca.ca_certificate = "junk";
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", bad_ca)),
+              HasSubstr("spec.tls.caCertificate: failed to parse CA certificate"));
+}
+
+// openshift-router serves expired certificates (the client decides), so
+// expiry is no reason to reject.
+TEST(ExtendedValidationTest, ExpiredCertificatePasses) {
+  TestCert expired = MakeCert({.issuer = &Root(), .valid_from_days = -30, .valid_until_days = -1});
+  RouteTlsMaterial m = Pair(expired);
+  m.ca_certificate = Root().cert_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", m)), IsEmpty());
+}
+
+TEST(ExtendedValidationTest, Chain) {
+  TestCert leaf = MakeCert({.issuer = &Intermediate()});
+  RouteTlsMaterial m = Pair(leaf);
+  m.ca_certificate = Intermediate().cert_pem + Root().cert_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", m)), IsEmpty());
+  // The intermediate alone is a trust anchor there (Go's roots).
+  m.ca_certificate = Intermediate().cert_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", m)), IsEmpty());
+  // The leaf does not chain to a CA that did not sign it.
+  TestCert stranger = MakeCert({.common_name = "stranger", .ca = true});
+  m.ca_certificate = stranger.cert_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", m)),
+              HasSubstr("spec.tls.certificate: error verifying certificate"));
+  // Without a CA certificate nothing is verified.
+  m.ca_certificate.clear();
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", m)), IsEmpty());
+}
+
+TEST(ExtendedValidationTest, Sha1SignedByACaIsRefusedSelfSignedIsNot) {
+  TestCert weak = MakeCert({.issuer = &Root(), .sha1 = true});
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", Pair(weak))),
+              HasSubstr("spec.tls.certificate: router does not support CA-signed certs using SHA1"));
+  TestCert self = MakeCert({.sha1 = true});
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", Pair(self))), IsEmpty());
+}
+
+TEST(ExtendedValidationTest, Reencrypt) {
+  TestCert c = MakeCert({});
+  // No destination CA is fine: the router then trusts the service's
+  // certificate by its own means.
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("reencrypt", Pair(c))), IsEmpty());
+  RouteTlsMaterial m = Pair(c);
+  m.destination_ca_certificate = Root().cert_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("reencrypt", m)), IsEmpty());
+  m.destination_ca_certificate = "junk";
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("reencrypt", m)),
+              HasSubstr("spec.tls.destinationCACertificate: failed to parse destination CA"));
+}
+
+TEST(ExtendedValidationTest, WhatEachTerminationMayCarry) {
+  TestCert c = MakeCert({});
+  EXPECT_EQ(ExtendedValidationProblem(TlsRoute("passthrough", Pair(c))),
+            "spec.tls.certificate: passthrough termination does not support certificates; "
+            "spec.tls.key: passthrough termination does not support certificates");
+  RouteTlsMaterial dest;
+  dest.destination_ca_certificate = Root().cert_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", dest)),
+              HasSubstr("spec.tls.destinationCACertificate: edge termination does not support "
+                        "destination certificates"));
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("bogus", {})),
+              HasSubstr("spec.tls.termination: unsupported value \"bogus\""));
+  RouteTlsMaterial allow;
+  allow.insecure_edge_termination_policy = "Allow";
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", allow)), IsEmpty());
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("passthrough", allow)),
+              HasSubstr("spec.tls.insecureEdgeTerminationPolicy"));
+}
+
+// Through Admit: the reason and rule, the switch, and the claim the route
+// keeps (openshift-router validates after the unique-host index).
+TEST(ExtendedValidationTest, AdmitRejectsAndTheRouteKeepsItsHost) {
+  TestCert c = MakeCert({});
+  TestCert other = MakeCert({});
+  RouteTlsMaterial m = Pair(c);
+  m.key = other.key_pem;
+  const Route bad = TlsRoute("edge", m, "a", "bad", 10);
+  AdmissionOptions o;
+  o.router_name = "default";
+  AdmissionDecision d = Admit(bad, {}, o);
+  EXPECT_FALSE(d.admitted);
+  EXPECT_EQ(d.reason, kReasonExtendedValidationFailed);
+  EXPECT_EQ(d.rule, AdmissionRule::kExtendedValidation);
+  EXPECT_THAT(d.message, HasSubstr("spec.tls.key"));
+  EXPECT_THAT(d.host_problem, HasSubstr("spec.tls.key"));
+
+  Route younger;
+  younger.metadata.namespace_name = "b";
+  younger.metadata.name = "y";
+  younger.metadata.uid = "b-y";
+  younger.metadata.creation_unix = 20;
+  younger.spec.host = "www.example.com";
+  AdmissionDecision dy = Admit(younger, {std::make_shared<const Route>(bad)}, o);
+  EXPECT_EQ(dy.reason, kReasonHostAlreadyClaimed);
+
+  o.extended_validation = false;
+  EXPECT_TRUE(Admit(bad, {}, o).admitted);
+}
+
+}  // namespace
+}  // namespace routestatus::controller
