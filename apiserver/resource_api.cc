@@ -257,10 +257,16 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
     SteadyTime now = clock.Now();
     if (now >= end) break;
     if (now >= next_bookmark) {
-      // Why: read the dispatched version before checking the queue is empty,
-      // so every event up to it has already been written.
-      uint64_t rv = server_.store_->CurrentRv();
-      if (watcher->Empty()) {
+      // Why: read the version before checking the queue is empty, so every
+      // event up to it has already been written; kube queues a bookmark
+      // behind the events, so a busy queue delays it rather than drops it.
+      const bool legacy = server_.options_.legacy_bookmarks;
+      uint64_t rv = legacy ? server_.store_->CurrentRv() : server_.store_->BookmarkRv(r);
+      if (!watcher->Empty()) continue;
+      // Why: kube's cacheWatcher.process drops every event, bookmarks
+      // included, not above the watch's start version; it sends a bookmark
+      // at the same version again at each due time.
+      if (legacy || rv > watcher->start_rv()) {
         out.clear();
         AppendEvent(&out, "BOOKMARK", render(nullptr, std::to_string(rv)));
         alive = write(out);

@@ -70,7 +70,8 @@ Server::Server(ServerOptions options)
       owned_clock_(options_.clock ? nullptr : std::make_unique<RealClock>()),
       clock_(options_.clock ? *options_.clock : *owned_clock_),
       store_(std::make_unique<ObjectStore>(
-          clock_, ObjectStore::Options{options_.watch_history, options_.watcher_buffer})) {
+          clock_, ObjectStore::Options{options_.watch_history, options_.watcher_buffer,
+                                       options_.progress_notify_interval})) {
   size_t colon = options_.listen.rfind(':');
   if (colon != std::string::npos && colon > 0) host_ = options_.listen.substr(0, colon);
   if (options_.create_default_namespace) CreateNamespace("default");
