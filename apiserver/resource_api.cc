@@ -4,6 +4,7 @@
 #include <civetweb.h>
 #include <glog/logging.h>
 
+#include "apiserver/connection_sockets.h"
 #include "apiserver/go_json.h"
 #include "apiserver/object_meta_types.h"
 #include "apiserver/selector_syntax.h"
@@ -205,6 +206,11 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
   }
   std::shared_ptr<Watcher> watcher = opened.value;
   if (server_.stopping_.load()) watcher->Close();
+  // Why: like kube-apiserver, end the watch as soon as its client goes,
+  // even when it is quiet and writes nothing (HangupMonitor).
+  const mg_request_info* info = mg_get_request_info(req.conn);
+  const int fd = info == nullptr ? -1 : FindConnection(server_.backend_port_, info->remote_port);
+  const uint64_t hangup_id = fd < 0 ? 0 : server_.hangups_.Add(fd, watcher);
   // Why: kube's cacheWatcher.nextBookmarkTime: every bookmark interval and
   // 2 s before the watch times out, none once that moment has passed.
   auto next_bookmark_after = [&](SteadyTime now) {
@@ -274,6 +280,7 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
       next_bookmark = next_bookmark_after(now);
     }
   }
+  if (hangup_id != 0) server_.hangups_.Remove(hangup_id);
   server_.store_->Unwatch(watcher);
   if (alive) EndChunks(req.conn);
   return 200;

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apiserver/fault_injector.h"
+#include "apiserver/hangup_monitor.h"
 #include "apiserver/object_store.h"
 #include "apiserver/request_metrics.h"
 #include "apiserver/tls_proxy.h"
@@ -192,6 +193,7 @@ class Server {
   std::mutex conn_mu_;
   std::condition_variable conn_cv_;  // wakes FaultDelay at Stop
   std::multiset<int> busy_ports_;    // guarded by conn_mu_: peers inside a request
+  HangupMonitor hangups_{std::chrono::milliseconds(500)};  // ends watches of gone clients
 };
 
 }  // namespace routestatus::apiserver

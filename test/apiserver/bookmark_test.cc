@@ -5,6 +5,7 @@
 // version it began at. On a fake clock with kube's defaults.
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "test/apiserver/fake_clock_server_test.h"
@@ -131,6 +132,19 @@ TEST_F(BookmarkTest, ARestartedWatchCacheBookmarksNothingBeforeAnEvent) {
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[1]["type"], "BOOKMARK");
   EXPECT_EQ(Rv(got[1]), b["metadata"]["resourceVersion"]);
+}
+
+// A quiet watch writes nothing, so the server must see its client go
+// without a failed write, as kube-apiserver does (HangupMonitor).
+TEST_F(BookmarkTest, AQuietWatchEndsWhenItsClientGoes) {
+  auto w = Watch(Current());
+  ASSERT_EQ(server_->OpenWatches(), 1u);
+  w.reset();
+  // Why real time: the server polls sockets, which the fake clock does not move.
+  for (int i = 0; i < 500 && server_->OpenWatches() > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(server_->OpenWatches(), 0u);
 }
 
 // The old behaviour, kept behind ServerOptions::legacy_bookmarks for tests
