@@ -119,7 +119,7 @@ std::optional<uint64_t> ParseRv(const std::string& text) {
 }
 
 ObjectStore::ObjectStore(const Clock& clock, Options options)
-    : clock_(clock), options_(options) {
+    : clock_(clock), options_(options), progress_(clock, options.progress_notify_interval) {
   std::random_device rd;
   uid_counter_ = (static_cast<uint64_t>(rd()) << 32) ^ rd();
 }
@@ -180,6 +180,7 @@ const CrdSchema& ObjectStore::SchemaLocked(const ResourceInfo& r) {
 ObjectPtr ObjectStore::CommitLocked(const ResourceInfo& r, const std::string& key, json* object,
                                     const ObjectPtr& prev, bool deleted) {
   if (&r == &CrdsInfo()) schemas_.clear();
+  progress_.CatchUp(rv_);
   uint64_t rv = ++rv_;
   (*object)["metadata"]["resourceVersion"] = std::to_string(rv);
   ObjectPtr ptr = Freeze(*object, rv);
@@ -204,6 +205,7 @@ ObjectPtr ObjectStore::CommitLocked(const ResourceInfo& r, const std::string& ke
     if (&(*it)->resource() == &r) Dispatch(**it, event);
     ++it;
   }
+  progress_.OnEvent(r.GroupResource(), rv);
   dispatched_rv_.store(rv, std::memory_order_release);
   return ptr;
 }

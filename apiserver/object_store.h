@@ -18,6 +18,7 @@
 #include "apiserver/api_error.h"
 #include "apiserver/crd_schema.h"
 #include "apiserver/resources.h"
+#include "apiserver/watch_progress.h"
 #include "apiserver/watcher.h"
 #include "base/clock.h"
 
@@ -70,6 +71,8 @@ class ObjectStore {
   struct Options {
     size_t history = 10000;          // events kept for watch resume / pagination
     size_t watcher_buffer = 10000;   // events queued per watcher before it is closed
+    // etcd's progress notification interval (WatchProgress); 0 = never.
+    Duration progress_notify_interval = std::chrono::minutes(10);
   };
   ObjectStore(const Clock& clock, Options options);
 
@@ -138,6 +141,11 @@ class ObjectStore {
                                             std::optional<uint64_t> from_rv,
                                             std::vector<ObjectPtr>* initial = nullptr,
                                             uint64_t* initial_rv = nullptr);
+  // The version a bookmark of `r` carries now, as kube-apiserver's watch
+  // cache sets it (WatchProgress): moved by r's own events and by etcd's
+  // progress notifications only; 0 = none yet. A watcher gets a bookmark
+  // only when this is above its start_rv().
+  uint64_t BookmarkRv(const ResourceInfo& r);
   // Removes a finished watcher (the HTTP layer calls this when a watch ends).
   void Unwatch(const std::shared_ptr<Watcher>& watcher);
 
@@ -210,6 +218,7 @@ class ObjectStore {
   uint64_t watch_floor_rv_ = 0;               // guarded by mu_; see RestartWatchCache
   uint64_t uid_counter_ = 0;                  // guarded by mu_
   std::vector<std::shared_ptr<Watcher>> watchers_;  // guarded by mu_
+  WatchProgress progress_;                    // guarded by mu_
   // Parsed schemas by GroupResource, dropped on any CRD change; guarded by mu_.
   std::map<std::string, std::shared_ptr<const CrdSchema>> schemas_;
   std::atomic<uint64_t> dispatched_rv_{0};

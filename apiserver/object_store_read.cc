@@ -142,13 +142,21 @@ ApiResult<std::shared_ptr<Watcher>> ObjectStore::Watch(const ResourceInfo& r, Ob
       }
     }
     if (initial_rv != nullptr) *initial_rv = rv_;
+    watcher->set_start_rv(rv_);
   } else if (!from_rv || *from_rv == 0) {
     const Table* table = FindTable(r);
+    bool sent = false;
     if (table != nullptr) {
       for (const auto& [key, obj] : *table) {
-        if (watcher->filter().Matches(*obj)) watcher->Push({"ADDED", obj});
+        if (!watcher->filter().Matches(*obj)) continue;
+        watcher->Push({"ADDED", obj});
+        sent = true;
       }
     }
+    // Why: kube stamps a watch's initial events with its cache's version and
+    // starts the watch there; with none sent, it starts at 0.
+    progress_.CatchUp(rv_);
+    watcher->set_start_rv(sent ? progress_.CacheRv(r.GroupResource()) : 0);
   } else {
     if (*from_rv < compacted_rv_) {
       return Result::Error(TooOldResourceVersionError(*from_rv, compacted_rv_ + 1));
@@ -159,6 +167,7 @@ ApiResult<std::shared_ptr<Watcher>> ObjectStore::Watch(const ResourceInfo& r, Ob
     for (const Event& e : history_) {
       if (e.rv > *from_rv && e.resource == &r) Dispatch(*watcher, e);
     }
+    watcher->set_start_rv(*from_rv);
   }
   watchers_.push_back(watcher);
   Result result;
@@ -177,6 +186,12 @@ void ObjectStore::Unwatch(const std::shared_ptr<Watcher>& watcher) {
   }
 }
 
+uint64_t ObjectStore::BookmarkRv(const ResourceInfo& r) {
+  std::lock_guard<std::mutex> lock(mu_);
+  progress_.CatchUp(rv_);
+  return progress_.LastProcessed(r.GroupResource());
+}
+
 void ObjectStore::Compact() {
   std::lock_guard<std::mutex> lock(mu_);
   history_.clear();
@@ -186,6 +201,7 @@ void ObjectStore::Compact() {
 uint64_t ObjectStore::RestartWatchCache() {
   std::lock_guard<std::mutex> lock(mu_);
   watch_floor_rv_ = ++rv_;
+  progress_.Restart(rv_);
   dispatched_rv_.store(rv_, std::memory_order_release);
   return rv_;
 }

@@ -4,6 +4,7 @@
 #include <civetweb.h>
 #include <glog/logging.h>
 
+#include "apiserver/connection_sockets.h"
 #include "apiserver/go_json.h"
 #include "apiserver/object_meta_types.h"
 #include "apiserver/selector_syntax.h"
@@ -218,6 +219,11 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
   }
   std::shared_ptr<Watcher> watcher = opened.value;
   if (server_.stopping_.load()) watcher->Close();
+  // Why: like kube-apiserver, end the watch as soon as its client goes,
+  // even when it is quiet and writes nothing (HangupMonitor).
+  const mg_request_info* info = mg_get_request_info(req.conn);
+  const int fd = info == nullptr ? -1 : FindConnection(server_.backend_port_, info->remote_port);
+  const uint64_t hangup_id = fd < 0 ? 0 : server_.hangups_.Add(fd, watcher);
   // Why: kube's cacheWatcher.nextBookmarkTime: every bookmark interval and
   // 2 s before the watch times out, none once that moment has passed.
   auto next_bookmark_after = [&](SteadyTime now) {
@@ -270,10 +276,16 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
     SteadyTime now = clock.Now();
     if (now >= end) break;
     if (now >= next_bookmark) {
-      // Why: read the dispatched version before checking the queue is empty,
-      // so every event up to it has already been written.
-      uint64_t rv = server_.store_->CurrentRv();
-      if (watcher->Empty()) {
+      // Why: read the version before checking the queue is empty, so every
+      // event up to it has already been written; kube queues a bookmark
+      // behind the events, so a busy queue delays it rather than drops it.
+      const bool legacy = server_.options_.legacy_bookmarks;
+      uint64_t rv = legacy ? server_.store_->CurrentRv() : server_.store_->BookmarkRv(r);
+      if (!watcher->Empty()) continue;
+      // Why: kube's cacheWatcher.process drops every event, bookmarks
+      // included, not above the watch's start version; it sends a bookmark
+      // at the same version again at each due time.
+      if (legacy || rv > watcher->start_rv()) {
         out.clear();
         AppendEvent(&out, "BOOKMARK", render(nullptr, std::to_string(rv)));
         alive = write(out);
@@ -281,6 +293,7 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
       next_bookmark = next_bookmark_after(now);
     }
   }
+  if (hangup_id != 0) server_.hangups_.Remove(hangup_id);
   server_.store_->Unwatch(watcher);
   if (alive) EndChunks(req.conn);
   return 200;

@@ -14,6 +14,7 @@
 #include <civetweb.h>
 #include <glog/logging.h>
 
+#include "apiserver/connection_sockets.h"
 #include "apiserver/continue_token.h"
 #include "apiserver/port_reservation.h"
 #include "apiserver/self_signed_cert.h"
@@ -29,37 +30,17 @@ int LogMessage(const mg_connection*, const char* message) {
   return 1;
 }
 
-// The port of an AF_INET/AF_INET6 address, -1 for anything else.
-int PortOf(const sockaddr_storage& a) {
-  if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port);
-  if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
-  return -1;
-}
-
 // Why: civetweb 1.15 leaves a connection it accepted just as mg_stop began
 // open and unanswered (a worker takes it off the queue and exits), so its
 // client waits for a timeout. Once civetweb is gone, every connected socket
 // of this process still bound to `port` is such a leftover: close it.
 int CloseLeftoverConnections(int port) {
-  std::vector<int> fds;
-  DIR* dir = opendir("/proc/self/fd");
-  if (dir == nullptr) return 0;
-  while (dirent* e = readdir(dir)) {
-    int fd = std::atoi(e->d_name);
-    if (fd > 2 && fd != dirfd(dir)) fds.push_back(fd);
-  }
-  closedir(dir);
   int closed = 0;
-  for (int fd : fds) {
-    sockaddr_storage local{}, peer{};
-    socklen_t len = sizeof(local), peer_len = sizeof(peer);
-    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) != 0) continue;
-    if (PortOf(local) != port) continue;
-    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0) continue;
+  ForEachConnection(port, [&](int fd, int) {
     shutdown(fd, SHUT_RDWR);
     close(fd);
     ++closed;
-  }
+  });
   return closed;
 }
 
@@ -70,7 +51,8 @@ Server::Server(ServerOptions options)
       owned_clock_(options_.clock ? nullptr : std::make_unique<RealClock>()),
       clock_(options_.clock ? *options_.clock : *owned_clock_),
       store_(std::make_unique<ObjectStore>(
-          clock_, ObjectStore::Options{options_.watch_history, options_.watcher_buffer})),
+          clock_, ObjectStore::Options{options_.watch_history, options_.watcher_buffer,
+                                       options_.progress_notify_interval})),
       watch_cache_(options_.watch_cache) {
   size_t colon = options_.listen.rfind(':');
   if (colon != std::string::npos && colon > 0) host_ = options_.listen.substr(0, colon);
@@ -117,25 +99,13 @@ size_t Server::CloseIdleConnections() {
     std::lock_guard<std::mutex> lock(conn_mu_);
     busy = busy_ports_;
   }
-  // Why /proc: civetweb does not expose its connections' sockets; ours are
-  // the connected ones whose local port is the listener's.
   size_t closed = 0;
-  DIR* dir = opendir("/proc/self/fd");
-  if (dir == nullptr) return 0;
-  while (dirent* e = readdir(dir)) {
-    int fd = std::atoi(e->d_name);
-    if (fd <= 2 || fd == dirfd(dir)) continue;
-    sockaddr_storage local{}, peer{};
-    socklen_t ll = sizeof(local), pl = sizeof(peer);
-    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &ll) != 0) continue;
-    if (PortOf(local) != backend_port_) continue;
-    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0) continue;  // the listener
-    if (busy.count(PortOf(peer)) > 0) continue;
+  ForEachConnection(backend_port_, [&](int fd, int peer) {
+    if (busy.count(peer) > 0) return;
     // Why shutdown, not close: civetweb owns the descriptor; its worker
     // sees end-of-stream and closes the connection itself.
     if (shutdown(fd, SHUT_RDWR) == 0) ++closed;
-  }
-  closedir(dir);
+  });
   VLOG(1) << "fault: closed " << closed << " idle connection(s)";
   return closed;
 }

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apiserver/fault_injector.h"
+#include "apiserver/hangup_monitor.h"
 #include "apiserver/object_store.h"
 #include "apiserver/request_metrics.h"
 #include "apiserver/tls_proxy.h"
@@ -37,9 +38,21 @@ struct ServerOptions {
   std::string token;                   // bearer token required when non-empty
   size_t watch_history = 10000;        // events kept for resume/pagination
   size_t watcher_buffer = 10000;       // events queued per watch before it is closed
-  // With allowWatchBookmarks, a BOOKMARK this often and 2 s before the
-  // watch times out (kube's watch cache: every minute).
+  // With allowWatchBookmarks, a watcher's bookmark is due this often and
+  // 2 s before the watch times out (kube's watch cache: every minute). As
+  // in kube's watch cache, a due bookmark is sent only when its resource's
+  // last processed resourceVersion (moved by that resource's events and by
+  // progress notifications) is above the version the watch began at: a
+  // watch begun after the last change of its resource hears nothing.
   std::chrono::milliseconds bookmark_interval{60000};
+  // etcd's watch progress notification interval (etcd's default: 10
+  // minutes): each one moves every quiet resource's last processed version
+  // to the current global revision. 0 = never.
+  std::chrono::milliseconds progress_notify_interval{600000};
+  // The old, kinder bookmarks: every due bookmark is sent with the global
+  // current revision, whatever the watch's start version. Only for tests
+  // that say why they need it; no real kube-apiserver does this.
+  bool legacy_bookmarks = false;
   int threads = 128;                   // HTTP worker threads (one per open connection)
   bool create_default_namespace = true;  // "default", like a fresh cluster
   // Watches take sendInitialEvents (KEP-3157) as kube-apiserver 1.27+ with
@@ -188,6 +201,7 @@ class Server {
   std::mutex conn_mu_;
   std::condition_variable conn_cv_;  // wakes FaultDelay at Stop
   std::multiset<int> busy_ports_;    // guarded by conn_mu_: peers inside a request
+  HangupMonitor hangups_{std::chrono::milliseconds(500)};  // ends watches of gone clients
 };
 
 }  // namespace routestatus::apiserver

@@ -79,12 +79,19 @@ class Watcher {
   // True if nothing is queued (used to place bookmarks safely).
   bool Empty() const;
 
+  // The resourceVersion the watch began at: kube's watch cache sends a
+  // watcher nothing, bookmarks included, at or below it
+  // (cacheWatcher.process). Set by the store before the watcher is shared.
+  uint64_t start_rv() const { return start_rv_; }
+  void set_start_rv(uint64_t rv) { start_rv_ = rv; }
+
  private:
   const ResourceInfo& resource_;
   const ObjectFilter filter_;
   const size_t capacity_;
   const Clock& clock_;
   const Duration linger_;
+  uint64_t start_rv_ = 0;  // written once before the watcher is shared
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<WatchRecord> queue_;  // guarded by mu_

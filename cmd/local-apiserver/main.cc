@@ -20,7 +20,8 @@ namespace {
 void Usage() {
   std::cerr << "usage: local-apiserver [--listen HOST:PORT] [--kubeconfig-out PATH] [--token T]\n"
                "                       [--tls] [--tls-host H[,H...]] [--watch-history N]\n"
-               "                       [--bookmark-interval MS]\n"
+               "                       [--bookmark-interval MS] [--progress-notify-interval MS]\n"
+               "                       [--always-bookmark]\n"
                "                       [--threads N] [--watch-list=false] [--watch-cache=false]\n"
                "  --listen             address to serve on (default 127.0.0.1:0, 0 = pick a port)\n"
                "  --kubeconfig-out     write a kubeconfig for kubectl/clients to PATH\n"
@@ -32,7 +33,16 @@ void Usage() {
                "                       dials: KUBERNETES_SERVICE_HOST)\n"
                "  --watch-history      events kept for watch resume (default 10000)\n"
                "  --bookmark-interval  milliseconds between watch bookmarks (default 60000, as\n"
-               "                       kube-apiserver's watch cache; also 2 s before a timeout)\n"
+               "                       kube-apiserver's watch cache; also 2 s before a timeout).\n"
+               "                       As kube's, a bookmark is sent only when its resource\n"
+               "                       changed (or a progress notification came) since the\n"
+               "                       version the watch began at: quiet watches hear nothing\n"
+               "  --progress-notify-interval  milliseconds between simulated etcd progress\n"
+               "                       notifications, which move every quiet resource's\n"
+               "                       bookmark version to the current revision (default\n"
+               "                       600000, etcd's default; 0 = never)\n"
+               "  --always-bookmark    the old, kinder bookmarks no real server sends: every\n"
+               "                       interval, at the current revision, to every watch\n"
                "  --watch-list=false   answer watches as kube 1.26 (resourceVersionMatch is 422,\n"
                "                       no sendInitialEvents); default: as kube 1.27+ with WatchList\n"
                "  --watch-cache=false  every list reads storage, page by page (kube-apiserver's\n"
@@ -100,6 +110,10 @@ int main(int argc, char** argv) {
       options.watch_history = static_cast<size_t>(n);
     } else if (arg == "--bookmark-interval" && next() && ParseNumber(value, &n) && n > 0) {
       options.bookmark_interval = std::chrono::milliseconds(n);
+    } else if (arg == "--progress-notify-interval" && next() && ParseNumber(value, &n)) {
+      options.progress_notify_interval = std::chrono::milliseconds(n);
+    } else if (arg == "--always-bookmark") {
+      options.legacy_bookmarks = !has_value || value == "true" || value == "1";
     } else if (arg == "--threads" && next() && ParseNumber(value, &n) && n > 0) {
       options.threads = static_cast<int>(n);
     } else {

@@ -1,6 +1,7 @@
 #include "kubeclient/cache/reflector.h"
 
 #include <algorithm>
+#include <mutex>
 
 #include <glog/logging.h>
 #include <nlohmann/json.hpp>
@@ -8,6 +9,23 @@
 namespace routestatus::kubeclient::cache {
 
 namespace {
+
+// Logs the fallback from streamed initial events to paged lists once per
+// process at INFO (every informer of a replica meets the same server), and
+// each informer's own at VLOG(1). Why INFO: no kube-apiserver before 1.27,
+// nor 1.27+ without the WatchList feature, streams them; that is the
+// normal case, nothing an operator must act on (issue 43).
+void LogStreamFallback(const std::string& name, const Status& why, int64_t page_size) {
+  static std::once_flag logged;
+  std::call_once(logged, [&] {
+    LOG(INFO) << "the API server does not stream initial events (" << why.ToString()
+              << "); informers list in pages of " << page_size
+              << " instead, as kube-apiserver before 1.27 or without the WatchList feature"
+              << " requires (logged once a process)";
+  });
+  VLOG(1) << name << ": listing in pages: the API server does not stream initial events ("
+          << why.ToString() << ")";
+}
 
 // Failures that mean the server is not there (down, restarting, cut off):
 // retried on the reconnect schedule.
@@ -207,12 +225,7 @@ Status Reflector::ListAndReplace() {
       std::lock_guard<std::mutex> l(mu_);
       stats_.stream_unsupported = true;
     }
-    // Why a WARNING, once: each page of a paged list is a storage (etcd)
-    // read on kube-apiserver; kube 1.27+ with WatchList serves the list
-    // from its watch cache instead.
-    LOG(WARNING) << options_.name << ": the API server does not stream initial events ("
-                 << s.ToString() << "); listing in pages of " << options_.page_size
-                 << " from now on (each page a storage read on kube-apiserver)";
+    LogStreamFallback(options_.name, s, options_.page_size);
     buffer.clear();
   }
   // As client-go's reflector lists: the first list from the API server's

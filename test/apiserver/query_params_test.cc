@@ -5,8 +5,7 @@
 
 #include <thread>
 
-#include "test/apiserver/test_server.h"
-#include "test/testing/fake_clock.h"
+#include "test/apiserver/fake_clock_server_test.h"
 
 namespace routestatus::apiserver::testing {
 namespace {
@@ -208,30 +207,16 @@ TEST_F(ServerTest, PrettyOutputAndAuditIdLikeKube) {
   EXPECT_NE(http_->Get("/version").body.find("\n  \"major\""), std::string::npos);
 }
 
-// Watches on a fake clock: bookmarks come when kube's watch cache sends them.
-class FakeClockServerTest : public ServerTest {
- protected:
-  ServerOptions Options() override {
-    ServerOptions o;  // the default bookmark interval: kube's minute
-    o.clock = &clock_;
-    return o;
-  }
-  std::vector<std::string> Drain(LineStream& w) {
-    std::vector<std::string> types;
-    while (std::optional<std::string> line = w.NextLine(milliseconds(200))) {
-      types.push_back(json::parse(*line)["type"]);
-    }
-    return types;
-  }
-  ::routestatus::testing::FakeClock clock_;
-};
-
 TEST_F(FakeClockServerTest, BookmarksEveryMinuteAndTwoSecondsBeforeTheTimeout) {
   std::string rv = std::to_string(server_->store().CurrentRv());
   LineStream w(
       server_->port(),
       RoutesPath() + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=150&resourceVersion=" + rv);
   ASSERT_EQ(w.code(), 200);
+  // Why a change: kube bookmarks a watch only once its resource moved past
+  // the version the watch began at (bookmark_test.cc).
+  MustCreate("a", "a.example.com");
+  EXPECT_EQ(Drain(w), std::vector<std::string>{"ADDED"});
   clock_.Advance(std::chrono::seconds(59));
   EXPECT_EQ(Drain(w), std::vector<std::string>{});
   clock_.Advance(std::chrono::seconds(1));
@@ -244,11 +229,12 @@ TEST_F(FakeClockServerTest, BookmarksEveryMinuteAndTwoSecondsBeforeTheTimeout) {
   clock_.Advance(std::chrono::seconds(2));
   EXPECT_EQ(Drain(w), std::vector<std::string>{});
   EXPECT_TRUE(w.ended());
-  // Without allowWatchBookmarks, none.
+  // Without allowWatchBookmarks, none (though this watch, begun before the
+  // route, would have one due 2 s before its timeout).
   LineStream quiet(server_->port(),
                    RoutesPath() + "?watch=1&timeoutSeconds=3&resourceVersion=" + rv);
   clock_.Advance(std::chrono::seconds(3));
-  EXPECT_EQ(Drain(quiet), std::vector<std::string>{});
+  EXPECT_EQ(Drain(quiet), std::vector<std::string>{"ADDED"});
   EXPECT_TRUE(quiet.ended());
 }
 
