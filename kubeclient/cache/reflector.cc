@@ -10,7 +10,7 @@ namespace routestatus::kubeclient::cache {
 
 namespace {
 
-// Logs the fallback from streamed initial events to paged lists once per
+// Logs the fallback from streamed initial events to lists once per
 // process at INFO (every informer of a replica meets the same server), and
 // each informer's own at VLOG(1). Why INFO: no kube-apiserver before 1.27,
 // nor 1.27+ without the WatchList feature, streams them; that is the
@@ -19,11 +19,12 @@ void LogStreamFallback(const std::string& name, const Status& why, int64_t page_
   static std::once_flag logged;
   std::call_once(logged, [&] {
     LOG(INFO) << "the API server does not stream initial events (" << why.ToString()
-              << "); informers list in pages of " << page_size
-              << " instead, as kube-apiserver before 1.27 or without the WatchList feature"
-              << " requires (logged once a process)";
+              << "); informers list from its watch cache instead (resourceVersion 0; from "
+              << "storage in pages of " << page_size << " only where the cache cannot serve), "
+              << "as kube-apiserver before 1.27 or without the WatchList feature requires "
+              << "(logged once a process)";
   });
-  VLOG(1) << name << ": listing in pages: the API server does not stream initial events ("
+  VLOG(1) << name << ": listing: the API server does not stream initial events ("
           << why.ToString() << ")";
 }
 
