@@ -17,7 +17,8 @@ on, without a Grafana:
     configMapGenerator labelled grafana_dashboard: "1"), so there is one
     copy of the JSON.
 The PromQL itself is checked by PrometheusTest (e2e), against a live
-Prometheus that scrapes real replicas.
+Prometheus that scrapes real replicas; `--print-metrics` gives it the
+metric names each panel uses (this file is the one PromQL tokenizer).
 
 Exit status 0 when fine, 1 with one line per finding otherwise.
 """
@@ -75,13 +76,30 @@ def base_name(metric):
 
 
 def documented_metrics(text):
-    """(routestatus metrics, metrics from other exporters) METRICS.md lists."""
+    """(routestatus metrics, {metric from another exporter: whether the e2e
+    suite scrapes it}) as METRICS.md lists them."""
     ours = set(re.findall(r"^\| `(routestatus_[a-z0-9_]+)`", text, re.M))
-    others = set()
+    others = {}
     section = re.search(r"^## Metrics from other exporters\n(.*?)(?=^## |\Z)", text, re.M | re.S)
     if section:
-        others = set(re.findall(r"^\| `([a-z_:][a-z0-9_:]*)`", section.group(1), re.M))
+        for name, in_e2e in re.findall(r"^\| `([a-z_:][a-z0-9_:]*)` \|.*\| (yes|no) \|$",
+                                       section.group(1), re.M):
+            others[name] = in_e2e == "yes"
     return ours, others
+
+
+def print_metrics(d, others):
+    """JSON {metric: {"in_e2e": bool, "panels": [titles]}} of every metric
+    the panels' queries use, for PrometheusTest."""
+    used = {}
+    for p in panels(d):
+        for t in p.get("targets", []):
+            for metric in metric_names(t.get("expr", "")):
+                entry = used.setdefault(metric, {"in_e2e": others.get(metric, True), "panels": []})
+                if p.get("title") not in entry["panels"]:
+                    entry["panels"].append(p.get("title"))
+    json.dump(used, sys.stdout, indent=1, sort_keys=True)
+    print()
 
 
 def panels(dashboard):
@@ -181,12 +199,17 @@ def main():
     parser.add_argument("--dashboard", default=DASHBOARD)
     parser.add_argument("--kustomization", default=KUSTOMIZATION)
     parser.add_argument("--metrics", default=METRICS)
+    parser.add_argument("--print-metrics", action="store_true",
+                        help="print the metrics the panels use (JSON) instead of linting")
     args = parser.parse_args()
     findings = []
     with open(args.dashboard, encoding="utf-8") as f:
         d = json.load(f)
     with open(args.metrics, encoding="utf-8") as f:
         ours, others = documented_metrics(f.read())
+    if args.print_metrics:
+        print_metrics(d, others)
+        return 0
     lint_model(d, findings)
     lint_panels(d, anchors(RUNBOOK), ours, others, findings)
     lint_kustomization(args.kustomization, args.dashboard, findings)
