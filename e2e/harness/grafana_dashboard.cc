@@ -94,10 +94,15 @@ StatusOr<std::map<std::string, DashboardMetric>> DashboardMetrics() {
   return metrics;
 }
 
-std::string PrometheusGraphUrl(const std::string& prometheus_url, const std::string& expr,
+std::string PrometheusGraphUrl(const std::string& prometheus_url, const std::vector<std::string>& exprs,
                                const std::string& range_input) {
-  return prometheus_url + "/graph?g0.expr=" + UrlQueryEscape(expr) + "&g0.tab=0&g0.range_input=" +
-         UrlQueryEscape(range_input);
+  std::string url = prometheus_url + "/graph";
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    const std::string g = "g" + std::to_string(i) + ".";
+    url += (i == 0 ? "?" : "&") + g + "expr=" + UrlQueryEscape(exprs[i]) + "&" + g + "tab=0&" + g +
+           "range_input=" + UrlQueryEscape(range_input);
+  }
+  return url;
 }
 
 }  // namespace routestatus::e2e

@@ -48,9 +48,10 @@ std::string WithGrafanaVariables(const std::string& expr, const std::string& rat
 // the tool's output when it fails.
 StatusOr<std::map<std::string, DashboardMetric>> DashboardMetrics();
 
-// Prometheus' own graph page (/graph) at `prometheus_url` with `expr`
-// over the last `range_input` (e.g. "15m"), graph tab. Pure function.
-std::string PrometheusGraphUrl(const std::string& prometheus_url, const std::string& expr,
+// Prometheus' own graph page (/graph) at `prometheus_url` with one graph
+// per expression of `exprs` (g0, g1, ...), each over the last
+// `range_input` (e.g. "15m"). Pure function.
+std::string PrometheusGraphUrl(const std::string& prometheus_url, const std::vector<std::string>& exprs,
                                const std::string& range_input);
 
 }  // namespace routestatus::e2e
