@@ -1,8 +1,11 @@
 #include "cmd/demo/demo_prometheus.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <thread>
+
+#include "e2e/harness/grafana_dashboard.h"
 
 namespace routestatus::demo {
 namespace {
@@ -34,6 +37,37 @@ std::vector<DemoQuery> DemoQueries() {
        {}, ""},
       {"write lease state by replica", "routestatus_lease_state == 1", {}, ""},
   };
+}
+
+std::vector<std::string> MainPanelTitles() {
+  return {"Leader by replica",
+          "Status writes per second by replica",
+          "Status writes per route change",
+          "Conflicts, takeovers and failovers",
+          "Routes by admission outcome",
+          "API server reachable",
+          "API request latency by verb (p99)"};
+}
+
+bool DashboardLinks(const std::string& prometheus_url, std::vector<PanelLink>* links,
+                    std::string* error) {
+  auto panels = e2e::ReadDashboard(e2e::DashboardFile());
+  if (!panels.ok()) {
+    *error = panels.status().ToString();
+    return false;
+  }
+  for (const std::string& title : MainPanelTitles()) {
+    auto panel = std::find_if(panels->begin(), panels->end(),
+                              [&](const e2e::DashboardPanel& p) { return p.title == title; });
+    if (panel == panels->end()) {
+      *error = e2e::DashboardFile() + " has no panel \"" + title + "\"";
+      return false;
+    }
+    std::vector<std::string> exprs;
+    for (const auto& q : panel->queries) exprs.push_back(e2e::WithGrafanaVariables(q.expr, "1m", "10m"));
+    links->push_back({title, e2e::PrometheusGraphUrl(prometheus_url, exprs, "10m")});
+  }
+  return true;
 }
 
 std::unique_ptr<e2e::PrometheusServer> StartDemoPrometheus(const std::string& dir,
@@ -68,6 +102,7 @@ std::unique_ptr<e2e::PrometheusServer> StartDemoPrometheus(const std::string& di
   facts->url = prometheus->url();
   facts->rules_file = e2e::ProductionRulesFile();
   facts->queries = DemoQueries();
+  if (!DashboardLinks(prometheus->url(), &facts->panel_links, error)) return nullptr;
   return prometheus;
 }
 
@@ -108,6 +143,11 @@ void PrintPrometheus(const PrometheusFacts& facts, std::ostream& out) {
       out << "      now: " << Labels(s.labels) << value << "\n";
     }
     if (q.result.empty()) out << "      now: (no samples)\n";
+  }
+  out << "  The dashboard's main panels (deploy/monitoring/dashboard.json) in Prometheus' graph view,\n"
+      << "  last 10 minutes:\n";
+  for (const PanelLink& link : facts.panel_links) {
+    out << "  - " << link.title << ":\n      " << link.url << "\n";
   }
   out << "\n";
 }
