@@ -88,6 +88,18 @@ StatusOr<WatchEvent> DecodeWatchEvent(std::string_view line) {
   return event;
 }
 
+StatusOr<ListPage> KubeClient::ListEach(const ResourceRef& res, const std::string& ns,
+                                        const ListOptions& options,
+                                        const std::function<void(std::string_view item)>& each) {
+  auto raw = ListRaw(res, ns, options);
+  if (!raw.ok()) return raw.status();
+  for (size_t i = 0; i < raw->size(); ++i) each(raw->Item(i));
+  ListPage page;
+  page.resource_version = std::move(raw->resource_version);
+  page.continue_token = std::move(raw->continue_token);
+  return page;
+}
+
 StatusOr<RawListPage> KubeClient::ListRaw(const ResourceRef& res, const std::string& ns,
                                           const ListOptions& options) {
   auto page = List(res, ns, options);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -156,6 +157,14 @@ class KubeClient {
   // response body override it to skip the tree.
   virtual StatusOr<RawListPage> ListRaw(const ResourceRef& res, const std::string& ns,
                                         const ListOptions& options);
+  // One page of a list, each item handed to `each` as its exact JSON text
+  // as it is read; the list's metadata is returned (ListPage::items stays
+  // empty). The default implementation calls ListRaw(); clients that read
+  // a response body override it to hold one item at a time (a list from
+  // kube-apiserver's watch cache comes in one page, whatever the limit).
+  virtual StatusOr<ListPage> ListEach(const ResourceRef& res, const std::string& ns,
+                                      const ListOptions& options,
+                                      const std::function<void(std::string_view item)>& each);
   virtual StatusOr<std::unique_ptr<WatchStream>> Watch(const ResourceRef& res,
                                                        const std::string& ns,
                                                        const WatchOptions& options) = 0;

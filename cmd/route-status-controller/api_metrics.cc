@@ -116,6 +116,15 @@ StatusOr<kubeclient::RawListPage> InstrumentedKubeClient::ListRaw(
   return r;
 }
 
+StatusOr<kubeclient::ListPage> InstrumentedKubeClient::ListEach(
+    const ResourceRef& res, const std::string& ns, const kubeclient::ListOptions& options,
+    const std::function<void(std::string_view item)>& each) {
+  Timer t(*this, "list", res);
+  auto r = inner_->ListEach(res, ns, options, each);
+  t.Finish(r.status());
+  return r;
+}
+
 StatusOr<std::unique_ptr<kubeclient::WatchStream>> InstrumentedKubeClient::Watch(
     const ResourceRef& res, const std::string& ns, const kubeclient::WatchOptions& options) {
   Timer t(*this, "watch", res);

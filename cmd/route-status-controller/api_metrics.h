@@ -42,6 +42,10 @@ class InstrumentedKubeClient final : public kubeclient::KubeClient {
   StatusOr<kubeclient::RawListPage> ListRaw(
       const kubeclient::ResourceRef& res, const std::string& ns,
       const kubeclient::ListOptions& options) override;
+  StatusOr<kubeclient::ListPage> ListEach(
+      const kubeclient::ResourceRef& res, const std::string& ns,
+      const kubeclient::ListOptions& options,
+      const std::function<void(std::string_view item)>& each) override;
   // The stream is the wrapped client's own (its NextRaw() included),
   // wrapped to record its events when `reachability` is set.
   StatusOr<std::unique_ptr<kubeclient::WatchStream>> Watch(

@@ -434,11 +434,16 @@ Status Reflector::ListPageInto(const ListOptions& lo,
                                 ObjectMap* buffer,
                                 std::string* list_rv, std::string* next) {
   if (decode_text_) {
-    auto page = client_.ListRaw(resource_, options_.namespace_name, lo);
+    // Why item by item: a list from the watch cache is one page whatever
+    // the limit (100,000 routes: ~150 MB of text, above a replica's memory
+    // limit); only the decoded objects are kept.
+    auto page = client_.ListEach(resource_, options_.namespace_name, lo,
+                                 [&](std::string_view item) {
+                                   BufferDecoded(decode_text_(item), buffer);
+                                 });
     if (!page.ok()) return page.status();
     *list_rv = std::move(page->resource_version);
     *next = std::move(page->continue_token);
-    for (size_t i = 0; i < page->size(); ++i) BufferDecoded(decode_text_(page->Item(i)), buffer);
     return Status::Ok();
   }
   auto page = client_.List(resource_, options_.namespace_name, lo);

@@ -23,6 +23,7 @@
 
 #include "base/cancellation.h"
 #include "base/token_bucket.h"
+#include "kubeclient/list_stream.h"
 #include "kubeclient/rest/exec_credential.h"
 #include "kubeclient/rest/proxy.h"
 #include "kubeclient/rest/rest_paths.h"
@@ -204,62 +205,69 @@ class RestKubeClient final : public KubeClient {
                                                const WatchOptions& options) override {
     const std::string path = ResourcePath(res, ns) + WatchQuery(options);
     const std::string what = "watch " + path;
-    bool reconnected = false, reauthenticated = false;
-    for (int attempt = 0;;) {
-      if (!bucket_.Acquire(&shutdown_)) return Cancelled(what);
-      auto creds = CurrentCredentials();
-      if (!creds.ok()) return creds.status();
-      std::shared_ptr<Wake> wake = NewWake();
-      if (shutdown_.cancelled()) return Cancelled(what);
-      const SteadyTime start = clock_.Now();
-      SocketGetRequest req;
-      req.path = path;
-      req.headers = RequestHeaders(creds->token);
-      if (options_.connect_timeout.count() > 0) {
-        req.connect_deadline = start + options_.connect_timeout;
-      }
-      req.head_deadline = start + options_.request_timeout;
-      SocketTarget target = target_;
-      target.tls = TlsFor(*creds);
-      SocketGetStage stage;
-      auto got = SocketGet(target, clock_, req, wake, &stage);
+    auto opened = OpenOwned(path, what);
+    if (!opened.ok()) return opened.status();
+    const SteadyTime end = options.timeout.count() > 0
+                               ? opened->start + options.timeout + options_.watch_timeout_margin
+                               : SteadyTime::max();
+    return std::unique_ptr<WatchStream>(std::make_unique<SocketWatchStream>(
+        std::move(opened->response), clock_, std::move(opened->wake), what,
+        options_.max_watch_line_bytes, end, Liveness()));
+  }
+
+  // A list's page read from an owned socket and split into its items as it
+  // arrives (ListStreamScanner): a list from the watch cache comes whole,
+  // 100,000 routes in ~150 MB, and must never be held at once. Each read
+  // waits at most request_timeout (the inactivity timeout cpprest gives the
+  // other requests); Shutdown() ends it at once.
+  StatusOr<ListPage> ListEach(const ResourceRef& res, const std::string& ns,
+                              const ListOptions& options,
+                              const std::function<void(std::string_view item)>& each) override {
+    const std::string path = ResourcePath(res, ns) + ListQuery(options);
+    const std::string what = "GET " + path;
+    auto opened = OpenOwned(path, what);
+    if (!opened.ok()) return opened.status();
+    SocketResponse& response = opened->response;
+    BodyDecoder decoder(response.head);
+    ListStreamScanner scanner(each, options_.max_watch_line_bytes);
+    std::string decoded, error;
+    auto feed = [&](std::string_view bytes) {
+      decoded.clear();
+      return decoder.Feed(bytes, &decoded, &error) && scanner.Feed(decoded);
+    };
+    bool ok = feed(response.buffered);
+    response.buffered.clear();
+    std::vector<char> buf(64 * 1024);
+    while (ok && !decoder.done()) {
+      auto got = response.conn->ReadSome(buf.data(), buf.size(),
+                                         clock_.Now() + options_.request_timeout);
       if (!got.ok()) {
-        const Status& s = got.status();
-        if (shutdown_.cancelled() || s.code() == StatusCode::kCancelled) return Cancelled(what);
-        Status failed = s.code() == StatusCode::kTimeout ? StageTimeout(what, stage)
-                                                          : Status(s.code(), what + ": " + s.message());
-        if (failed.code() == StatusCode::kUnavailable && !reconnected) {
-          reconnected = true;
-          VLOG(1) << failed.message() << "; retrying once on a new connection";
-          NoteRetry("connection_failure");
-          continue;
+        if (shutdown_.cancelled() || got.status().code() == StatusCode::kCancelled) {
+          return Cancelled(what);
         }
-        VLOG(1) << failed.message();
-        return failed;
+        const Status& s = got.status();
+        return s.code() == StatusCode::kTimeout
+                   ? Status(StatusCode::kTimeout, what + ": timed out: nothing received for " +
+                                                      std::to_string(options_.request_timeout.count()) +
+                                                      " s mid-list")
+                   : Status(s.code(), what + ": " + s.message());
+      }
+      if (*got == 0) {
+        if (decoder.EndsAtClose()) break;
+        return Status(StatusCode::kUnavailable, what + ": connection closed mid-list");
       }
       NoteHeard();
-      const int code = got->head.status;
-      if (code >= 200 && code < 300) {
-        const SteadyTime end = options.timeout.count() > 0
-                                   ? start + options.timeout + options_.watch_timeout_margin
-                                   : SteadyTime::max();
-        return std::unique_ptr<WatchStream>(std::make_unique<SocketWatchStream>(
-            std::move(got).value(), clock_, std::move(wake), what, options_.max_watch_line_bytes,
-            end, Liveness()));
-      }
-      auto text = ReadBody(*got, kMaxErrorBody, start + options_.request_timeout);
-      if (!text.ok()) {
-        if (shutdown_.cancelled()) return Cancelled(what);
-        return Status(text.status().code(), what + ": " + text.status().message());
-      }
-      std::optional<std::chrono::milliseconds> retry_after;
-      if (!got->head.retry_after.empty()) retry_after = ParseRetryAfter(got->head.retry_after);
-      Status error = StatusFromResponse(code, *text, retry_after);
-      Status final_status;
-      if (!RetryAfterError(what, code, error, *creds, &reauthenticated, &attempt, &final_status)) {
-        return final_status;
-      }
+      ok = feed(std::string_view(buf.data(), *got));
     }
+    if (!ok || !scanner.Finish()) {
+      const std::string why = !error.empty() ? error : scanner.error();
+      LOG(WARNING) << what << ": " << why;
+      return Invalid(what + ": " + why);
+    }
+    ListPage page;
+    page.resource_version = scanner.resource_version();
+    page.continue_token = scanner.continue_token();
+    return page;
   }
 
   StatusOr<json> Create(const ResourceRef& res, const std::string& ns,
@@ -433,11 +441,79 @@ class RestKubeClient final : public KubeClient {
     return doc;
   }
 
+  // A GET over an owned socket whose 2xx response head has arrived.
+  struct Owned {
+    SocketResponse response;
+    std::shared_ptr<Wake> wake;  // fired by Shutdown()
+    SteadyTime start;            // when the request was sent
+  };
+
+  // Sends `path` on a new owned connection until a 2xx head arrives, with
+  // Send()'s rules: rate-limited and authenticated, a connection failure
+  // retried once, a 401 with exec credentials re-runs the plugin, 429 and
+  // 5xx with Retry-After wait and retry; no connection within
+  // connect_timeout or no head within request_timeout: kTimeout.
+  StatusOr<Owned> OpenOwned(const std::string& path, const std::string& what) {
+    bool reconnected = false, reauthenticated = false;
+    for (int attempt = 0;;) {
+      if (!bucket_.Acquire(&shutdown_)) return Cancelled(what);
+      auto creds = CurrentCredentials();
+      if (!creds.ok()) return creds.status();
+      Owned owned;
+      owned.wake = NewWake();
+      if (shutdown_.cancelled()) return Cancelled(what);
+      owned.start = clock_.Now();
+      SocketGetRequest req;
+      req.path = path;
+      req.headers = RequestHeaders(creds->token);
+      if (options_.connect_timeout.count() > 0) {
+        req.connect_deadline = owned.start + options_.connect_timeout;
+      }
+      req.head_deadline = owned.start + options_.request_timeout;
+      SocketTarget target = target_;
+      target.tls = TlsFor(*creds);
+      SocketGetStage stage;
+      auto got = SocketGet(target, clock_, req, owned.wake, &stage);
+      if (!got.ok()) {
+        const Status& s = got.status();
+        if (shutdown_.cancelled() || s.code() == StatusCode::kCancelled) return Cancelled(what);
+        Status failed = s.code() == StatusCode::kTimeout ? StageTimeout(what, stage)
+                                                          : Status(s.code(), what + ": " + s.message());
+        if (failed.code() == StatusCode::kUnavailable && !reconnected) {
+          reconnected = true;
+          VLOG(1) << failed.message() << "; retrying once on a new connection";
+          NoteRetry("connection_failure");
+          continue;
+        }
+        VLOG(1) << failed.message();
+        return failed;
+      }
+      NoteHeard();
+      const int code = got->head.status;
+      if (code >= 200 && code < 300) {
+        owned.response = std::move(got).value();
+        return owned;
+      }
+      auto text = ReadBody(*got, kMaxErrorBody, owned.start + options_.request_timeout);
+      if (!text.ok()) {
+        if (shutdown_.cancelled()) return Cancelled(what);
+        return Status(text.status().code(), what + ": " + text.status().message());
+      }
+      std::optional<std::chrono::milliseconds> retry_after;
+      if (!got->head.retry_after.empty()) retry_after = ParseRetryAfter(got->head.retry_after);
+      Status error = StatusFromResponse(code, *text, retry_after);
+      Status final_status;
+      if (!RetryAfterError(what, code, error, *creds, &reauthenticated, &attempt, &final_status)) {
+        return final_status;
+      }
+    }
+  }
+
   // The kTimeout of a SocketGet that ran out of time at `stage`.
   Status StageTimeout(const std::string& what, SocketGetStage stage) const {
     if (stage == SocketGetStage::kConnect) return ConnectTimeout(what);
     return Status(StatusCode::kTimeout,
-                  what + ": timed out: the watch's response did not start within " +
+                  what + ": timed out: the response did not start within " +
                       std::to_string(options_.request_timeout.count()) + " s");
   }
 

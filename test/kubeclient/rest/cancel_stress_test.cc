@@ -210,15 +210,17 @@ TEST(CancelStressTest, ShutdownWhileWatchesOpenAndListsDownload) {
   ASSERT_TRUE(cert.ok());
   StreamServer server(cert->cert_pem, cert->key_pem);
   std::mt19937 rng(7);
-  const int rounds = 200;
+  const int rounds = 300;
   for (int i = 0; i < rounds; ++i) {
     auto client = NewClient(server.url(), cert->cert_pem);
     ASSERT_NE(client, nullptr);
-    const bool list = i % 2 == 0;
-    std::thread caller([&client, list] {
+    const int kind = i % 3;  // a list (cpprest), a list item by item (owned socket), a watch
+    std::thread caller([&client, kind] {
       auto start = std::chrono::steady_clock::now();
-      if (list) {
+      if (kind == 0) {
         (void)client->List(RoutesResource(), "", {});
+      } else if (kind == 1) {
+        (void)client->ListEach(RoutesResource(), "", {}, [](std::string_view) {});
       } else {
         auto w = client->Watch(RoutesResource(), "", {});
         if (w.ok()) {

@@ -159,13 +159,13 @@ void StreamServer::Serve(int fd) {
     } else if (!head.empty()) {
       constexpr size_t kBody = 1 << 20;
       bool alive = c.Write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
-                           std::to_string(kBody + 14) + "\r\n\r\n{\"items\":[\"");
+                           std::to_string(kBody + 20) + "\r\n\r\n{\"items\":[{\"d\":\"");
       const std::string piece(16 * 1024, 'x');
       for (size_t sent = 0; alive && sent < kBody && !stop_.load(); sent += piece.size()) {
         alive = c.Write(piece);
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
-      if (alive) c.Write("\"]}");
+      if (alive) c.Write("\"}]}");
     }
   }
   std::lock_guard<std::mutex> l(mu_);
