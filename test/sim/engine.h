@@ -198,6 +198,12 @@ class Engine {
   void CheckRecords(bool settled);
   void CheckAdmissionGauge();
   void CheckBounds();
+  // The write and PUT bounds with allowances only for what the simulator
+  // injected and counted (crashes, partitions, lost races, stalled status
+  // writes): issue 46's checker, the default.
+  void CheckHonestBounds();
+  // Per route whose PUTs are rejected: its per-key backoff bound.
+  void CheckBackoffBounds();
   void CheckFight();
   void CheckOneConfiguration();
 
