@@ -577,6 +577,10 @@ void Engine::ScheduleCrashes(Duration from, Duration length) {
   const Duration mean = UniformMs(5000, 30000);
   for (Duration t = from + Exponential(mean); t < from + length; t += Exponential(mean)) {
     At(T(t), [this] {
+      // Why none while a partition's probe waits: a crash of its last
+      // survivor leaves no replica that could write it (the probe checks
+      // the takeover, not a fleet with every replica down).
+      if (probe_) return;
       std::vector<int> alive;
       for (size_t i = 0; i < slots_.size(); ++i) {
         if (slots_[i].live) alive.push_back(static_cast<int>(i));
@@ -644,9 +648,10 @@ void Engine::DrawPerturbations() {
   skew_clocks_ = PerturbChance(0.5);
   coalesce_ = PerturbChance(0.5);
   partition_ = o_.partition && lease::UniformUnit(partition_rng_) < 0.5;
-  // Why not in the fight: there a follower's write is one configuration's
-  // side of the fight, and its bound counts each side's writes.
-  races_ = o_.scenario != Scenario::kFight && lease::UniformUnit(race_rng_) < 0.5;
+  // In every scenario (issue 46), the fight included: the racing peer is of
+  // the writer's configuration and writes what it would have, so each
+  // side's writes per window count the same.
+  races_ = lease::UniformUnit(race_rng_) < 0.5;
 }
 
 bool Engine::RaceTakeover(int writer, const std::string& key) {
@@ -670,7 +675,7 @@ bool Engine::RaceTakeover(int writer, const std::string& key) {
   return true;
 }
 
-void Engine::SchedulePartition(Duration from, Duration to) {
+void Engine::SchedulePartition(Duration from, Duration to, bool probe) {
   if (!partition_ || to <= from) return;
   auto uniform = [this](Duration lo, Duration hi) {
     return lo + Duration(static_cast<int64_t>(lease::UniformUnit(partition_rng_) *
@@ -678,14 +683,25 @@ void Engine::SchedulePartition(Duration from, Duration to) {
   };
   const Duration at = uniform(from, to);
   const Duration length = uniform(seconds(5), seconds(20));
-  At(T(at), [this, length] {
+  At(T(at), [this, length, probe] {
     const int leader = LeaderSlot();
     if (leader < 0 || !slots_[leader].live) return;
     ++partitions_;
     slots_[leader].live->Partition(clock_.Now() + length);
     Trace("fault: replica " + std::to_string(leader) + " partitioned for " + Ms(length));
-    After(milliseconds(100), [this] {
+    if (!probe) return;
+    After(milliseconds(100), [this, leader] {
       if (probe_) return;
+      // Why only with a live survivor: with every other replica crashed
+      // (chaos) nothing can write the change until one restarts.
+      bool survivor = false;
+      for (size_t i = 0; i < slots_.size(); ++i) {
+        survivor = survivor || (static_cast<int>(i) != leader && slots_[i].live);
+      }
+      if (!survivor) {
+        Trace("partition: no live replica besides the partitioned one; no probe");
+        return;
+      }
       const std::string key = PickRoute(true);
       // Why not a route whose PUTs are rejected: its write waits for the
       // fault to heal, whoever leads.

@@ -146,13 +146,19 @@ SimResult Engine::Run() {
   // Why from the start: the route must be held in every replica's retry
   // when the leader crashes or a change comes (issue 23 item 1).
   BreakRoute(active);
-  // Why not in fight (two configurations: no one leader) nor failover and
-  // chaos (their crashes and the failover probe already take the leader).
-  if (o_.scenario != Scenario::kFight && o_.scenario != Scenario::kFailover &&
-      o_.scenario != Scenario::kChaos) {
-    SchedulePartition(phase + (active - phase) / 4, phase + (active - phase) * 3 / 4);
+  // In every scenario (issue 46). Failover: after its crash rounds, in a
+  // slot of its own, so that no crash probe is pending when the partition's
+  // comes. Fight: without a probe, since the tracker may hold a side's
+  // writes (docs/design.md section 4); the fight's own bounds apply.
+  if (o_.scenario == Scenario::kFailover) {
+    const Duration spacing = 2 * o_.lease_interval + o_.lease_retry + seconds(10);
+    if (partition_) {
+      SchedulePartition(active, active + seconds(1));
+      active += spacing;
+    }
   } else {
-    partition_ = false;
+    SchedulePartition(phase + (active - phase) / 4, phase + (active - phase) * 3 / 4,
+                      o_.scenario != Scenario::kFight);
   }
   if (o_.perturb) {
     std::string p;
