@@ -419,8 +419,9 @@ void Engine::Owner(const std::string& what, const std::function<void()>& op) {
       const bool excused = o_.legacy_checker && !probe_->seen && probe_->awaiting_sync;
       if (gap > probe_->bound && !excused) {
         Fail("failover: change of " + probe_->key + " not written " + Ms(gap) +
-             " after a live, synced replica's watch or list brought it, when an owner "
-             "replaced it (bound " + Ms(probe_->bound) + ")");
+             (o_.legacy_checker ? " after a live, synced replica's watch or list brought it"
+                                : " after it was made") +
+             ", when an owner replaced it (bound " + Ms(probe_->bound) + ")");
       }
       Trace("failover: probe of " + probe_->key + " replaced by an owner after " + Ms(gap));
       probe_.reset();
