@@ -369,7 +369,9 @@ SteadyTime BackoffWriteLease::ProgressTakeoverDueLocked(const Slot& slot) const 
 
 std::optional<std::string> BackoffWriteLease::PickTakeoverLocked(
     SteadyTime now, const std::unordered_set<std::string>* skip, SteadyTime* wait_until) {
-  if (state_ != LeaseState::kFollower || in_flight_ > 0) return std::nullopt;
+  if (state_ != LeaseState::kFollower || in_flight_ > 0 || options_.never_take_over) {
+    return std::nullopt;
+  }
   const std::optional<SteadyTime> due = takeover_.WaitDue();
   if (!due) return std::nullopt;
   // Why only lease-deferred work: a key waiting for its retry interval
@@ -434,6 +436,13 @@ std::optional<std::string> BackoffWriteLease::PickLocked(
     it = due_.erase(it);
     slot.queued = false;
     const SteadyTime progress_due = ProgressTakeoverDueLocked(slot);
+    if (state_ == LeaseState::kFollower && options_.never_take_over) {
+      // The broken lease of WriteLeaseOptions::never_take_over.
+      ScheduleLocked(picked, slot, now + options_.interval, true);
+      UpdateHeldLocked(slot, now);
+      it = due_.begin();
+      continue;
+    }
     if (state_ == LeaseState::kFollower && (now < expires_ || now < progress_due)) {
       const SteadyTime change_due = ChangeTakeoverDueLocked(slot);
       if (change_due <= now) {

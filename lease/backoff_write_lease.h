@@ -85,6 +85,12 @@ struct WriteLeaseOptions {
   // leader has written nothing for an adaptive deadline (lease/takeover.h).
   // Lease expiry still bounds every deferral. Its cap is `interval`.
   TakeoverOptions takeover;
+  // Test only: a Follower never runs held work, neither on a takeover nor
+  // at its lease's expiry, so it never writes nor leads again. A
+  // deliberately broken lease that the simulator's checker must fail
+  // (test/sim mutation_test.cc, issue 46); false, as cmd/ leaves it,
+  // changes nothing.
+  bool never_take_over = false;
   // Seed of the backoff/jitter generator; unset = std::random_device.
   std::optional<uint64_t> seed;
   // Called after every state change, outside the lease's lock, from the

@@ -41,6 +41,9 @@ Status ValidateTakeoverOptions(const TakeoverOptions& o) {
   if (o.max_jitter < Duration::zero()) {
     return Status(StatusCode::kInvalid, "takeover max jitter must be >= 0");
   }
+  if (o.added_wait < Duration::zero()) {
+    return Status(StatusCode::kInvalid, "takeover added wait must be >= 0");
+  }
   if (o.stretch_limit < Duration::zero() || o.min_stretch < Duration::zero()) {
     return Status(StatusCode::kInvalid, "takeover stretch limit and min stretch must be >= 0");
   }
@@ -111,7 +114,8 @@ Duration TakeoverTimer::Jittered(double draw, Duration lag) const {
   // still never shorter than D + lag, so a lagging watch still does not
   // race a live leader.
   const Duration spread = std::max(Duration::zero(), span - lag);
-  return d + lag + Duration(static_cast<int64_t>(static_cast<double>(spread.count()) * draw));
+  return d + lag + Duration(static_cast<int64_t>(static_cast<double>(spread.count()) * draw)) +
+         options_.added_wait;
 }
 
 void TakeoverTimer::StartWait(SteadyTime now, bool sample) {

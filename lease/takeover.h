@@ -56,6 +56,10 @@ struct TakeoverOptions {
   // which still spreads the followers of a slow dead leader.
   Duration stretch_limit = std::chrono::seconds(2);
   Duration min_stretch = std::chrono::milliseconds(250);
+  // Test only: added to every takeover wait. A deliberately slower takeover
+  // that the simulator's checker must fail (test/sim mutation_test.cc,
+  // issue 46); zero, as cmd/ leaves it, changes nothing.
+  Duration added_wait = Duration::zero();
 };
 
 // kInvalid naming the bad field, or OK.

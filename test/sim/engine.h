@@ -198,6 +198,12 @@ class Engine {
   void CheckRecords(bool settled);
   void CheckAdmissionGauge();
   void CheckBounds();
+  // The write and PUT bounds with allowances only for what the simulator
+  // injected and counted (crashes, partitions, lost races, stalled status
+  // writes): issue 46's checker, the default.
+  void CheckHonestBounds();
+  // Per route whose PUTs are rejected: its per-key backoff bound.
+  void CheckBackoffBounds();
   void CheckFight();
   void CheckOneConfiguration();
 
@@ -212,8 +218,9 @@ class Engine {
   void BreakRoute(Duration heal);
   // Perturbation: between `from` and `to`, the leader is partitioned (alive,
   // unanswered) for 5-20 s, and a change made just after must be written
-  // by another replica within kFailoverBound.
-  void SchedulePartition(Duration from, Duration to);
+  // by another replica within kFailoverBound (without `probe`, the
+  // partition alone: the fight, whose writes the tracker may hold).
+  void SchedulePartition(Duration from, Duration to, bool probe = true);
   // After our write of `key`: an update that leaves our entry alone, within
   // the same wall-clock second, so the work queue may coalesce it with our
   // echo.

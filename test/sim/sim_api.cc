@@ -678,7 +678,7 @@ StatusOr<json> SimClient::Get(const kubeclient::ResourceRef& res, const std::str
   // same size to the same server (the status syncer reads a route after a
   // 409); read when the request arrives, answered after the answer delay.
   const std::string key = ns.empty() ? name : ns + "/" + name;
-  return SendOneObjectRequest(key, [kind = KindOf(res), key](SimApi& api, int) {
+  return SendOneObjectRequest(key, false, [kind = KindOf(res), key](SimApi& api, int) {
     return api.Get(kind, key);
   });
 }
@@ -731,20 +731,26 @@ StatusOr<json> SimClient::UpdateStatus(const kubeclient::ResourceRef&,
   const json& meta = object.contains("metadata") ? object["metadata"] : json::object();
   const std::string key = meta.value("namespace", std::string()) + "/" +
                           meta.value("name", std::string());
-  return SendOneObjectRequest(
-      key, [object](SimApi& api, int writer) { return api.ApplyStatus(writer, object); });
+  return SendWrite(key,
+                   [object](SimApi& api, int writer) { return api.ApplyStatus(writer, object); });
 }
 
 StatusOr<json> SimClient::MergePatchStatus(const kubeclient::ResourceRef&, const std::string& ns,
                                            const std::string& name, const json& patch) {
-  return SendOneObjectRequest(ns + "/" + name, [key = ns + "/" + name, patch](SimApi& api,
-                                                                              int writer) {
+  return SendWrite(ns + "/" + name, [key = ns + "/" + name, patch](SimApi& api, int writer) {
     return api.ApplyStatusPatch(writer, key, patch);
   });
 }
 
+StatusOr<json> SimClient::SendWrite(const std::string& key,
+                                    std::function<StatusOr<json>(SimApi&, int writer)> apply) {
+  StatusOr<json> first = SendOneObjectRequest(key, true, apply);
+  if (send_writes_twice_) (void)SendOneObjectRequest(key, true, apply);
+  return first;
+}
+
 StatusOr<json> SimClient::SendOneObjectRequest(
-    const std::string& key, std::function<StatusOr<json>(SimApi&, int writer)> apply) {
+    const std::string& key, bool write, std::function<StatusOr<json>(SimApi&, int writer)> apply) {
   if (*closed_) return Status(StatusCode::kUnavailable, "connection closed");
   if (WaitOutPartition()) return Status(StatusCode::kUnavailable, "no answer (partition)");
   using Reply = std::optional<StatusOr<json>>;
@@ -761,17 +767,21 @@ StatusOr<json> SimClient::SendOneObjectRequest(
   const bool stalled = Stalls::Stalled(request, slow);
   if (stalled) ++api_.stalls().requests;
   const Duration stall = stalled ? slow : Duration::zero();
+  // Why the base: the simulator adds it to every request of the scenario
+  // (the slow leader's 500 ms); U[0, jitter) is the usual latency.
+  const Duration injected = delays_.put_request.base + slow;
   const SteadyTime sent = scheduler_.clock().Now();
   scheduler_.After(request, [&api, &scheduler, &rng, response, writer = writer_, apply, reply,
-                             stall, sent, key] {
-    api.set_request_stall(stall);
+                             stall, injected, sent, key, write, stalled] {
+    api.set_request_delays(stall, injected);
     StatusOr<json> result = apply(api, writer);
-    api.set_request_stall(Duration::zero());
+    api.set_request_delays(Duration::zero(), Duration::zero());
     const bool raced = api.TakeRaced();
     Duration slow_answer;
     const Duration answer = response.Sample(rng, &slow_answer);
     const bool answer_stalled = Stalls::Stalled(answer, slow_answer);
     if (answer_stalled) ++api.stalls().answers;
+    if (write && (stalled || answer_stalled)) ++api.stalls().writes;
     const Duration held = stall + (answer_stalled ? slow_answer : Duration::zero());
     scheduler.After(answer, [&api, reply, result, writer, key, sent, held, raced] {
       *reply = result;

@@ -71,6 +71,10 @@ class SimWatch;
 struct Stalls {
   static constexpr Duration kFloor = std::chrono::milliseconds(500);
   int64_t requests = 0;  // a status request (PUT, PATCH, the GET after a 409) reaching the server
+  // Status writes (PUT or PATCH, never a GET) whose request or answer leg
+  // was stalled, each counted once: the only stalls the honest PUT bound
+  // allows for (test/sim/README.md, issue 46).
+  int64_t writes = 0;
   int64_t answers = 0;   // its answer reaching the replica
   int64_t events = 0;  // a route watch event
   int64_t write_events = 0;  // of which the event of a replica's status write
@@ -133,7 +137,15 @@ class SimApi {
   // latency the simulated network held it back (a stall, Stalls); zero
   // otherwise. The write observer may read it.
   Duration request_stall() const { return request_stall_; }
-  void set_request_stall(Duration stall) { request_stall_ = stall; }
+  // While a status write is applied: the delay the simulator injected into
+  // its request leg beyond the usual U[0, put latency) (the stall, plus the
+  // slow leader's 500 ms); the only part the honest failover figure may
+  // leave out. Zero otherwise.
+  Duration request_injected() const { return request_injected_; }
+  void set_request_delays(Duration stall, Duration injected) {
+    request_stall_ = stall;
+    request_injected_ = injected;
+  }
   // Applies to watches opened afterwards.
   void SetDeliveryObserver(DeliveryObserver observer) { delivery_observer_ = std::move(observer); }
   // The version of the last change committed (the global sequence).
@@ -275,6 +287,7 @@ class SimApi {
   WriteObserver write_observer_;
   ConflictObserver conflict_observer_;
   Duration request_stall_ = Duration::zero();
+  Duration request_injected_ = Duration::zero();
   RaceHook race_hook_;
   bool raced_ = false;
   AnswerObserver answer_observer_;
@@ -366,6 +379,10 @@ class SimClient final : public kubeclient::KubeClient {
   // open watches deliver nothing and end with a reset at its end. PUTs
   // already on their way are applied and answered.
   void Partition(SteadyTime until) { *cut_until_ = until; }
+  // Mutation (test only, SimOptions::mutant): every status write is sent a
+  // second time once the first is answered, as a controller that repeats
+  // its writes would; the caller sees the first answer.
+  void set_send_writes_twice(bool twice) { send_writes_twice_ = twice; }
 
   StatusOr<nlohmann::json> Get(const kubeclient::ResourceRef&, const std::string&,
                                            const std::string&) override;
@@ -396,7 +413,12 @@ class SimClient final : public kubeclient::KubeClient {
   // Sends a request on one object (a status write, a GET) with the status
   // PUT's delays: `apply` runs on the server after the request's delay,
   // its answer comes back after the response's delay.
+  // `write`: a status write (counted in Stalls::writes when stalled).
   StatusOr<nlohmann::json> SendOneObjectRequest(
+      const std::string& key, bool write,
+      std::function<StatusOr<nlohmann::json>(SimApi&, int writer)> apply);
+  // A status write, sent twice with send_writes_twice_.
+  StatusOr<nlohmann::json> SendWrite(
       const std::string& key, std::function<StatusOr<nlohmann::json>(SimApi&, int writer)> apply);
   // Parks the calling fiber until `ready` or Close().
   void ParkUntil(const std::function<std::optional<SteadyTime>()>& ready);
@@ -412,6 +434,7 @@ class SimClient final : public kubeclient::KubeClient {
   std::shared_ptr<bool> closed_ = std::make_shared<bool>(false);
   std::shared_ptr<SteadyTime> cut_until_ = std::make_shared<SteadyTime>();
   int in_flight_ = 0;  // status PUTs sent and not answered
+  bool send_writes_twice_ = false;
 };
 
 }  // namespace routestatus::sim

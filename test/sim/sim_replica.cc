@@ -40,6 +40,7 @@ Replica::Replica(Scheduler& scheduler, SimApi& api, std::mt19937_64& rng, Replic
   clock_ = std::make_unique<SkewedClock>(scheduler_.clock(), spec_.wall_skew);
   const Clock& clock = *clock_;
   client_ = std::make_unique<SimClient>(scheduler_, api, rng, spec_.id, spec_.delays);
+  client_->set_send_writes_twice(spec_.send_writes_twice);
   routes_ = std::make_unique<kubeclient::cache::RouteInformer>(*client_, clock, spec_.route_informer);
   namespaces_ = std::make_unique<kubeclient::cache::NamespaceInformer>(*client_, clock,
                                                                        spec_.namespace_informer);

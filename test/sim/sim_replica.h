@@ -39,6 +39,9 @@ struct ReplicaSpec {
   ClientDelays delays;
   // How far this replica's wall clock is off (perturbation; 0: exact).
   Duration wall_skew = Duration::zero();
+  // Mutation (test only, SimOptions::mutant): every status write is sent
+  // twice (SimClient::set_send_writes_twice).
+  bool send_writes_twice = false;
 };
 
 // One router replica: the real informers (Reflector, IndexedStore) on the

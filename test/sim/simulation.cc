@@ -1,5 +1,7 @@
 #include "test/sim/simulation.h"
 
+#include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "test/sim/engine.h"
@@ -31,6 +33,16 @@ std::optional<Scenario> ParseScenario(const std::string& name) {
 std::vector<Scenario> AllScenarios() {
   return {Scenario::kSteady, Scenario::kChaos,  Scenario::kFailover,  Scenario::kFight,
           Scenario::kClaims, Scenario::kOutage, Scenario::kSlowLeader};
+}
+
+const char* MutantName(Mutant mutant) {
+  switch (mutant) {
+    case Mutant::kNone: return "none";
+    case Mutant::kSlowTakeover: return "slow-takeover";
+    case Mutant::kDoubleWrite: return "double-write";
+    case Mutant::kNoTakeover: return "no-takeover";
+  }
+  return "?";
 }
 
 std::string ReproCommand(const SimOptions& o, const std::string& binary) {
@@ -83,7 +95,42 @@ std::string ReproCommand(const SimOptions& o, const std::string& binary) {
   if (o.opaque_versions != d.opaque_versions) {
     out << " --opaque-versions=" << (o.opaque_versions ? 1 : 0);
   }
+  if (o.mutant != d.mutant) out << " --mutant=" << MutantName(o.mutant);
+  if (o.legacy_checker != d.legacy_checker) out << " --legacy-checker=1";
   return out.str();
+}
+
+FailoverFigures Summarize(std::vector<Duration> figures) {
+  FailoverFigures f;
+  f.probes = figures.size();
+  if (figures.empty()) return f;
+  std::sort(figures.begin(), figures.end());
+  auto rank = [&](double p) {
+    const auto r = static_cast<size_t>(std::ceil(p * static_cast<double>(figures.size())));
+    return figures[std::clamp<size_t>(r, 1, figures.size()) - 1];
+  };
+  f.p50 = rank(0.50);
+  f.p99 = rank(0.99);
+  f.max = figures.back();
+  return f;
+}
+
+std::string CheckFleetFailover(const std::vector<Duration>& raw) {
+  const FailoverFigures f = Summarize(raw);
+  auto ms = [](Duration x) {
+    return std::to_string(std::chrono::duration_cast<milliseconds>(x).count()) + " ms";
+  };
+  std::string out;
+  // Why from 100 probes: below, the p99 is the max, which has its own target.
+  if (f.probes >= 100 && f.p99 > kFailoverP99Target) {
+    out = "raw failover p99 " + ms(f.p99) + " over " + std::to_string(f.probes) +
+          " probes, target " + ms(kFailoverP99Target);
+  }
+  if (f.max > kFailoverMaxTarget) {
+    out += std::string(out.empty() ? "" : "; ") + "raw failover max " + ms(f.max) + ", target " +
+           ms(kFailoverMaxTarget);
+  }
+  return out;
 }
 
 SimResult RunSimulation(const SimOptions& options) {

@@ -33,6 +33,18 @@ const char* ScenarioName(Scenario scenario);
 std::optional<Scenario> ParseScenario(const std::string& name);
 std::vector<Scenario> AllScenarios();
 
+// A deliberately broken controller, to show that the checker fails it
+// (mutation_test.cc, issue 46). Test only: each is a switch of the
+// simulated replica or a lease option that production never sets; the
+// checker does not know which one runs.
+enum class Mutant {
+  kNone,
+  kSlowTakeover,  // every takeover wait 2 s longer (TakeoverOptions::added_wait)
+  kDoubleWrite,   // every status write sent twice (SimClient::set_send_writes_twice)
+  kNoTakeover,    // a follower never writes (WriteLeaseOptions::never_take_over)
+};
+const char* MutantName(Mutant mutant);
+
 // Knobs of one run. Zero counts and delays are drawn from the seed (see
 // test/sim/README.md for the ranges). Value type.
 struct SimOptions {
@@ -90,6 +102,16 @@ struct SimOptions {
   // Fault injection, to show the checks can fail: each watch event is lost
   // for every watch with this probability (a broken API server).
   double drop_event_probability = 0;
+  // The controller under test; kNone in every run but the mutation check.
+  Mutant mutant = Mutant::kNone;
+  // The checker as it was before issue 46 (f2f0240): the failover gap from
+  // the change's first delivery to a synced replica or the last lost race,
+  // less the stalls of the writer's backlog; PUT and write allowances for
+  // stalled GETs and watch events, owners' 409s, stale views and the slow
+  // leader's N - 1. Only for make test's fixed ranges while the controller
+  // cannot meet the honest bounds (test/sim/README.md); false everywhere
+  // else, route-sim and the soak included.
+  bool legacy_checker = false;
 };
 
 // What one run measured and which assertions failed. Value type.
@@ -114,7 +136,15 @@ struct SimResult {
   int64_t startup_puts = 0;
   int crashes = 0;
   int failovers = 0;  // measured leader crashes
+  // The checked failover figure's largest value: the honest adjusted figure
+  // below, or the legacy gap with legacy_checker.
   Duration max_failover_gap = Duration::zero();
+  // Per failover probe written (crash or partition), in order: from the
+  // change's commit on the API server to the commit of the write that
+  // carries it (raw), and that less the delay the simulator injected into
+  // that one write request (adjusted; what the bound checks).
+  std::vector<Duration> failover_raw;
+  std::vector<Duration> failover_adjusted;
   int64_t fight_writes = 0;             // after the second configuration joined
   int64_t fight_max_window_writes = 0;  // most writes in one contention window
   int64_t fight_last_window_writes = 0;
@@ -134,6 +164,10 @@ struct SimResult {
   int64_t stalled_answers = 0;
   int64_t stalled_events = 0;
   int64_t stalled_write_events = 0;  // of which status writes' events
+  // Status writes (never GETs) whose request or answer the simulator
+  // stalled past the takeover floor, each once (Stalls::writes).
+  int64_t stalled_writes = 0;
+  int partitions = 0;  // leaders partitioned
   // Per namespace watch event delayed past the takeover floor: the routes
   // whose expected entries that namespace change altered (summed over
   // stalled deliveries).
@@ -152,6 +186,25 @@ struct SimResult {
 // Runs one seeded, deterministic simulation: the same options give the
 // same result on every platform. One thread runs at a time; no real time.
 SimResult RunSimulation(const SimOptions& options);
+
+// Percentiles of failover figures (nearest rank). Value type.
+struct FailoverFigures {
+  size_t probes = 0;
+  Duration p50 = Duration::zero();
+  Duration p99 = Duration::zero();
+  Duration max = Duration::zero();
+};
+FailoverFigures Summarize(std::vector<Duration> figures);
+
+// The fleet's failover target over many runs of one scenario (issue 46),
+// on the raw figures (change committed -> its write committed): p99 <= 2 s
+// (checked from 100 probes) and max <= 3 s. Empty when met, else what was
+// missed. A single run's
+// probes are checked against the 3 s bound already; this catches a fleet
+// whose failovers are all slower but each within it (a takeover 2 s late).
+inline constexpr Duration kFailoverP99Target = std::chrono::seconds(2);
+inline constexpr Duration kFailoverMaxTarget = std::chrono::seconds(3);
+std::string CheckFleetFailover(const std::vector<Duration>& raw);
 
 // "<binary> --seed=N --scenario=S [non-default knobs]".
 std::string ReproCommand(const SimOptions& options, const std::string& binary);

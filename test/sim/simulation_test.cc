@@ -34,8 +34,14 @@ struct KnownFailure {
 };
 // Issue 23 fixed steady 46 and 91, outage 48, claims 33, slow-leader 5,
 // 39, 40 and 23; add {scenario, seed, "bound"} entries here when a new one
-// is found and cannot be fixed at once.
-constexpr std::array<KnownFailure, 0> kKnownFailures{};
+// is found and cannot be fixed at once. Issue 46's checker (no stale-view
+// allowance, the failover figure from the change, 3 s for the slow leader
+// too) found these three; the controller is fixed in a later task.
+constexpr std::array<KnownFailure, 3> kKnownFailures{{
+    {Scenario::kSteady, 79, "write bound"},
+    {Scenario::kSlowLeader, 4, "failover"},
+    {Scenario::kSlowLeader, 12, "failover"},
+}};
 
 const KnownFailure* FindKnownFailure(Scenario scenario, uint64_t seed) {
   for (const KnownFailure& k : kKnownFailures) {
@@ -71,7 +77,7 @@ bool CheckRun(const SimOptions& o, const SimResult& r, bool report) {
                   << " failures)\n  reproduce: " << repro;
     return false;
   }
-  std::cout << "known failure (issue 23): " << ScenarioName(o.scenario) << " seed " << o.seed
+  std::cout << "known failure: " << ScenarioName(o.scenario) << " seed " << o.seed
             << ": " << r.failures.front() << "\n";
   return true;
 }
@@ -166,11 +172,11 @@ TEST(SimulationTest, DesignFollowerDelayBreaksThePutBound) {
   EXPECT_NE(r.failures.front().find("PUT bound"), std::string::npos) << r.failures.front();
 }
 
-// The failover bound counts from when a live replica's watch brought the
-// change: in this perturbed seed the survivor's slow watch brought the
-// probe's change 1.64 s late, and the change was written 3.13 s after it
-// was made, 1.49 s after it was seen (test/sim/README.md, the bounds).
-TEST(SimulationTest, FailoverIsCountedFromTheWatchThatBroughtTheChange) {
+// The failover figure counts from the change, a slow watch's lag included
+// (issue 46): in this perturbed seed the survivor's slow watch brought the
+// first probe's change 1.64 s late, and it was written 2.63 s after it was
+// made (test/sim/README.md, the bounds).
+TEST(SimulationTest, FailoverIsCountedFromTheChange) {
   SimOptions o;
   o.scenario = Scenario::kFailover;
   o.perturb = true;
@@ -178,7 +184,9 @@ TEST(SimulationTest, FailoverIsCountedFromTheWatchThatBroughtTheChange) {
   SimResult r = RunSimulation(o);
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.failures.front());
   EXPECT_EQ(r.failovers, 3);
-  EXPECT_LT(r.max_failover_gap, std::chrono::milliseconds(2000));
+  ASSERT_EQ(r.failover_raw.size(), 3u);
+  EXPECT_GT(r.failover_raw.front(), std::chrono::milliseconds(2500));
+  EXPECT_EQ(r.max_failover_gap, r.failover_raw.front());  // no injected delay on that write
 }
 
 // Two configurations under one router name: the second one's writes are
