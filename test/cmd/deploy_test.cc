@@ -90,7 +90,7 @@ TEST_F(DeployTest, RendersTheExpectedKinds) {
   EXPECT_THAT(kinds, UnorderedElementsAre("Namespace", "CustomResourceDefinition", "ServiceAccount",
                                           "ClusterRole", "ClusterRoleBinding", "Deployment",
                                           "Service", "ServiceMonitor", "PodDisruptionBudget",
-                                          "PrometheusRule"));
+                                          "PrometheusRule", "ConfigMap"));
   for (const YAML::Node& d : docs_) {
     std::string kind = d["kind"].as<std::string>();
     bool cluster_scoped = kind == "Namespace" || kind == "CustomResourceDefinition" ||
@@ -101,6 +101,10 @@ TEST_F(DeployTest, RendersTheExpectedKinds) {
   }
   EXPECT_EQ(One("ServiceMonitor")["apiVersion"].as<std::string>(), "monitoring.coreos.com/v1");
   EXPECT_EQ(One("PrometheusRule")["apiVersion"].as<std::string>(), "monitoring.coreos.com/v1");
+  // The Grafana dashboard, for the sidecar that loads labelled ConfigMaps.
+  YAML::Node dashboard = One("ConfigMap");
+  EXPECT_EQ(dashboard["metadata"]["labels"]["grafana_dashboard"].as<std::string>(""), "1");
+  EXPECT_TRUE(dashboard["data"]["route-status-controller.json"]) << "the dashboard's JSON model";
 }
 
 TEST_F(DeployTest, ClusterRoleIsExactlyLeastPrivilege) {
