@@ -626,8 +626,14 @@ class RestKubeClient final : public KubeClient {
     const Duration probe_timeout = options_.watch_probe_timeout;
     RestObserver* observer = options_.observer;
     std::shared_ptr<std::atomic<int64_t>> heard = heard_;
-    l.probe = [target, headers, clock, connect_timeout, probe_timeout, observer,
-               heard](const std::shared_ptr<Wake>& wake) -> Status {
+    std::shared_ptr<std::mutex> probing = probing_;
+    l.probe = [target, headers, clock, connect_timeout, probe_timeout, observer, heard,
+               probing](const std::shared_ptr<Wake>& wake) -> Status {
+      // Why: the watches of one client go quiet together; one probe answers
+      // for all of them (its answer refreshes `heard`, and a failure is
+      // reported by the watch that sent it).
+      std::unique_lock<std::mutex> one(*probing, std::try_to_lock);
+      if (!one.owns_lock()) return Status::Ok();
       const SteadyTime now = clock->Now();
       SocketGetRequest req;
       req.path = "/version";
@@ -853,6 +859,8 @@ class RestKubeClient final : public KubeClient {
   // When this client last heard the server (Clock::Now() in nanoseconds):
   // a quiet watch's probe is skipped while it is recent.
   std::shared_ptr<std::atomic<int64_t>> heard_;
+  // Held while a watch's liveness probe is out (shared with the streams).
+  std::shared_ptr<std::mutex> probing_ = std::make_shared<std::mutex>();
   std::mutex wakes_mu_;
   std::vector<std::weak_ptr<Wake>> wakes_;  // GUARDED_BY(wakes_mu_): fired by Shutdown()
   // Shutdown() trips shutdown_, which fires every open watch's Wake. In

@@ -13,6 +13,7 @@
 #include <future>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -154,6 +155,31 @@ TEST(RestClientLivenessTest, QuietWatchStaysOpenWhileTheServerAnswersProbes) {
   EXPECT_GE(counter.probes.load(), 2) << "one probe per second of silence";
   stream->Cancel();
   EXPECT_EQ(next.get().code(), StatusCode::kCancelled);
+}
+
+// The watches of one client go quiet together: one probe answers for all.
+TEST(RestClientLivenessTest, QuietWatchesOfOneClientShareTheirProbes) {
+  ProbeCounter counter;
+  RawHttpServer server(QuietWatch(counter, nullptr));
+  RealClock clock;
+  RestOptions opts;
+  opts.watch_probe_after = seconds(1);
+  auto client = NewClient(server.url(), clock, opts);
+  std::vector<std::unique_ptr<WatchStream>> streams;
+  std::vector<std::future<Status>> reads;
+  for (int i = 0; i < 2; ++i) {
+    auto w = client->Watch(RoutesResource(), "", {});
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    ASSERT_TRUE((*w)->Next().ok());
+    streams.push_back(std::move(w).value());
+    WatchStream* stream = streams.back().get();
+    reads.push_back(std::async(std::launch::async, [stream] { return stream->Next().status(); }));
+  }
+  std::this_thread::sleep_for(milliseconds(3500));
+  EXPECT_GE(counter.probes.load(), 2);
+  EXPECT_LE(counter.probes.load(), 4) << "each watch sent its own probe";
+  for (auto& s : streams) s->Cancel();
+  for (auto& r : reads) EXPECT_EQ(r.get().code(), StatusCode::kCancelled);
 }
 
 // A quiet watch whose server does not answer on a new connection either
