@@ -135,6 +135,25 @@ RawHttpServer::Handler QuietWatch(ProbeCounter& counter, std::promise<bool>* pee
   };
 }
 
+// A watch of `client` past its first event, with its next read pending on
+// another thread (ends when the stream is cancelled or fails).
+struct PendingWatch {
+  std::unique_ptr<WatchStream> stream;
+  std::future<Status> next;
+};
+
+PendingWatch OpenPastFirstEvent(KubeClient& client) {
+  PendingWatch p;
+  auto w = client.Watch(RoutesResource(), "", {});
+  EXPECT_TRUE(w.ok()) << w.status().ToString();
+  if (!w.ok()) return p;
+  p.stream = std::move(w).value();
+  EXPECT_TRUE(p.stream->Next().ok());
+  WatchStream* stream = p.stream.get();
+  p.next = std::async(std::launch::async, [stream] { return stream->Next().status(); });
+  return p;
+}
+
 // A quiet watch is healthy (kube-apiserver's watch cache sends nothing to
 // a watch begun after its resource's last change): it stays open while
 // the server answers the probe, however long it is silent.
@@ -145,16 +164,13 @@ TEST(RestClientLivenessTest, QuietWatchStaysOpenWhileTheServerAnswersProbes) {
   RestOptions opts;
   opts.watch_probe_after = seconds(1);
   auto client = NewClient(server.url(), clock, opts);
-  auto w = client->Watch(RoutesResource(), "", {});
-  ASSERT_TRUE(w.ok()) << w.status().ToString();
-  ASSERT_TRUE((*w)->Next().ok());
-  WatchStream* stream = w->get();
-  auto next = std::async(std::launch::async, [stream] { return stream->Next().status(); });
-  EXPECT_EQ(next.wait_for(milliseconds(3500)), std::future_status::timeout)
-      << next.get().ToString();
+  PendingWatch w = OpenPastFirstEvent(*client);
+  ASSERT_TRUE(w.stream);
+  EXPECT_EQ(w.next.wait_for(milliseconds(3500)), std::future_status::timeout)
+      << w.next.get().ToString();
   EXPECT_GE(counter.probes.load(), 2) << "one probe per second of silence";
-  stream->Cancel();
-  EXPECT_EQ(next.get().code(), StatusCode::kCancelled);
+  w.stream->Cancel();
+  EXPECT_EQ(w.next.get().code(), StatusCode::kCancelled);
 }
 
 // The watches of one client go quiet together: one probe answers for all.
@@ -165,21 +181,16 @@ TEST(RestClientLivenessTest, QuietWatchesOfOneClientShareTheirProbes) {
   RestOptions opts;
   opts.watch_probe_after = seconds(1);
   auto client = NewClient(server.url(), clock, opts);
-  std::vector<std::unique_ptr<WatchStream>> streams;
-  std::vector<std::future<Status>> reads;
-  for (int i = 0; i < 2; ++i) {
-    auto w = client->Watch(RoutesResource(), "", {});
-    ASSERT_TRUE(w.ok()) << w.status().ToString();
-    ASSERT_TRUE((*w)->Next().ok());
-    streams.push_back(std::move(w).value());
-    WatchStream* stream = streams.back().get();
-    reads.push_back(std::async(std::launch::async, [stream] { return stream->Next().status(); }));
-  }
+  PendingWatch a = OpenPastFirstEvent(*client);
+  PendingWatch b = OpenPastFirstEvent(*client);
+  ASSERT_TRUE(a.stream && b.stream);
   std::this_thread::sleep_for(milliseconds(3500));
   EXPECT_GE(counter.probes.load(), 2);
   EXPECT_LE(counter.probes.load(), 4) << "each watch sent its own probe";
-  for (auto& s : streams) s->Cancel();
-  for (auto& r : reads) EXPECT_EQ(r.get().code(), StatusCode::kCancelled);
+  for (PendingWatch* w : {&a, &b}) {
+    w->stream->Cancel();
+    EXPECT_EQ(w->next.get().code(), StatusCode::kCancelled);
+  }
 }
 
 // A quiet watch whose server does not answer on a new connection either
@@ -231,18 +242,15 @@ TEST(RestClientLivenessTest, NoProbeWhileTheClientHearsTheServerElsewhere) {
   RestOptions opts;
   opts.watch_probe_after = seconds(1);
   auto client = NewClient(server.url(), clock, opts);
-  auto w = client->Watch(RoutesResource(), "", {});
-  ASSERT_TRUE(w.ok()) << w.status().ToString();
-  ASSERT_TRUE((*w)->Next().ok());
-  WatchStream* stream = w->get();
-  auto next = std::async(std::launch::async, [stream] { return stream->Next().status(); });
+  PendingWatch w = OpenPastFirstEvent(*client);
+  ASSERT_TRUE(w.stream);
   for (int i = 0; i < 12; ++i) {
     ASSERT_TRUE(client->Get(RoutesResource(), "ns", "r").ok());
     std::this_thread::sleep_for(milliseconds(250));
   }
   EXPECT_EQ(counter.probes.load(), 0);
-  stream->Cancel();
-  EXPECT_EQ(next.get().code(), StatusCode::kCancelled);
+  w.stream->Cancel();
+  EXPECT_EQ(w.next.get().code(), StatusCode::kCancelled);
 }
 
 }  // namespace
