@@ -1,5 +1,5 @@
 // Every route of openshift-router's admission corpus
-// (../shared/openshift-router-admission/cases.jsonl beside the source tree;
+// (test/controller/testdata/openshift_router_admission/cases.jsonl;
 // its README gives the format) decided by DecideRoute, the one decision of
 // the status path, and compared with the outcome and reason openshift-router
 // records. Prints agreement per class of option and lists every route that
@@ -25,7 +25,8 @@ using nlohmann::json;
 using testing::FakeStore;
 
 const std::string kCorpus =
-    std::string(ROUTESTATUS_SOURCE_DIR) + "/../shared/openshift-router-admission/cases.jsonl";
+    std::string(ROUTESTATUS_SOURCE_DIR) +
+    "/test/controller/testdata/openshift_router_admission/cases.jsonl";
 
 AdmissionOptions OptionsOf(const json& o) {
   AdmissionOptions a;
@@ -93,7 +94,7 @@ struct Tally {
 TEST(OpenshiftParityTest, EveryCorpusRouteDecidesAsOpenshiftRouter) {
   std::ifstream in(kCorpus);
   ASSERT_TRUE(in) << "the corpus is missing: " << kCorpus
-                  << " (a copy of shared/ must sit beside the source tree)";
+                  << "";
   std::map<std::string, Tally> tally;
   std::vector<std::string> disagreements;
   int sets = 0;
