@@ -154,17 +154,27 @@ PendingWatch OpenPastFirstEvent(KubeClient& client) {
   return p;
 }
 
+// A server whose watches go quiet after one event and that answers every
+// probe, and a client of it that probes after 1 s of silence.
+struct QuietServer {
+  ProbeCounter counter;
+  RawHttpServer server{QuietWatch(counter, nullptr)};
+  RealClock clock;
+  std::unique_ptr<KubeClient> client = NewClient(server.url(), clock, ProbeAfterOneSecond());
+  static RestOptions ProbeAfterOneSecond() {
+    RestOptions opts;
+    opts.watch_probe_after = seconds(1);
+    return opts;
+  }
+};
+
 // A quiet watch is healthy (kube-apiserver's watch cache sends nothing to
 // a watch begun after its resource's last change): it stays open while
 // the server answers the probe, however long it is silent.
 TEST(RestClientLivenessTest, QuietWatchStaysOpenWhileTheServerAnswersProbes) {
-  ProbeCounter counter;
-  RawHttpServer server(QuietWatch(counter, nullptr));
-  RealClock clock;
-  RestOptions opts;
-  opts.watch_probe_after = seconds(1);
-  auto client = NewClient(server.url(), clock, opts);
-  PendingWatch w = OpenPastFirstEvent(*client);
+  QuietServer q;
+  ProbeCounter& counter = q.counter;
+  PendingWatch w = OpenPastFirstEvent(*q.client);
   ASSERT_TRUE(w.stream);
   EXPECT_EQ(w.next.wait_for(milliseconds(3500)), std::future_status::timeout)
       << w.next.get().ToString();
@@ -175,14 +185,10 @@ TEST(RestClientLivenessTest, QuietWatchStaysOpenWhileTheServerAnswersProbes) {
 
 // The watches of one client go quiet together: one probe answers for all.
 TEST(RestClientLivenessTest, QuietWatchesOfOneClientShareTheirProbes) {
-  ProbeCounter counter;
-  RawHttpServer server(QuietWatch(counter, nullptr));
-  RealClock clock;
-  RestOptions opts;
-  opts.watch_probe_after = seconds(1);
-  auto client = NewClient(server.url(), clock, opts);
-  PendingWatch a = OpenPastFirstEvent(*client);
-  PendingWatch b = OpenPastFirstEvent(*client);
+  QuietServer q;
+  ProbeCounter& counter = q.counter;
+  PendingWatch a = OpenPastFirstEvent(*q.client);
+  PendingWatch b = OpenPastFirstEvent(*q.client);
   ASSERT_TRUE(a.stream && b.stream);
   std::this_thread::sleep_for(milliseconds(3500));
   EXPECT_GE(counter.probes.load(), 2);
