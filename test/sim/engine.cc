@@ -179,8 +179,11 @@ void Engine::AddSlot(int config) {
   s.route_informer.name = s.lease.name + "/routes";
   s.namespace_informer.name = s.lease.name + "/namespaces";
   if (skew_clocks_) s.wall_skew = milliseconds(PerturbUniform(-5000, 5000));
+  // Why both draws stay when --workers is set: every later draw of a seed
+  // (delays, faults) keeps its value.
   s.reconcile_workers = static_cast<int>(Uniform(1, 2));
   s.lease_workers = static_cast<int>(Uniform(1, 3));
+  if (o_.workers > 0) s.reconcile_workers = s.lease_workers = o_.workers;
   s.delays.watch.base = milliseconds(1);
   s.delays.watch.jitter = milliseconds(max_watch_ms_);
   if (Chance(0.15)) {  // a slow watch

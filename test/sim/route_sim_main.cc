@@ -52,7 +52,7 @@ struct Summary {
 
 void Usage() {
   std::cerr << "usage: route-sim [--seeds=N | --seed=N] [--first-seed=N] [--scenario=NAME|all]\n"
-               "  [--replicas=N] [--routes=N] [--lease-interval-ms=N] [--lease-retry-ms=N]\n"
+               "  [--replicas=N] [--workers=N (default 4; 0 draws 1..3)] [--routes=N] [--lease-interval-ms=N] [--lease-retry-ms=N]\n"
                "  [--election-delay-ms=N] [--single-probe=0|1] [--election-follows-extend=0|1]\n"
                "  [--follower-min-delay-ms=N] [--leader-follows-foreign-extend=0|1]\n"
                "  [--follower-delay-jitter=0|1] [--takeover=progress|per-change|off]\n"
@@ -125,6 +125,8 @@ int main(int argc, char** argv) {
         }
       } else if (Flag(arg, "replicas", &v)) {
         base.replicas = std::stoi(v);
+      } else if (Flag(arg, "workers", &v)) {
+        base.workers = std::stoi(v);
       } else if (Flag(arg, "routes", &v)) {
         base.routes = std::stoi(v);
       } else if (Flag(arg, "lease-interval-ms", &v)) {

@@ -52,6 +52,10 @@ struct SimOptions {
   uint64_t seed = 1;
   int replicas = 0;  // 0: 2..5 (per configuration 1..3 in fights)
   int routes = 0;    // 0: 5..40
+  // Reconcile and lease workers per replica: cmd/'s --workers default (4),
+  // as deployed. 0: drawn per replica (1..2 reconcile, 1..3 lease), the
+  // simulator's fleet before 2026-12-05.
+  int workers = 4;
   Duration lease_interval = std::chrono::seconds(15);
   Duration lease_retry = std::chrono::seconds(3);
   // Lease settings: what cmd/ uses (election delay 1 s, Election follows

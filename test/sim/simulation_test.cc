@@ -34,13 +34,13 @@ struct KnownFailure {
 };
 // Issue 23 fixed steady 46 and 91, outage 48, claims 33, slow-leader 5,
 // 39, 40 and 23; add {scenario, seed, "bound"} entries here when a new one
-// is found and cannot be fixed at once. Issue 46's checker (no stale-view
-// allowance, the failover figure from the change, 3 s for the slow leader
-// too) found these three; the controller is fixed in a later task.
-constexpr std::array<KnownFailure, 3> kKnownFailures{{
-    {Scenario::kSteady, 79, "write bound"},
-    {Scenario::kSlowLeader, 4, "failover"},
-    {Scenario::kSlowLeader, 12, "failover"},
+// is found and cannot be fixed at once. Issue 46's checker (the failover
+// figure from the change, 3 s for the slow leader too) with the fleet as
+// deployed (4 workers a replica) fails these two; the controller is fixed
+// in a later task.
+constexpr std::array<KnownFailure, 2> kKnownFailures{{
+    {Scenario::kOutage, 37, "failover"},
+    {Scenario::kSlowLeader, 2, "failover"},
 }};
 
 const KnownFailure* FindKnownFailure(Scenario scenario, uint64_t seed) {
@@ -131,13 +131,17 @@ TEST(SimulationTest, SlowLeaderIsNotOverrun) {
 
 // With the takeover a dead leader's next change is written within 3 s
 // (asserted per run in every failover seed); without it, within lease
-// expiry. The gap tells them apart.
+// expiry. The gap tells them apart. Why perturbed: the partition probe
+// comes 100 ms after the leader goes silent; a crash round's probe comes
+// U[0, 22.5 s) after the crash, often when the followers' leases have run
+// out anyway (unperturbed seeds 1..10 all did with 4 workers: 1.5 s).
 TEST(SimulationTest, TakeoverShortensTheFailoverGap) {
   Duration with = Duration::zero(), without = Duration::zero();
   for (uint64_t seed = 1; seed <= 10; ++seed) {
     SimOptions o;
     o.scenario = Scenario::kFailover;
     o.seed = seed;
+    o.perturb = true;
     SimResult r = RunSimulation(o);
     EXPECT_TRUE(r.ok()) << seed << ": " << (r.ok() ? "" : r.failures.front());
     with = std::max(with, r.max_failover_gap);
@@ -172,21 +176,23 @@ TEST(SimulationTest, DesignFollowerDelayBreaksThePutBound) {
   EXPECT_NE(r.failures.front().find("PUT bound"), std::string::npos) << r.failures.front();
 }
 
-// The failover figure counts from the change, a slow watch's lag included
-// (issue 46): in this perturbed seed the survivor's slow watch brought the
-// first probe's change 1.64 s late, and it was written 2.63 s after it was
-// made (test/sim/README.md, the bounds).
+// The failover figure counts from the change, and a lost race resets no
+// clock (issue 46): in this perturbed seed the survivor's first takeover
+// (another key, 0.8 s after the probe's change) lost to a racing peer,
+// and the probe was written 2.53 s after it was made. The checker before
+// issue 46 counted from the race: 1.50 s.
 TEST(SimulationTest, FailoverIsCountedFromTheChange) {
   SimOptions o;
   o.scenario = Scenario::kFailover;
   o.perturb = true;
-  o.seed = 96236353692586;
+  o.seed = 99;
   SimResult r = RunSimulation(o);
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.failures.front());
-  EXPECT_EQ(r.failovers, 3);
-  ASSERT_EQ(r.failover_raw.size(), 3u);
+  ASSERT_EQ(r.failover_raw.size(), 4u);
   EXPECT_GT(r.failover_raw.front(), std::chrono::milliseconds(2500));
   EXPECT_EQ(r.max_failover_gap, r.failover_raw.front());  // no injected delay on that write
+  o.legacy_checker = true;
+  EXPECT_LT(RunSimulation(o).max_failover_gap, std::chrono::milliseconds(2000));
 }
 
 // Two configurations under one router name: the second one's writes are
