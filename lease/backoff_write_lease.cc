@@ -119,7 +119,8 @@ void BackoffWriteLease::UpdateHeldLocked(Slot& slot, SteadyTime now) {
   // leader made no progress in between (a new wait cost a partitioned
   // leader's takeover 3.6 s, issue 23, the simulator's claims seed
   // 146212632652081).
-  const bool resumes = slot.resume_wait && *slot.resume_wait == takeover_.waits_started();
+  const bool resumes = options_.takeover.rules.resume_wait && slot.resume_wait &&
+                       *slot.resume_wait == takeover_.waits_started();
   if (held_++ == 0 && state_ == LeaseState::kFollower && !resumes) takeover_.Hold(now);
 }
 
@@ -363,7 +364,10 @@ SteadyTime BackoffWriteLease::ProgressTakeoverDueLocked(const Slot& slot) const 
   // slow-leader seeds, 1 s PUTs); the leader's silence meant only that
   // nothing needed writing. The takeover wait is the failure detector in
   // progress mode; an expired lease is no faster one.
-  if (state_ != LeaseState::kFollower || slot.parked) return SteadyTime::min();
+  if (state_ != LeaseState::kFollower || slot.parked ||
+      !options_.takeover.rules.expiry_waits_for_takeover) {
+    return SteadyTime::min();
+  }
   return takeover_.WaitDue().value_or(SteadyTime::min());
 }
 
@@ -407,7 +411,9 @@ Duration BackoffWriteLease::FollowForLocked(int tick) {
   // expiry at low ticks (20 ms x4) ran a follower's work before a slow
   // leader's next write could show (issue 23, the simulator's slow-leader
   // seeds), whatever the deadline had learnt.
-  return std::max(BackoffLocked(tick), takeover_.LongestWait());
+  const Duration backoff = BackoffLocked(tick);
+  if (!options_.takeover.rules.expiry_waits_for_takeover) return backoff;
+  return std::max(backoff, takeover_.LongestWait());
 }
 
 Duration BackoffWriteLease::BackoffLocked(int tick) {
@@ -501,9 +507,11 @@ void BackoffWriteLease::TransitionLocked(LeaseState to, const char* cause, Fired
       const Slot& slot = slots_.at(key);
       if (due > now && slot.lease_deferred) promote.push_back({slot.parked, slot.held_since, key});
     }
-    std::stable_sort(promote.begin(), promote.end(), [](const Promoted& a, const Promoted& b) {
-      return std::tie(a.parked, a.since) < std::tie(b.parked, b.since);
-    });
+    if (options_.takeover.rules.oldest_first) {
+      std::stable_sort(promote.begin(), promote.end(), [](const Promoted& a, const Promoted& b) {
+        return std::tie(a.parked, a.since) < std::tie(b.parked, b.since);
+      });
+    }
     for (const Promoted& p : promote) ScheduleLocked(p.key, slots_.at(p.key), now, false);
     for (auto& [key, slot] : slots_) {
       if (slot.running && slot.work && slot.lease_deferred) {
@@ -605,7 +613,8 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
             << "ms";
   }
   if (outcome.result == WorkResult::kNone && outcome.retry && !outcome.key_failing &&
-      !outcome.owner_moved_version && !outcome.not_sent && state_ == LeaseState::kFollower) {
+      !outcome.owner_moved_version && !outcome.not_sent && state_ == LeaseState::kFollower &&
+      options_.takeover.rules.failed_write_pause) {
     // Why: a write that failed (no answer, 5xx) keeps the lease, but taking
     // over the next key at once would only fail again. A key that fails on
     // its own says nothing about the others, nor does a 409 from an
@@ -615,7 +624,8 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
     // partitioned outage seed 78546428214159, failover 3.4 s).
     takeover_.LostWrite(now, /*caught_up=*/false);
   }
-  if (outcome.result == WorkResult::kExtend && follows_ != follows_before) {
+  if (outcome.result == WorkResult::kExtend && follows_ != follows_before &&
+      options_.takeover.rules.no_lead_after_follow) {
     // Why: we began following while this write was out (another of our
     // writes lost, or a peer's write reached our watch). Its success shows
     // only that we were first on this key, not that we lead: leading
@@ -623,7 +633,8 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
     // (issue 23, the simulator's steady seed 102511716593510).
     outcome.result = WorkResult::kNone;
   }
-  if (outcome.result == WorkResult::kExtend && probe && peer_writes_ != peer_writes_before) {
+  if (outcome.result == WorkResult::kExtend && probe && peer_writes_ != peer_writes_before &&
+      options_.takeover.rules.no_lead_beside_peer) {
     // Why: another replica of our router name wrote while our probe was
     // out, so someone else is alive and writing, most likely a follower
     // that took over another key at the same time. Our success shows only

@@ -51,7 +51,8 @@ Status ValidateTakeoverOptions(const TakeoverOptions& o) {
 }
 
 DeadlineEstimator::DeadlineEstimator(const TakeoverOptions& options, Duration cap)
-    : factor_(options.factor),
+    : guard_(options.rules.sample_guard),
+      factor_(options.factor),
       quantile_rank_(options.quantile),
       window_(static_cast<size_t>(std::max(1, options.window))),
       min_(options.min_deadline),
@@ -83,9 +84,9 @@ void DeadlineEstimator::Add(Duration sample) {
   std::vector<Duration> sorted = ring_;
   const size_t n = sorted.size();
   size_t rank = static_cast<size_t>(std::ceil(quantile_rank_ * static_cast<double>(n)));
-  rank = std::clamp<size_t>(rank, 1, n > 1 ? n - 1 : 1) - 1;
+  rank = std::clamp<size_t>(rank, 1, guard_ && n > 1 ? n - 1 : n) - 1;
   std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(rank), sorted.end());
-  quantile_ = n > 1 ? sorted[rank] : std::min(sorted[rank], min_);
+  quantile_ = n > 1 || !guard_ ? sorted[rank] : std::min(sorted[rank], min_);
   const Duration scaled(static_cast<int64_t>(factor_ * static_cast<double>(quantile_.count())));
   deadline_ = std::min(cap_, std::max(min_, scaled));
 }
@@ -105,8 +106,11 @@ Duration TakeoverTimer::Jittered(double draw, Duration lag) const {
   // learnt from a few stalled answers, and the full stretch on top of it
   // missed the failover bound; the floor keeps a slow leader's followers
   // apart.
-  const Duration span = std::max(std::min(full, options_.stretch_limit - d),
-                                 std::min(full, options_.min_stretch));
+  const Duration span =
+      !options_.rules.stretch_caps
+          ? Duration(static_cast<int64_t>(static_cast<double>(d.count()) * options_.jitter))
+          : std::max(std::min(full, options_.stretch_limit - d),
+                     std::min(full, options_.min_stretch));
   // Why the lag shares the span: both stretch the wait beyond D, and added
   // up they made the longest wait D + 2 x min(D, 1 s) (issue 23: failover
   // seed 136608159394788, D 1682 ms from two slow answers to our own
@@ -152,8 +156,11 @@ void TakeoverTimer::ForeignWrite(SteadyTime now, bool holding,
       // writes of *other* changes, quiet spells included, were samples; each
       // may be up to D, so D doubled from sample to sample (to 2.5 s in a
       // partitioned outage seed, 20453: failover 4.9 s).
-      if (holding && sample_ && key_held_since) {
-        const Duration waited = now - std::max(wait_start_, *key_held_since);
+      if (holding && sample_ && (key_held_since || !options_.rules.held_key_samples)) {
+        const SteadyTime from = options_.rules.held_key_samples
+                                    ? std::max(wait_start_, *key_held_since)
+                                    : wait_start_;
+        const Duration waited = now - from;
         if (waited <= estimator_.Deadline()) estimator_.Add(waited);
       }
       StartWait(now, true);
@@ -168,7 +175,7 @@ void TakeoverTimer::ForeignWrite(SteadyTime now, bool holding,
 void TakeoverTimer::Probe() { sample_ = false; }
 
 void TakeoverTimer::ProbeAnswered(Duration latency) {
-  if (options_.mode != TakeoverMode::kProgress) return;
+  if (options_.mode != TakeoverMode::kProgress || !options_.rules.own_write_samples) return;
   estimator_.Add(latency);
 }
 
@@ -180,7 +187,8 @@ void TakeoverTimer::LostWrite(SteadyTime now, bool caught_up) {
   not_before_ = now;
   // Why: a watch that lags (the 409 says ours does) shows no progress
   // until it catches up; taking over meanwhile only loses again.
-  paused_until_ = caught_up ? SteadyTime{} : now + lost_pause_;
+  paused_until_ =
+      caught_up || !options_.rules.lost_write_pause ? SteadyTime{} : now + lost_pause_;
 }
 
 namespace {
@@ -193,7 +201,10 @@ constexpr Duration kLagMemory = std::chrono::minutes(1);
 }  // namespace
 
 void TakeoverTimer::WatchLagged(SteadyTime now, Duration lag) {
-  if (options_.mode != TakeoverMode::kProgress || lag > lost_pause_) return;
+  if (options_.mode != TakeoverMode::kProgress || lag > lost_pause_ ||
+      !options_.rules.watch_lag) {
+    return;
+  }
   // Why at most D: a wait then lasts at most 2 x D plus the jitter, so a
   // replica whose watch lags still takes over a dead leader in time (issue
   // 23: uncapped, a survivor that had measured a 1.8 s lag at start-up

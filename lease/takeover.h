@@ -8,6 +8,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "lease/lease_rules.h"
 
 namespace routestatus::lease {
 
@@ -60,6 +61,9 @@ struct TakeoverOptions {
   // that the simulator's checker must fail (test/sim mutation_test.cc,
   // issue 46); zero, as cmd/ leaves it, changes nothing.
   Duration added_wait = Duration::zero();
+  // The rules beyond the plain progress deadline, for the ablation (the
+  // lease reads its own ones from here too); all on by default.
+  LeaseRules rules;
 };
 
 // kInvalid naming the bad field, or OK.
@@ -86,6 +90,7 @@ class DeadlineEstimator {
   Duration last() const { return last_; }
 
  private:
+  const bool guard_;  // LeaseRules::sample_guard
   const double factor_;
   const double quantile_rank_;
   const size_t window_;

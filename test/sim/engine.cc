@@ -161,6 +161,7 @@ void Engine::AddSlot(int config) {
   s.lease.leader_follows_foreign_extend = o_.leader_follows_foreign_extend;
   s.lease.follower_delay_jitter = o_.follower_delay_jitter;
   s.lease.takeover.mode = o_.takeover;
+  s.lease.takeover.rules = o_.lease_rules;
   // Mutants (test only): the checker still uses o_.takeover's bound.
   if (o_.mutant == Mutant::kSlowTakeover) s.lease.takeover.added_wait = seconds(2);
   s.lease.never_take_over = o_.mutant == Mutant::kNoTakeover;

@@ -71,6 +71,10 @@ struct SimOptions {
   // Failure detection by the leader's progress (the product's default);
   // kOff: lease expiry only.
   lease::TakeoverMode takeover = lease::TakeoverMode::kProgress;
+  // The lease's rules beyond the plain progress deadline (all on, as
+  // deployed); route-sim --lease-rules-off switches some off for the
+  // ablation (docs/lease.md).
+  lease::LeaseRules lease_rules;
   int contention_limit = 5;
   Duration contention_interval = std::chrono::minutes(3);
   // Delays (0: drawn per run). Watch events reach each replica after
