@@ -53,6 +53,21 @@ Status ValidateWriteLeaseOptions(const WriteLeaseOptions& o) {
   if (o.election_delay < Duration::zero()) {
     return Status(StatusCode::kInvalid, "lease election delay must be >= 0");
   }
+  // The timing relations, as client-go's leader elector checks its three
+  // durations against each other: the interval caps every follower's
+  // deferral and D, so nothing that must fit in it may exceed it.
+  if (o.retry > o.interval) {
+    return Status(StatusCode::kInvalid,
+                  "lease retry must not exceed the lease interval (a failed write would wait "
+                  "longer than a follower defers)");
+  }
+  if (o.follower_min_delay > o.interval) {
+    return Status(StatusCode::kInvalid, "lease follower min delay must not exceed the interval");
+  }
+  if (o.takeover.mode != TakeoverMode::kOff && o.takeover.min_deadline > o.interval) {
+    return Status(StatusCode::kInvalid,
+                  "takeover min deadline must not exceed the lease interval (which caps D)");
+  }
   return ValidateTakeoverOptions(o.takeover);
 }
 

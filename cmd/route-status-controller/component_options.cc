@@ -79,6 +79,9 @@ StatusOr<ComponentOptions> BuildComponentOptions(const Options& o, const EnvMap&
   c.lease.retry = o.lease_retry_interval;
   c.lease.election_delay = o.lease_election_delay;
   if (auto mode = lease::ParseTakeoverMode(o.lease_takeover)) c.lease.takeover.mode = *mode;
+  if (auto rules = lease::LeaseRulesOff(c.lease.takeover.rules, o.lease_rules_off)) {
+    c.lease.takeover.rules = *rules;
+  }
 
   c.tracker.router_name = o.router_name;
   c.tracker.interval = o.contention_interval;

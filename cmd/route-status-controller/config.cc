@@ -108,6 +108,10 @@ const std::vector<OptionSpec>& Specs() {
        "for comparison: a backlog inflates it, so a failover after a burst takes seconds), "
        "off (lease expiry only)",
        &Options::lease_takeover},
+      {"lease-rules-off", {"ROUTESTATUS_LEASE_RULES_OFF"},
+       "for the lease ablation only (docs/lease.md): comma-separated lease rules to switch "
+       "off (lease/lease_rules.h), or all; empty in production",
+       &Options::lease_rules_off},
       {"contention-interval", {"ROUTESTATUS_CONTENTION_INTERVAL"},
        "window of the contention tracker", &Options::contention_interval},
       {"contention-limit", {"ROUTESTATUS_CONTENTION_LIMIT"},

@@ -64,6 +64,8 @@ struct Options {
   // How a follower holding work notices a dead leader before its lease
   // expires: "progress", "per-change" or "off" (lease/takeover.h).
   std::string lease_takeover = "progress";
+  // Lease rules switched off, for the ablation only (lease/lease_rules.h).
+  std::string lease_rules_off;
   Duration contention_interval = std::chrono::minutes(3);
   int contention_limit = 5;
 

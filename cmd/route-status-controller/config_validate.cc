@@ -191,6 +191,16 @@ void ValidateOptions(const Options& o, Command command, bool router_name_set,
   CheckPositive("lease-interval", o.lease_interval, errors);
   CheckPositive("lease-retry-interval", o.lease_retry_interval, errors);
   CheckPositive("contention-interval", o.contention_interval, errors);
+  // Why: the interval caps a follower's deferral; a retry or an election
+  // delay beyond it was accepted and silently outlasted it.
+  if (o.lease_retry_interval > o.lease_interval) {
+    errors.push_back("--lease-retry-interval (" + FormatDuration(o.lease_retry_interval) +
+                     ") must not exceed --lease-interval (" + FormatDuration(o.lease_interval) + ")");
+  }
+  if (o.lease_election_delay > o.lease_interval) {
+    errors.push_back("--lease-election-delay (" + FormatDuration(o.lease_election_delay) +
+                     ") must not exceed --lease-interval (" + FormatDuration(o.lease_interval) + ")");
+  }
   if (o.watch_timeout_min < std::chrono::seconds(1)) {
     errors.push_back("--watch-timeout-min must be at least 1s (got " +
                      FormatDuration(o.watch_timeout_min) + "); watches time out in whole seconds");
@@ -221,6 +231,9 @@ void ValidateOptions(const Options& o, Command command, bool router_name_set,
   if (!lease::ParseTakeoverMode(o.lease_takeover)) {
     errors.push_back("--lease-takeover: \"" + o.lease_takeover +
                      "\" is not one of progress, per-change, off");
+  }
+  if (!lease::LeaseRulesOff(lease::LeaseRules{}, o.lease_rules_off)) {
+    errors.push_back("--lease-rules-off: \"" + o.lease_rules_off + "\" names an unknown rule");
   }
   if (o.resync_interval.count() < 0) errors.push_back("--resync-interval must not be negative");
   if (o.watch_timeout_max < o.watch_timeout_min) {

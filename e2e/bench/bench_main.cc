@@ -46,7 +46,7 @@ void Usage() {
                "                         slow,idle-failover]\n"
                "                         [--results=DIR] [--naive-flags=F1,F2] [--seed=N]\n"
                "                         [--replicas=1,3,10,20] [--failover-replicas=3,10]\n"
-               "                         [--lease-configs=naive,openshift,default]\n"
+               "                         [--lease-configs=naive,openshift,default,expiry,per-change,rules-off:NAME+NAME]\n"
                "                         [--failover-kills=20] [--expiry-failover-kills=5]\n"
                "                         [--idle-failover-kills=5] [--failing-route=CODE]\n"
                "                         [--repeat=N] [--accept]\n"

@@ -2,6 +2,7 @@
 // alternatives), each on the same changes: start-up, steady churn, a burst,
 // and failover after SIGKILLing the leader; (h) a leader slowed by 1 s of
 // latency on every status write.
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <string>
@@ -51,6 +52,13 @@ std::vector<LeaseConfig> Configs(const BenchOptions& o) {
     } else if (name == "expiry") {
       out.push_back({name, "--lease-takeover=off", {"--lease-takeover=off"},
                      o.expiry_failover_kills});
+    } else if (name.rfind("rules-off:", 0) == 0) {
+      // The ablation (docs/lease.md): defaults with lease rules switched off
+      // ('+' between names: --lease-configs is split at commas).
+      std::string rules = name.substr(10);
+      std::replace(rules.begin(), rules.end(), '+', ',');
+      const std::string flag = "--lease-rules-off=" + rules;
+      out.push_back({name, flag, {flag}, o.failover_kills});
     } else {
       LOG(ERROR) << "unknown lease configuration " << name << " (skipped)";
     }

@@ -293,6 +293,7 @@ TEST_F(ApiReachabilityTest, WorkThatFailedDuringAnOutageRunsWhenTheServerAnswers
   client.lists.SetListResourceVersion(10);
   Options o;
   o.workers = 1;
+  o.lease_interval = seconds(60);  // the retry must fit in it
   o.lease_retry_interval = seconds(30);
   o.lease_election_delay = milliseconds(0);
   o.watch_list = false;  // Why: the fake client pages lists; it does not stream

@@ -486,6 +486,22 @@ TEST(ConfigHardeningTest, RatesAndDurationsHaveSensibleRanges) {
   }
 }
 
+// The lease's timing relations are checked against each other, as
+// client-go's leader elector checks its durations: a retry or an election
+// delay longer than the interval was accepted and outlasted it.
+TEST(ConfigHardeningTest, LeaseDurationsMustFitInTheInterval) {
+  ParsedConfig bad = Parse({"--lease-interval=1s", "--lease-retry-interval=1h"});
+  EXPECT_THAT(Joined(bad.errors),
+              HasSubstr("--lease-retry-interval (1h) must not exceed --lease-interval (1s)"));
+  bad = Parse({"--lease-election-delay=20s"});
+  EXPECT_THAT(Joined(bad.errors),
+              HasSubstr("--lease-election-delay (20s) must not exceed --lease-interval (15s)"));
+  EXPECT_THAT(Parse({"--lease-interval=3s", "--lease-retry-interval=3s"}).errors, IsEmpty());
+  EXPECT_THAT(Parse({"--lease-rules-off=watch-lag,bogus"}).errors,
+              ElementsAre(HasSubstr("--lease-rules-off")));
+  EXPECT_THAT(Parse({"--lease-rules-off=all"}).errors, IsEmpty());
+}
+
 // Values echoed in messages: non-UTF-8 bytes went raw to stderr.
 TEST(ConfigHardeningTest, EscapeForTerminal) {
   struct Case {

@@ -596,5 +596,24 @@ TEST(WriteLeaseOptionsTest, Validation) {
   EXPECT_STREQ(LeaseStateName(LeaseState::kFollower), "follower");
 }
 
+// The durations are checked against each other: the interval caps every
+// deferral and D, so a retry, a follower floor or a minimum D beyond it
+// is refused, not silently clamped.
+TEST(WriteLeaseOptionsTest, DurationsMustFitInTheInterval) {
+  WriteLeaseOptions o;
+  o.interval = seconds(1);
+  o.retry = std::chrono::hours(1);
+  EXPECT_FALSE(ValidateWriteLeaseOptions(o).ok());
+  o.retry = seconds(1);
+  EXPECT_TRUE(ValidateWriteLeaseOptions(o).ok());
+  o.takeover.min_deadline = seconds(2);
+  EXPECT_FALSE(ValidateWriteLeaseOptions(o).ok());
+  o.takeover.mode = TakeoverMode::kOff;  // no D to cap
+  EXPECT_TRUE(ValidateWriteLeaseOptions(o).ok());
+  o = WriteLeaseOptions();
+  o.follower_min_delay = seconds(20);
+  EXPECT_FALSE(ValidateWriteLeaseOptions(o).ok());
+}
+
 }  // namespace
 }  // namespace routestatus::lease
