@@ -103,11 +103,14 @@ std::optional<int64_t> EtcdStorage::RevisionAt(uint64_t rv) {
   return std::prev(it)->second;
 }
 
-uint64_t EtcdStorage::RvAt(int64_t revision) {
+uint64_t EtcdStorage::RvAt(int64_t revision, uint64_t current_rv) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = std::upper_bound(versions_.begin(), versions_.end(), revision,
                              [](int64_t r, const auto& e) { return r < e.second; });
-  return it == versions_.begin() ? oldest_rv_ : std::prev(it)->first;
+  if (it == versions_.begin()) return oldest_rv_;
+  // Why: a list must not answer a version older than the store's own when
+  // nothing changed since (a watch from it would be 410 after a restart).
+  return it == versions_.end() ? std::max(std::prev(it)->first, current_rv) : std::prev(it)->first;
 }
 
 ApiResult<ListPage> EtcdStorage::List(const ResourceInfo& r, const ObjectFilter& filter,
@@ -160,7 +163,7 @@ ApiResult<ListPage> EtcdStorage::List(const ResourceInfo& r, const ObjectFilter&
     if (!read.ok()) return Result::Error(Failed("list " + prefix, read.status()));
     if (revision == 0) {
       revision = read->revision;
-      result.value.rv = RvAt(revision);
+      result.value.rv = RvAt(revision, current_rv);
     }
     for (size_t i = 0; i < read->kvs.size(); ++i) {
       const EtcdKv& kv = read->kvs[i];

@@ -62,8 +62,10 @@ class EtcdStorage : public StorageMirror {
   // The etcd revision holding the store's state at `rv`; nullopt when `rv`
   // is older than what was loaded or compacted.
   std::optional<int64_t> RevisionAt(uint64_t rv);
-  // The store's version whose state etcd `revision` holds.
-  uint64_t RvAt(int64_t revision);
+  // The store's version whose state etcd `revision` holds; for a revision
+  // at or after the last write, `current_rv` when that is later (the store
+  // moves its version without a write on a watch-cache restart).
+  uint64_t RvAt(int64_t revision, uint64_t current_rv);
   ApiError Failed(const std::string& what, const Status& status) const;
   // REQUIRES: mu_ is held.
   void RecordLocked(uint64_t rv, int64_t revision);
