@@ -4,6 +4,7 @@
 // binary is installed (Debian's etcd-server: make deps).
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,6 +54,9 @@ class EtcdStorageTest : public ::testing::Test {
   }
   void TearDown() override {
     if (server_) server_->Stop();
+    etcd_.reset();
+    std::error_code ignored;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
   }
   // A server with etcd as its storage and the namespace team-a.
   void StartServer() {
