@@ -26,10 +26,12 @@ CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 # The image's build packages (one list for the Dockerfile and `make deps`),
 # plus what the tests use. prometheus brings the server and promtool: the
 # rule tests and the Prometheus e2e start their own on loopback (ports picked
-# at run time), never the package's service.
+# at run time), never the package's service. etcd-server (3.4) likewise: the
+# embedded server's real-etcd storage test and the bench's paged storage
+# reads start their own etcd (the package's service is never used).
 DEB_PACKAGES := $(shell sed 's/\#.*//' deploy/image/build-packages.txt) \
   procps curl python3-yaml shellcheck python3-kubernetes \
-  clang lld libclang-rt-dev prometheus
+  clang lld libclang-rt-dev prometheus etcd-server
 
 .PHONY: all deps build build-tests test test-optimized build-sanitize test-sanitize run bench sim soak quiet-soak clean image-check docs
 

@@ -177,13 +177,17 @@ const CrdSchema& ObjectStore::SchemaLocked(const ResourceInfo& r) {
   return *(schemas_[r.GroupResource()] = std::move(schema));
 }
 
-ObjectPtr ObjectStore::CommitLocked(const ResourceInfo& r, const std::string& key, json* object,
-                                    const ObjectPtr& prev, bool deleted) {
-  if (&r == &CrdsInfo()) schemas_.clear();
+ApiResult<ObjectPtr> ObjectStore::CommitLocked(const ResourceInfo& r, const std::string& key,
+                                               json* object, const ObjectPtr& prev, bool deleted) {
   progress_.CatchUp(rv_);
-  uint64_t rv = ++rv_;
+  const uint64_t rv = rv_ + 1;
   (*object)["metadata"]["resourceVersion"] = std::to_string(rv);
   ObjectPtr ptr = Freeze(*object, rv);
+  if (mirror_ != nullptr) {
+    if (auto error = mirror_->Commit(r, key, ptr, deleted)) return ApiResult<ObjectPtr>::Error(*error);
+  }
+  if (&r == &CrdsInfo()) schemas_.clear();
+  rv_ = rv;
   Table& table = TableFor(r);
   if (deleted) {
     table.erase(key);
@@ -207,7 +211,7 @@ ObjectPtr ObjectStore::CommitLocked(const ResourceInfo& r, const std::string& ke
   }
   progress_.OnEvent(r.GroupResource(), rv);
   dispatched_rv_.store(rv, std::memory_order_release);
-  return ptr;
+  return ApiResult<ObjectPtr>{ptr, std::nullopt};
 }
 
 ApiResult<ObjectPtr> ObjectStore::Create(const ResourceInfo& r, const std::string& ns,
@@ -287,7 +291,13 @@ ApiResult<ObjectPtr> ObjectStore::Create(const ResourceInfo& r, const std::strin
   ++uid_counter_;
   meta["uid"] = FormatUid(uid_counter_ >> 12, uid_counter_);
   // Why: like kube, a dry-run create answers the object without a resourceVersion.
-  result.value = options.dry_run ? Freeze(object, 0) : CommitLocked(r, key, &object, nullptr, false);
+  if (options.dry_run) {
+    result.value = Freeze(object, 0);
+    return result;
+  }
+  ApiResult<ObjectPtr> committed = CommitLocked(r, key, &object, nullptr, false);
+  if (!committed.ok()) return committed;
+  result.value = committed.value;
   return result;
 }
 
@@ -401,7 +411,13 @@ ApiResult<ObjectPtr> ObjectStore::Mutate(const ResourceInfo& r, const std::strin
   }
   // Why: a dry run answers the new object at the current version (kube's
   // dry-run update bumps nothing).
-  out.value = options.dry_run ? Freeze(result, prev->rv) : CommitLocked(r, key, &result, prev, false);
+  if (options.dry_run) {
+    out.value = Freeze(result, prev->rv);
+    return out;
+  }
+  ApiResult<ObjectPtr> committed = CommitLocked(r, key, &result, prev, false);
+  if (!committed.ok()) return committed;
+  out.value = committed.value;
   return out;
 }
 
@@ -433,7 +449,8 @@ ApiResult<ObjectPtr> ObjectStore::DeleteLocked(const ResourceInfo& r, const std:
       std::string route_key = rit->first;
       ++rit;
       json body = json::parse(route->json);
-      CommitLocked(RoutesInfo(), route_key, &body, route, true);
+      ApiResult<ObjectPtr> deleted = CommitLocked(RoutesInfo(), route_key, &body, route, true);
+      if (!deleted.ok()) return deleted;
     }
   }
   json body = json::parse(prev->json);
@@ -445,9 +462,7 @@ ApiResult<ObjectPtr> ObjectStore::DeleteLocked(const ResourceInfo& r, const std:
             .count());
     body["status"]["phase"] = "Terminating";
   }
-  Result out;
-  out.value = CommitLocked(r, key, &body, prev, true);
-  return out;
+  return CommitLocked(r, key, &body, prev, true);
 }
 
 ApiResult<ObjectPtr> ObjectStore::Delete(const ResourceInfo& r, const std::string& ns,

@@ -61,6 +61,32 @@ struct WriteOptions {
   std::string field_validation = "";
 };
 
+// One object of a StorageMirror's initial load: its resource, its store
+// key ("ns/name" or "name") and its stored state.
+struct MirroredObject {
+  const ResourceInfo* resource;
+  std::string key;
+  ObjectPtr object;
+};
+
+// Where the ObjectStore also writes what it commits: kube's storage (etcd)
+// behind the embedded server's memory. Implementations must be thread-safe;
+// the store calls them with its lock held, so in version order.
+class StorageMirror {
+ public:
+  virtual ~StorageMirror() = default;
+  // Writes one change (`object` is the new state, or with `deleted` the
+  // state deleted) before the store applies it. An error fails the write:
+  // the store changes nothing and returns the error (a 500 for etcd's).
+  virtual std::optional<ApiError> Commit(const ResourceInfo& r, const std::string& key,
+                                         const ObjectPtr& object, bool deleted) = 0;
+  // Replaces everything the mirror holds by `objects`, the store's state at `rv`.
+  virtual std::optional<ApiError> Load(const std::vector<MirroredObject>& objects,
+                                       uint64_t rv) = 0;
+  // The store forgot its history up to `rv` (ObjectStore::Compact).
+  virtual void Compact(uint64_t rv) = 0;
+};
+
 // The in-memory object store: one global, increasing resourceVersion (like
 // etcd's revision), uid/creationTimestamp/generation bookkeeping, a bounded
 // event history for watch replay and consistent paginated lists, and the
@@ -160,6 +186,14 @@ class ObjectStore {
   uint64_t RestartWatchCache();
   // Closes every open watch (clients see the stream end).
   void CloseAllWatches();
+  // From now on every commit is written to `mirror` first (nullptr: none),
+  // which first gets every object stored now (StorageMirror::Load); on a
+  // failed load nothing changes and the error is returned. `mirror` must
+  // outlive the store or be replaced. Blocks every other call meanwhile.
+  std::optional<ApiError> SetMirror(StorageMirror* mirror);
+
+  // The immutable stored form of `object` at version `rv`.
+  static ObjectPtr Freeze(const nlohmann::json& object, uint64_t rv);
 
   // The newest resourceVersion whose events reached every watcher.
   uint64_t CurrentRv() const { return dispatched_rv_.load(std::memory_order_acquire); }
@@ -189,8 +223,6 @@ class ObjectStore {
   static void Dispatch(Watcher& w, const Event& e);
 
   static std::string Key(const ResourceInfo& r, const std::string& ns, const std::string& name);
-  // The immutable stored form of `object` at version `rv`.
-  static ObjectPtr Freeze(const nlohmann::json& object, uint64_t rv);
   Table& TableFor(const ResourceInfo& r);
   // REQUIRES: mu_ is held. The schema writes of `r` must satisfy: its
   // stored CRD's, else the built-in Route CRD's; none for built-in types.
@@ -201,10 +233,11 @@ class ObjectStore {
   // after `after` and starting with `prefix`. O(log n + overlay).
   static int64_t CountAfter(const Table& table, const std::map<std::string, ObjectPtr>& overlay,
                             const std::string& after, const std::string& prefix);
-  // REQUIRES: mu_ is held. Stamps rv, serializes, stores/erases, records history
-  // and fans the event out. `object` nullopt means delete.
-  ObjectPtr CommitLocked(const ResourceInfo& r, const std::string& key, nlohmann::json* object,
-                         const ObjectPtr& prev, bool deleted);
+  // REQUIRES: mu_ is held. Stamps rv, serializes, writes the mirror (its
+  // error changes nothing and is returned), stores/erases, records history
+  // and fans the event out.
+  ApiResult<ObjectPtr> CommitLocked(const ResourceInfo& r, const std::string& key,
+                                    nlohmann::json* object, const ObjectPtr& prev, bool deleted);
   ApiResult<ObjectPtr> DeleteLocked(const ResourceInfo& r, const std::string& ns,
                                     const std::string& name);
 
@@ -221,6 +254,7 @@ class ObjectStore {
   WatchProgress progress_;                    // guarded by mu_
   // Parsed schemas by GroupResource, dropped on any CRD change; guarded by mu_.
   std::map<std::string, std::shared_ptr<const CrdSchema>> schemas_;
+  StorageMirror* mirror_ = nullptr;           // guarded by mu_
   std::atomic<uint64_t> dispatched_rv_{0};
 };
 

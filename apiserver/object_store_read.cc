@@ -196,6 +196,22 @@ void ObjectStore::Compact() {
   std::lock_guard<std::mutex> lock(mu_);
   history_.clear();
   compacted_rv_ = rv_;
+  if (mirror_ != nullptr) mirror_->Compact(rv_);
+}
+
+std::optional<ApiError> ObjectStore::SetMirror(StorageMirror* mirror) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (mirror != nullptr) {
+    std::vector<MirroredObject> objects;
+    for (const ResourceInfo& r : ServedResources()) {
+      const Table* table = FindTable(r);
+      if (table == nullptr) continue;
+      for (const auto& [key, object] : *table) objects.push_back({&r, key, object});
+    }
+    if (auto error = mirror->Load(objects, rv_)) return error;
+  }
+  mirror_ = mirror;
+  return std::nullopt;
 }
 
 uint64_t ObjectStore::RestartWatchCache() {

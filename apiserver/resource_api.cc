@@ -150,7 +150,12 @@ int Server::Handler::ServeList(const HttpRequest& req, const ResourceRequest& rr
   if (options.rv && !exact && options.continue_token.empty() && *options.rv > current) {
     return Error(req, TooLargeResourceVersionError(*options.rv, current));
   }
-  auto page = server_.store_->List(*rr.info, filter, limit, options.continue_token, exact);
+  // Why: with etcd as storage, a storage read is a real etcd range read.
+  EtcdStorage* etcd = from_cache ? nullptr : server_.etcd_.load();
+  auto page = etcd != nullptr ? etcd->List(*rr.info, filter, limit, options.continue_token, exact,
+                                           current)
+                              : server_.store_->List(*rr.info, filter, limit,
+                                                     options.continue_token, exact);
   if (!page.ok()) return Error(req, *page.error);
   server_.metrics_.RecordList(rr.info->group, rr.info->resource,
                               from_cache ? ListSource::kWatchCache : ListSource::kStorage);

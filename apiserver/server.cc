@@ -110,7 +110,29 @@ size_t Server::CloseIdleConnections() {
   return closed;
 }
 
+Status Server::UseEtcd(const std::string& endpoint) {
+  std::lock_guard<std::mutex> lock(etcd_mu_);
+  if (etcd_owner_) {
+    return Status(StatusCode::kInvalid, "storage is already etcd at " + etcd_owner_->endpoint());
+  }
+  auto client = EtcdClient::Create(endpoint, EtcdClient::Options{});
+  if (!client.ok()) return client.status();
+  auto storage = std::make_unique<EtcdStorage>(std::move(*client));
+  if (std::optional<ApiError> error = store_->SetMirror(storage.get())) {
+    return Status(StatusCode::kUnavailable, error->message);
+  }
+  LOG(INFO) << "storage: etcd at " << endpoint << " (" << store_->Count(RoutesInfo())
+            << " routes loaded)";
+  etcd_.store(storage.get());
+  etcd_owner_ = std::move(storage);
+  return Status::Ok();
+}
+
 Status Server::Start() {
+  if (!options_.etcd_endpoint.empty() && etcd_.load() == nullptr) {
+    Status s = UseEtcd(options_.etcd_endpoint);
+    if (!s.ok()) return Status(s.code(), "--etcd-endpoint: " + s.message());
+  }
   mg_init_library(0);
   {
     std::lock_guard<std::mutex> lock(admin_mu_);

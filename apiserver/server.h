@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apiserver/etcd_storage.h"
 #include "apiserver/fault_injector.h"
 #include "apiserver/hangup_monitor.h"
 #include "apiserver/object_store.h"
@@ -66,6 +67,10 @@ struct ServerOptions {
   // storage read; false reads storage for every list, page by page, as a
   // server whose watch cache is off (SetWatchCache changes it at run time).
   bool watch_cache = true;
+  // "http://HOST:PORT" of an etcd (3.4+, its v3 JSON gateway) that storage
+  // reads go to, as kube-apiserver's do: see Server::UseEtcd. "" = none:
+  // storage reads are reads of the server's memory.
+  std::string etcd_endpoint;
   const Clock* clock = nullptr;  // nullptr = the real clock
 };
 
@@ -145,6 +150,18 @@ class Server {
   void CloseAllWatches() { store_->CloseAllWatches(); }
   // ServerOptions::watch_cache, for lists from now on.
   void SetWatchCache(bool on) { watch_cache_.store(on); }
+  // Makes etcd at `endpoint` the server's storage from now on (Start does
+  // it for ServerOptions::etcd_endpoint): etcd's /registry/ prefix is
+  // replaced by every object stored now (in transactions of
+  // EtcdStorage::kTxnOps: start etcd with at least that --max-txn-ops),
+  // then every create, update and delete is written to etcd before it is
+  // applied (an etcd failure fails it with a 500), and every list served
+  // from storage (not from the watch cache) reads etcd page by page. Errors
+  // (etcd unreachable, a refused load) leave the server as it was. Once per
+  // server; not from a handler.
+  Status UseEtcd(const std::string& endpoint);
+  // The etcd storage reads go to; nullptr without one.
+  const EtcdStorage* etcd() const { return etcd_.load(); }
   void Compact() { store_->Compact(); }
   // Closes every connection (including idle keep-alive ones) by restarting
   // the listener on the same port. Must not be called from a handler.
@@ -181,6 +198,10 @@ class Server {
   const ServerOptions options_;
   std::unique_ptr<Clock> owned_clock_;
   const Clock& clock_;
+  // Why before store_: destroyed after it (the store points at it).
+  std::mutex etcd_mu_;
+  std::unique_ptr<EtcdStorage> etcd_owner_;  // guarded by etcd_mu_
+  std::atomic<EtcdStorage*> etcd_{nullptr};  // etcd_owner_, for handlers
   std::unique_ptr<ObjectStore> store_;
   FaultInjector faults_;
   RequestMetrics metrics_;

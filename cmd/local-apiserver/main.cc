@@ -23,6 +23,7 @@ void Usage() {
                "                       [--bookmark-interval MS] [--progress-notify-interval MS]\n"
                "                       [--always-bookmark]\n"
                "                       [--threads N] [--watch-list=false] [--watch-cache=false]\n"
+               "                       [--etcd-endpoint http://HOST:PORT]\n"
                "  --listen             address to serve on (default 127.0.0.1:0, 0 = pick a port)\n"
                "  --kubeconfig-out     write a kubeconfig for kubectl/clients to PATH\n"
                "  --token              require this bearer token\n"
@@ -48,6 +49,12 @@ void Usage() {
                "  --watch-cache=false  every list reads storage, page by page (kube-apiserver's\n"
                "                       --watch-cache=false); default: resourceVersion 0 and a\n"
                "                       version without a limit come from the watch cache\n"
+               "  --etcd-endpoint      a real etcd (3.4+, started with --max-txn-ops >= 1000) as\n"
+               "                       storage: every write also goes to etcd under kube's\n"
+               "                       keys (/registry/route.openshift.io/routes/NS/NAME), and\n"
+               "                       lists served from storage are etcd range reads, page\n"
+               "                       by page, as kube-apiserver's; it owns etcd's /registry/\n"
+               "                       (default: none, storage reads read memory)\n"
                "Fault injection (admin endpoints, token-protected like the API):\n"
                "  POST /admin/faults {FaultRule}   DELETE /admin/faults   POST /admin/compact\n"
                "  POST /admin/close-watches   POST /admin/drop-connections\n"
@@ -100,6 +107,8 @@ int main(int argc, char** argv) {
         options.tls_hosts.push_back(value.substr(start, comma - start));
         start = comma + 1;
       }
+    } else if (arg == "--etcd-endpoint" && next()) {
+      options.etcd_endpoint = value;
     } else if (arg == "--listen" && next()) {
       options.listen = value;
     } else if (arg == "--kubeconfig-out" && next()) {

@@ -6,6 +6,7 @@
 
 #include "apiserver/resources.h"
 #include "e2e/harness/prom_text.h"
+#include "e2e/bench/table.h"
 #include "e2e/harness/route_factory.h"
 #include "kubeclient/rest/kube_config.h"
 #include "kubeclient/rest/rest_kube_client.h"
@@ -35,6 +36,32 @@ BenchCluster::~BenchCluster() {
   StopReplicas();
   client_.reset();
   server_->Stop();
+}
+
+std::string BenchCluster::UseRealEtcd() {
+  if (EtcdServer::FindBinary().empty()) {
+    return "no etcd binary (Debian package etcd-server): storage reads are reads of the "
+           "embedded server's memory, as before";
+  }
+  std::string error;
+  const SteadyTime started = clock_.Now();
+  etcd_ = EtcdServer::Start(dir_, &error);
+  if (!etcd_) return "etcd did not start (" + error + "): storage reads are reads of memory";
+  Status used = server_->UseEtcd(etcd_->endpoint());
+  if (!used.ok()) {
+    etcd_.reset();
+    return "etcd refused the load (" + used.ToString() + "): storage reads are reads of memory";
+  }
+  const double seconds = std::chrono::duration<double>(clock_.Now() - started).count();
+  return Fmt("storage reads go to a real etcd %s on loopback (%s, data in %s; started and "
+             "loaded with %zu routes in %.1f s)",
+             etcd_->version().c_str(), etcd_->endpoint().c_str(), dir_.c_str(), RouteCount(),
+             seconds);
+}
+
+uint64_t BenchCluster::EtcdRangeReads() const {
+  const apiserver::EtcdStorage* etcd = server_->etcd();
+  return etcd == nullptr ? 0 : etcd->RangeReads();
 }
 
 ServerWrites BenchCluster::Writes() const {

@@ -12,6 +12,7 @@
 #include "apiserver/server.h"
 #include "base/clock.h"
 #include "e2e/bench/fleet.h"
+#include "e2e/harness/etcd_server.h"
 #include "e2e/harness/pod_limits.h"
 #include "kubeclient/kube_client.h"
 
@@ -66,11 +67,21 @@ class BenchCluster {
   // kills in them; 0 without.
   double PodPeakMemoryMiB() const;
   uint64_t PodOomKills() const;
+  // Starts a real etcd (EtcdServer, in dir()) and makes it the server's
+  // storage (Server::UseEtcd: every object loaded, then storage lists read
+  // etcd). Returns a line saying what storage reads go to from now on: etcd
+  // with its version and load time, or (no etcd binary, or it failed) the
+  // server's memory and why. Call while no replica runs.
+  std::string UseRealEtcd();
+  // etcd range requests made by storage lists so far (0 without etcd).
+  uint64_t EtcdRangeReads() const;
 
  private:
   std::string dir_;
   std::string kubeconfig_;
   RealClock clock_;
+  // Why before server_: stopped after it.
+  std::unique_ptr<EtcdServer> etcd_;
   std::unique_ptr<apiserver::Server> server_;
   std::unique_ptr<kubeclient::KubeClient> client_;
   std::unique_ptr<ReplicaSet> replicas_;

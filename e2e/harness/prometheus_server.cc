@@ -180,16 +180,7 @@ std::string UrlQueryEscape(const std::string& text) {
 
 std::string PrometheusServer::FindBinary(const std::string& binary) {
   if (!binary.empty()) return IsExecutable(binary) ? binary : "";
-  if (const char* env = std::getenv("E2E_PROMETHEUS_BINARY"); env != nullptr && *env) {
-    return IsExecutable(env) ? env : "";
-  }
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "/usr/bin:/bin");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    if (!dir.empty() && IsExecutable(dir + "/prometheus")) return dir + "/prometheus";
-  }
-  return "";
+  return FindExecutable("prometheus", "E2E_PROMETHEUS_BINARY");
 }
 
 std::unique_ptr<PrometheusServer> PrometheusServer::Start(const PrometheusOptions& options,

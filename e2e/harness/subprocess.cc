@@ -143,6 +143,20 @@ int PickFreePort() {
   return port;
 }
 
+std::string FindExecutable(const std::string& name, const char* env_var) {
+  auto executable = [](const std::string& path) { return access(path.c_str(), X_OK) == 0; };
+  if (const char* env = std::getenv(env_var); env != nullptr && *env) {
+    return executable(env) ? env : "";
+  }
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    if (!dir.empty() && executable(dir + "/" + name)) return dir + "/" + name;
+  }
+  return "";
+}
+
 std::string MakeTempDir(const std::string& prefix) {
   const char* tmp = getenv("TMPDIR");
   std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/" + prefix +

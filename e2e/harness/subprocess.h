@@ -44,6 +44,11 @@ class Subprocess {
   std::string log_path_;
 };
 
+// The program a test runs: the executable named by environment variable
+// `env_var` when it is set (even a wrong one: "" then, so the mistake shows),
+// else `name` in $PATH; "" when there is none.
+std::string FindExecutable(const std::string& name, const char* env_var);
+
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int PickFreePort();
 
