@@ -183,13 +183,6 @@ SyncResult StatusSyncer::Sync(const std::string& key, bool watched_entry_change)
     ++stats_.skipped_no_change;
     return SyncResult::kNoChange;
   }
-  if (watched_entry_change && !own_write) {
-    // Why: someone else wrote our entry, though not what we want now (a
-    // newer change came with it, or the writer is stale or careless). The
-    // lease learns that our watch has caught up with that write; our work
-    // for the newer change is queued below as usual.
-    lease_.Overwritten(key);
-  }
   if (Blocked(route->metadata.uid, observed, desired)) {
     ++stats_.skipped_contended;
     VLOG(4) << "route " << key << ": change contended, not writing";
@@ -279,8 +272,7 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
       // Why measured here: the read below is no part of the write's latency,
       // which the lease learns from this outcome.
       const Duration latency = clock_.Now() - sent;
-      std::string server_version;
-      if (!PeerChangedOurEntries(*route, &server_version, routes_.Get(key))) {
+      if (!PeerChangedOurEntries(*route, routes_.Get(key))) {
         // Why not Release: the version moved under an owner's update (a
         // label, an annotation, another router's entry), not a write of
         // our router name; a leader that followed for it left the fleet
@@ -297,9 +289,6 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
       VLOG(2) << "route " << key << ": status write conflicted; following";
       WorkOutcome outcome{WorkResult::kRelease, true};
       outcome.write_latency = latency;
-      const auto now_cached = routes_.Get(key);
-      outcome.watch_caught_up = !server_version.empty() && now_cached &&
-                                now_cached->metadata.resource_version == server_version;
       return outcome;
     }
     case StatusCode::kNotFound:
@@ -371,7 +360,7 @@ bool SameEntries(const std::vector<RouteIngress>& a, const std::vector<RouteIngr
 
 }  // namespace
 
-bool StatusSyncer::PeerChangedOurEntries(const Route& cached, std::string* server_version,
+bool StatusSyncer::PeerChangedOurEntries(const Route& cached,
                                          const std::shared_ptr<const Route>& cached_now) {
   const std::vector<RouteIngress> before = EntriesNamed(cached, admission_.router_name);
   if (cached_now && cached_now->metadata.uid == cached.metadata.uid &&
@@ -390,7 +379,6 @@ bool StatusSyncer::PeerChangedOurEntries(const Route& cached, std::string* serve
   if (!fresh_json.ok()) return true;
   auto fresh = kubeclient::RouteFromJson(*fresh_json);
   if (!fresh.ok() || fresh->metadata.uid != cached.metadata.uid) return true;
-  *server_version = fresh->metadata.resource_version;
   return !SameEntries(before, EntriesNamed(*fresh, admission_.router_name));
 }
 

@@ -199,11 +199,10 @@ class StatusSyncer {
   // After a 409 on a write based on `cached`: whether the server's copy
   // shows our router name's entries changed since `cached` (another
   // replica wrote them). True when the server cannot be read: a 409 is
-  // taken as a lost race unless shown otherwise. Sets *server_version to
-  // the server's resourceVersion when it was read. False without a read
+  // taken as a lost race unless shown otherwise. False without a read
   // when `cached_now` (the cache as the 409 came back) is a newer version
   // of the route with our entries as in `cached`.
-  bool PeerChangedOurEntries(const kubeclient::Route& cached, std::string* server_version,
+  bool PeerChangedOurEntries(const kubeclient::Route& cached,
                              const std::shared_ptr<const kubeclient::Route>& cached_now);
 
   struct Failure {

@@ -75,7 +75,7 @@ BackoffWriteLease::BackoffWriteLease(const Clock& clock, WriteLeaseOptions optio
     : clock_(clock),
       options_(std::move(options)),
       rng_(SeedFrom(options_)),
-      takeover_(options_.takeover, options_.interval, options_.retry, TakeoverSeedFrom(options_)) {
+      takeover_(options_.takeover, options_.interval, TakeoverSeedFrom(options_)) {
   auto status = ValidateWriteLeaseOptions(options_);
   CHECK(status.ok()) << options_.name << ": " << status.ToString();
   const SteadyTime now = clock_.Now();
@@ -129,14 +129,8 @@ void BackoffWriteLease::UpdateHeldLocked(Slot& slot, SteadyTime now) {
   }
   slot.held_since = now;
   // Why only from nothing held: while work is held, the leader's progress
-  // (or its absence) is already being timed. So it is when this key's
-  // takeover lost only to an owner's update and no wait started since: the
-  // leader made no progress in between (a new wait cost a partitioned
-  // leader's takeover 3.6 s, issue 23, the simulator's claims seed
-  // 146212632652081).
-  const bool resumes = options_.takeover.rules.resume_wait && slot.resume_wait &&
-                       *slot.resume_wait == takeover_.waits_started();
-  if (held_++ == 0 && state_ == LeaseState::kFollower && !resumes) takeover_.Hold(now);
+  // (or its absence) is already being timed.
+  if (held_++ == 0 && state_ == LeaseState::kFollower) takeover_.Hold(now);
 }
 
 void BackoffWriteLease::EraseSlotLocked(std::unordered_map<std::string, Slot>::iterator it) {
@@ -216,10 +210,6 @@ void BackoffWriteLease::Extend(const std::string& key, EntryWriter writer) {
     if (it != slots_.end()) {
       Slot& slot = it->second;
       if (slot.held) key_held_since = slot.held_since;
-      // Why whoever the caller says wrote it: while our write of the key is
-      // out, the status path takes a watched entry equal to ours for our
-      // echo. If ours then loses, it was not.
-      if (slot.running && !slot.write_seen) slot.write_seen = now;
       if (slot.work) ++stats_.extend_drops;
       UnscheduleLocked(key, slot);
       slot.work = nullptr;
@@ -234,11 +224,7 @@ void BackoffWriteLease::Extend(const std::string& key, EntryWriter writer) {
     // writes were ours (it records them); a count kept here drifted when an
     // echo arrived while our own work still ran.
     const bool peer = writer == EntryWriter::kPeer;
-    if (peer) ++peer_writes_;
-    if (lag_probe_ && lag_probe_->key == key) {
-      if (peer) LearnHowEarlyLocked(key, now, now - lag_probe_->at, lag_probe_->since);
-      lag_probe_.reset();
-    }
+    if (peer && state_ != LeaseState::kLeader) ++others_seen_;
     switch (state_) {
       case LeaseState::kLeader:
         if (options_.leader_follows_foreign_extend && peer) {
@@ -310,29 +296,6 @@ void BackoffWriteLease::SetCutOff(bool cut_off) {
   Notify(fired);
 }
 
-void BackoffWriteLease::Overwritten(const std::string& key) {
-  std::lock_guard<std::mutex> l(mu_);
-  const SteadyTime now = clock_.Now();
-  auto it = slots_.find(key);
-  // Why: while our write of the key is out, this is the write that will
-  // beat it, so our watch is not behind when it loses (RunPicked).
-  if (it != slots_.end() && it->second.running && !it->second.write_seen) {
-    it->second.write_seen = now;
-  }
-  if (lag_probe_ && lag_probe_->key == key) {
-    LearnHowEarlyLocked(key, now, now - lag_probe_->at, lag_probe_->since);
-    lag_probe_.reset();
-  }
-  // Why: the pause after a lost write waits for our watch to show the
-  // write that beat ours. It showed it, coalesced with a newer change (the
-  // simulator's failover seed 225631069477466: a survivor that lost its
-  // election write to the dead leader's last write waited out the whole
-  // 3 s pause, because that write reached its cache together with the next
-  // change, so no Extend came).
-  takeover_.WatchCaughtUp();
-  cv_.notify_all();
-}
-
 void BackoffWriteLease::Remove(const std::string& key) {
   std::lock_guard<std::mutex> l(mu_);
   auto it = slots_.find(key);
@@ -374,10 +337,9 @@ SteadyTime BackoffWriteLease::ChangeTakeoverDueLocked(const Slot& slot) const {
 
 SteadyTime BackoffWriteLease::ProgressTakeoverDueLocked(const Slot& slot) const {
   // Why: after a quiet spell longer than the lease, a follower's expiry is
-  // long past, and held work used to run at the follower floor (0.5-1 s),
-  // racing a leader whose write takes longer (issue 23: the simulator's
-  // slow-leader seeds, 1 s PUTs); the leader's silence meant only that
-  // nothing needed writing. The takeover wait is the failure detector in
+  // long past; the leader's silence meant only that nothing needed
+  // writing, and work run at the floor (0.5-1 s) races a leader whose
+  // write takes longer. The takeover wait is the failure detector in
   // progress mode; an expired lease is no faster one.
   if (state_ != LeaseState::kFollower || slot.parked ||
       !options_.takeover.rules.expiry_waits_for_takeover) {
@@ -422,10 +384,9 @@ std::optional<std::string> BackoffWriteLease::PickTakeoverLocked(
 
 Duration BackoffWriteLease::FollowForLocked(int tick) {
   // Why at least the takeover's longest wait: with takeover by progress,
-  // the lease's expiry is the backstop, not the failure detector. A short
-  // expiry at low ticks (20 ms x4) ran a follower's work before a slow
-  // leader's next write could show (issue 23, the simulator's slow-leader
-  // seeds), whatever the deadline had learnt.
+  // the lease's expiry is the backstop, not the failure detector; a short
+  // expiry at low ticks (20 ms x4) would run a follower's work before a
+  // slow leader's next write could show, whatever D had learnt.
   const Duration backoff = BackoffLocked(tick);
   if (!options_.takeover.rules.expiry_waits_for_takeover) return backoff;
   return std::max(backoff, takeover_.LongestWait());
@@ -497,37 +458,18 @@ void BackoffWriteLease::TransitionLocked(LeaseState to, const char* cause, Fired
   state_ = to;
   fired->push_back(t);
   if (to == LeaseState::kFollower) {
-    ++follows_;
+    ++others_seen_;
     takeover_.Follow(clock_.Now());
   }
   if (to == LeaseState::kLeader) {
     // Why: work deferred while following or waiting for the election gate
-    // is ours to do now; retry delays are kept.
-    // Why in the order the changes began to wait (held_since), not by
-    // their deferred due times: those follow the lease's expiry when each
-    // was queued, not the changes' age, and a new leader that writes one
-    // at a time (1 s PUTs, one worker) wrote the oldest change of its
-    // backlog last, 18.5 s after it (partitioned slow-leader seed
-    // 256506158515051).
+    // is ours to do now, in the order it was queued; retry delays are kept.
     const SteadyTime now = clock_.Now();
-    // Parked keys (known to fail) last. A key that stopped being held for
-    // a while (a retry) counts from when it was held again.
-    struct Promoted {
-      bool parked;
-      SteadyTime since;
-      std::string key;
-    };
-    std::vector<Promoted> promote;
+    std::vector<std::string> promote;
     for (const auto& [due, seq, key] : due_) {
-      const Slot& slot = slots_.at(key);
-      if (due > now && slot.lease_deferred) promote.push_back({slot.parked, slot.held_since, key});
+      if (due > now && slots_.at(key).lease_deferred) promote.push_back(key);
     }
-    if (options_.takeover.rules.oldest_first) {
-      std::stable_sort(promote.begin(), promote.end(), [](const Promoted& a, const Promoted& b) {
-        return std::tie(a.parked, a.since) < std::tie(b.parked, b.since);
-      });
-    }
-    for (const Promoted& p : promote) ScheduleLocked(p.key, slots_.at(p.key), now, false);
+    for (const std::string& key : promote) ScheduleLocked(key, slots_.at(key), now, false);
     for (auto& [key, slot] : slots_) {
       if (slot.running && slot.work && slot.lease_deferred) {
         slot.due = std::min(slot.due, now);
@@ -538,8 +480,7 @@ void BackoffWriteLease::TransitionLocked(LeaseState to, const char* cause, Fired
   }
 }
 
-void BackoffWriteLease::ApplyLocked(WorkResult result, SteadyTime now, bool caught_up,
-                                    Fired* fired) {
+void BackoffWriteLease::ApplyLocked(WorkResult result, SteadyTime now, Fired* fired) {
   switch (result) {
     case WorkResult::kNone:
       return;
@@ -563,7 +504,7 @@ void BackoffWriteLease::ApplyLocked(WorkResult result, SteadyTime now, bool caug
       TransitionLocked(LeaseState::kFollower, "work:release", fired);
       // Why after the transition: Follow() starts a wait that may be a
       // sample; a lost write's wait is not one.
-      takeover_.LostWrite(now, caught_up);
+      takeover_.LostWrite(now);
       return;
   }
 }
@@ -576,9 +517,7 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
   // Why Election too: a replica that lost the start-up race learns the
   // write latency from its answer, or a slow leader is overrun at once.
   const bool sampled = state_ != LeaseState::kLeader;
-  const uint64_t follows_before = follows_;
-  const uint64_t peer_writes_before = peer_writes_;
-  const uint64_t waits_before = takeover_.waits_started();
+  const uint64_t others_seen_before = others_seen_;
   {
     Slot& slot = slots_.at(key);
     work = std::move(slot.work);
@@ -586,7 +525,6 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
     slot.running = true;
     slot.cancel_retry = false;
     taking_over = slot.taking_over;
-    slot.write_seen.reset();
     CHECK(work) << options_.name << ": no work queued for " << key;
     UpdateHeldLocked(slot, clock_.Now());
   }
@@ -612,7 +550,6 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
   ++stats_.outcomes[static_cast<int>(outcome.result)];
   if (taking_over) ++stats_.takeovers[static_cast<int>(outcome.result)];
   slot.taking_over = false;
-  slot.resume_wait.reset();
   const SteadyTime now = clock_.Now();
   if (sampled && outcome.result != WorkResult::kNone) {
     // Why: the server answered our write; the leader pays that latency too.
@@ -628,70 +565,24 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
             << "ms";
   }
   if (outcome.result == WorkResult::kNone && outcome.retry && !outcome.key_failing &&
-      !outcome.owner_moved_version && !outcome.not_sent && state_ == LeaseState::kFollower &&
-      options_.takeover.rules.failed_write_pause) {
-    // Why: a write that failed (no answer, 5xx) keeps the lease, but taking
-    // over the next key at once would only fail again. A key that fails on
-    // its own says nothing about the others, nor does a 409 from an
-    // owner's update (see UpdateHeldLocked), nor a key the status path held
-    // back without sending anything (a takeover of a route its contention
-    // block held paused every other takeover for the retry interval:
-    // partitioned outage seed 78546428214159, failover 3.4 s).
-    takeover_.LostWrite(now, /*caught_up=*/false);
+      !outcome.owner_moved_version && !outcome.not_sent && state_ == LeaseState::kFollower) {
+    // Why a new wait: a write that failed (no answer, 5xx) keeps the
+    // lease, but taking over the next key at once would only fail again.
+    // A key that fails on its own says nothing about the others, nor does
+    // a 409 from an owner's update, nor a key the status path held back
+    // without sending anything (a contention block): the next held key
+    // goes on at once.
+    takeover_.LostWrite(now);
   }
-  if (outcome.result == WorkResult::kExtend && follows_ != follows_before &&
-      options_.takeover.rules.no_lead_after_follow) {
-    // Why: we began following while this write was out (another of our
-    // writes lost, or a peer's write reached our watch). Its success shows
-    // only that we were first on this key, not that we lead: leading
-    // again beside the replica that beat us raced every next change
-    // (issue 23, the simulator's steady seed 102511716593510).
+  if (outcome.result == WorkResult::kExtend && others_seen_ != others_seen_before &&
+      options_.takeover.rules.lead_uncontested) {
+    // Why: another writer showed itself while our write was out (we began
+    // following, or a peer's write reached our watch): our success shows
+    // only that we were first on this key, not that we lead, and two
+    // leaders race every next change.
     outcome.result = WorkResult::kNone;
   }
-  if (outcome.result == WorkResult::kExtend && probe && peer_writes_ != peer_writes_before &&
-      options_.takeover.rules.no_lead_beside_peer) {
-    // Why: another replica of our router name wrote while our probe was
-    // out, so someone else is alive and writing, most likely a follower
-    // that took over another key at the same time. Our success shows only
-    // that we were first on this key; both leading raced every next change
-    // and lost one write each (issue 23, the simulator's slow-leader seed
-    // 231616291602799). We keep following; the next held change is taken
-    // over (or written by the other) as any other.
-    outcome.result = WorkResult::kNone;
-  }
-  // Why: a peer's write that reached our watch while ours was out is most
-  // likely the one that beat ours, so our cache is no longer behind.
-  // So is any write of this key that reached our watch while ours was out
-  // (Extend or Overwritten set write_seen).
-  const bool caught_up = outcome.watch_caught_up || peer_writes_ != peer_writes_before ||
-                         slot.write_seen.has_value();
-  ApplyLocked(outcome.result, now, caught_up, fired);
-  // Why only if no wait started while ours was out: a peer's write then
-  // showed the leader's progress, and the key's next change waits anew.
-  if (taking_over && outcome.owner_moved_version && state_ == LeaseState::kFollower &&
-      takeover_.waits_started() == waits_before) {
-    slot.resume_wait = waits_before;
-  }
-  if (outcome.result == WorkResult::kRelease) {
-    if (!sampled) {
-      // A leader wrote as soon as its watch showed the change: it was not
-      // early. How far its watch lags behind the server shows once the
-      // write that beat ours arrives after the 409.
-      if (!caught_up) lag_probe_ = LagProbe{key, now, "the server refused ours"};
-    } else if (slot.write_seen) {
-      // Why from when we sent ours (a takeover or an election write): the
-      // write that beat ours had not reached our watch when we sent it, so
-      // we wrote at least this much too early, whether our watch lags or
-      // the leader's writes are slow (issue 23: a leader whose requests
-      // took 1 s was overrun at start-up by followers that had never
-      // written, each losing twice, the simulator's slow-leader seed
-      // 41218). Its write may reach our watch before our answer, or after.
-      LearnHowEarlyLocked(key, now, *slot.write_seen - started, "we sent ours");
-    } else {
-      lag_probe_ = LagProbe{key, started, "we sent ours"};
-    }
-  }
-  slot.write_seen.reset();
+  ApplyLocked(outcome.result, now, fired);
   slot.running = false;
   if (slot.work && !shutdown_) {
     ScheduleLocked(key, slot, slot.due, slot.lease_deferred);  // newer work: keep it
@@ -709,14 +600,6 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
     return;
   }
   UpdateHeldLocked(slot, now);
-}
-
-void BackoffWriteLease::LearnHowEarlyLocked(const std::string& key, SteadyTime now,
-                                            Duration early, const char* since) {
-  takeover_.WatchLagged(now, early);
-  VLOG(3) << options_.name << ": our watch showed the write that beat ours on " << key << " "
-          << std::chrono::duration_cast<std::chrono::milliseconds>(early).count()
-          << "ms after " << since;
 }
 
 void BackoffWriteLease::Notify(const Fired& fired) {

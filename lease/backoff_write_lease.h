@@ -144,7 +144,6 @@ class BackoffWriteLease final : public WriteLease {
   // WriteLease. Try after Shutdown() drops the work.
   void Try(const std::string& key, Work work) override;
   void Extend(const std::string& key, EntryWriter writer) override;
-  void Overwritten(const std::string& key) override;
   void Remove(const std::string& key) override;
   LeaseState State() const override;
 
@@ -192,17 +191,6 @@ class BackoffWriteLease final : public WriteLease {
     bool held = false;            // counted in held_ (see HeldLocked)
     SteadyTime held_since{};      // when it last became held
     double takeover_draw = 0;     // its jitter draw (per-change takeover)
-    // Set when its takeover's write got a 409 from an owner's update
-    // (WorkOutcome::owner_moved_version) and no wait started while it was
-    // out: the takeover wait then running (TakeoverTimer::waits_started()).
-    // While that wait goes on, the key held again (its next change, or its
-    // retry deferred because we follow) continues it rather than starting
-    // a new one, so it is taken over at once.
-    std::optional<uint64_t> resume_wait;
-    // While its work runs: when a write of this key first reached our
-    // watch (Extend, either writer): the write that beat ours, if ours
-    // loses.
-    std::optional<SteadyTime> write_seen;
   };
   using DueEntry = std::tuple<SteadyTime, uint64_t, std::string>;
   using Fired = std::vector<LeaseTransition>;
@@ -243,15 +231,9 @@ class BackoffWriteLease final : public WriteLease {
                                         const std::unordered_set<std::string>* skip,
                                         SteadyTime* wait_until);
   void TransitionLocked(LeaseState to, const char* cause, Fired* fired);
-  // `caught_up`: a peer's write reached our watch while the work ran.
-  void ApplyLocked(WorkResult result, SteadyTime now, bool caught_up, Fired* fired);
+  void ApplyLocked(WorkResult result, SteadyTime now, Fired* fired);
   // Runs `key` (picked); unlocks `lock` around the work.
   void RunPicked(const std::string& key, std::unique_lock<std::mutex>& lock, Fired* fired);
-  // A write of `key` we sent lost to a peer's whose write reached our
-  // watch `early` after `since` (what the log calls it): waits last that
-  // much longer for a while (TakeoverTimer::WatchLagged).
-  void LearnHowEarlyLocked(const std::string& key, SteadyTime now, Duration early,
-                           const char* since);
   void Notify(const Fired& fired);
 
   const Clock& clock_;
@@ -263,24 +245,9 @@ class BackoffWriteLease final : public WriteLease {
   LeaseState state_ = LeaseState::kElection;  // GUARDED_BY(mu_)
   int tick_ = 0;                              // GUARDED_BY(mu_)
   SteadyTime expires_{};          // GUARDED_BY(mu_)
-  // Transitions to Follower so far: a write that was out across one does
-  // not make us leader (RunPicked). GUARDED_BY(mu_)
-  uint64_t follows_ = 0;
-  // Writes by another replica of our router name seen so far (Extend
-  // kPeer): one seen while our probe was out means our probe's success
-  // does not make us lead (RunPicked). GUARDED_BY(mu_)
-  uint64_t peer_writes_ = 0;
-  // The key of our last write that lost (409) before the peer write of
-  // that key reached our watch, and since when we count: when we sent it
-  // (a takeover or an election write), or the 409 (a leader's write). That
-  // peer write, when our watch shows it, tells how much too early we wrote
-  // or how far our watch lags (TakeoverTimer::WatchLagged). GUARDED_BY(mu_)
-  struct LagProbe {
-    std::string key;
-    SteadyTime at;
-    const char* since;  // for the log: what `at` was
-  };
-  std::optional<LagProbe> lag_probe_;
+  // Transitions to Follower, and peer writes seen while not leading: a
+  // write that was out across one does not make us lead. GUARDED_BY(mu_)
+  uint64_t others_seen_ = 0;
   Duration election_offset_{};    // election_delay x (0.1 + U[0, 1)), drawn once
   // First Try in Election + election_offset_; unset before it.
   std::optional<SteadyTime> election_gate_;  // GUARDED_BY(mu_)

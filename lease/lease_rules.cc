@@ -12,14 +12,8 @@ std::vector<std::pair<const char*, bool LeaseRules::*>> RuleTable() {
       {"sample-guard", &LeaseRules::sample_guard},
       {"held-key-samples", &LeaseRules::held_key_samples},
       {"stretch-caps", &LeaseRules::stretch_caps},
-      {"watch-lag", &LeaseRules::watch_lag},
-      {"lost-write-pause", &LeaseRules::lost_write_pause},
-      {"failed-write-pause", &LeaseRules::failed_write_pause},
-      {"resume-wait", &LeaseRules::resume_wait},
       {"expiry-waits-for-takeover", &LeaseRules::expiry_waits_for_takeover},
-      {"no-lead-after-follow", &LeaseRules::no_lead_after_follow},
-      {"no-lead-beside-peer", &LeaseRules::no_lead_beside_peer},
-      {"oldest-first", &LeaseRules::oldest_first},
+      {"lead-uncontested", &LeaseRules::lead_uncontested},
   };
 }
 

@@ -12,7 +12,8 @@ namespace routestatus::lease {
 // on by default and switchable off for the ablation that decides whether it
 // stays (docs/lease.md, "Ablation"; issue 47). Nothing in production turns
 // one off; route-sim's and the controller's hidden --lease-rules-off do.
-// Value type.
+// The rules the ablation found paid nothing were removed (docs/lease.md
+// lists them). Value type.
 struct LeaseRules {
   // Our own answered writes (probes, election writes) are samples of D.
   bool own_write_samples = true;
@@ -26,31 +27,14 @@ struct LeaseRules {
   // The jitter's stretch is capped (1 s, and 2 s from the wait's start
   // unless D alone comes near it); otherwise it is jitter x D.
   bool stretch_caps = true;
-  // Two lost races within a minute teach how far our watch lags; waits
-  // last that much longer for a minute.
-  bool watch_lag = true;
-  // A lost write pauses takeovers until our watch shows a peer's write (or
-  // the retry interval passes).
-  bool lost_write_pause = true;
-  // A takeover write that failed without an answer (5xx, timeout) pauses
-  // takeovers like a lost one.
-  bool failed_write_pause = true;
-  // A takeover that lost only to an owner's update resumes its wait rather
-  // than starting a new one.
-  bool resume_wait = true;
   // In progress mode a follower's lease expiry is no faster detector: its
   // expiry is at least the longest takeover wait, and its expired work
   // waits for the takeover wait.
   bool expiry_waits_for_takeover = true;
-  // A write that succeeds after we began following while it was out does
-  // not make us lead.
-  bool no_lead_after_follow = true;
-  // A probe that succeeds while a peer's write reached our watch does not
-  // make us lead.
-  bool no_lead_beside_peer = true;
-  // A new leader writes its backlog oldest change first, parked keys last
-  // (otherwise in the order of the deferred due times).
-  bool oldest_first = true;
+  // A write that succeeds makes us lead only if no other writer showed
+  // itself while it was out (we began following, or a peer's write reached
+  // our watch while we did not lead).
+  bool lead_uncontested = true;
 };
 
 // The rules' names, in the order above ("own-write-samples", ...).

@@ -15,7 +15,6 @@ class ObserveOnlyLease final : public WriteLease {
  public:
   void Try(const std::string&, Work) override { ++suppressed_; }
   void Extend(const std::string&, EntryWriter) override {}
-  void Overwritten(const std::string&) override {}
   void Remove(const std::string&) override {}
   LeaseState State() const override { return LeaseState::kElection; }
 

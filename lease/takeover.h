@@ -33,28 +33,16 @@ struct TakeoverOptions {
   double factor = 2.0;
   double quantile = 0.95;
   int window = 64;
-  // Each wait's deadline is D + min(jitter x D, max_jitter) x U[0, 1), one
-  // draw per wait, so that the followers of a dead leader do not all take
-  // over at once (a watch lag, TakeoverTimer::WatchLagged, is part of
-  // that stretch). Why 1.0: in the simulator (3,000 seeds per scenario)
-  // followers racing each other lost 15% fewer writes than with 0.5.
+  // Each wait's deadline is D + span x U[0, 1), one draw per wait, so
+  // that the followers of a dead leader do not all take over at once;
+  // span = min(jitter x D, max_jitter), cut so that the wait ends no later
+  // than `stretch_limit` after its start, but never below `min_stretch`
+  // (LeaseRules::stretch_caps). With D <= 1 s the longest wait is 2 x D;
+  // with D between 1 and 1.75 s, 2 s; beyond, D + 250 ms. The caps keep a
+  // D learnt from a few slow answers from pushing a takeover past the
+  // failover bound (docs/lease.md: without them, 3.5x the failing runs).
   double jitter = 1.0;
-  // The stretch's cap: without a watch lag the longest wait is
-  // D + max_jitter, not 2 x D. Why: a D learnt from two slow samples (one
-  // slow answer to our own write, one late watch event) was 1.7 s, and a
-  // crash was taken over 3.8 s after the change (issue 23, failover seed
-  // 266260724024496); 1 s spreads the followers of a dead leader as widely
-  // as the default D of 1 s always did.
   Duration max_jitter = std::chrono::seconds(1);
-  // The stretch never takes a wait past `stretch_limit` from its start
-  // unless D alone comes within `min_stretch` of it; then the stretch is
-  // `min_stretch` (a watch lag still applies in full). Why: with D above
-  // 1 s the full stretch put a takeover past the 3 s failover bound (issue
-  // 23, outage seed 155396030887619: D 1.72 s learnt from two stalled
-  // answers, a late draw and a 325 ms PUT: 3.02 s after the change). With
-  // D <= 1 s (the default's range) the longest wait is 2 x D <= 2 s, as
-  // before; with D between 1 and 1.75 s it is 2 s; beyond, D + 250 ms,
-  // which still spreads the followers of a slow dead leader.
   Duration stretch_limit = std::chrono::seconds(2);
   Duration min_stretch = std::chrono::milliseconds(250);
   // Test only: added to every takeover wait. A deliberately slower takeover
@@ -73,8 +61,7 @@ Status ValidateTakeoverOptions(const TakeoverOptions& options);
 // nearest-rank quantile, min_deadline, cap); without samples D is
 // min_deadline (at most cap). The largest of two or more samples never
 // sets the quantile, and one sample alone counts at most as min_deadline:
-// one rare slow answer never sets D (issue 23). Pure; value type; not
-// thread-safe.
+// one rare slow answer never sets D. Pure; value type; not thread-safe.
 class DeadlineEstimator {
  public:
   DeadlineEstimator(const TakeoverOptions& options, Duration cap);
@@ -140,11 +127,8 @@ class DeadlineEstimator {
 // leader's write of that change.
 class TakeoverTimer {
  public:
-  // `cap`: the largest D (the lease interval); `lost_pause`: how long a
-  // lost write pauses takeovers unless another replica's write arrives
-  // first (the lease's retry interval).
-  TakeoverTimer(TakeoverOptions options, Duration cap,
-                Duration lost_pause, uint64_t seed);
+  // `cap`: the largest D (the lease interval).
+  TakeoverTimer(TakeoverOptions options, Duration cap, uint64_t seed);
 
   bool enabled() const { return options_.mode != TakeoverMode::kOff; }
   TakeoverMode mode() const { return options_.mode; }
@@ -167,34 +151,11 @@ class TakeoverTimer {
   // the leader pays too.
   void ProbeAnswered(Duration latency);
   // One of our writes lost (409) or failed: someone is alive (or the API
-  // server is not), and our cache of that route is behind. No takeover
-  // before `lost_pause` has passed or another replica's write has reached
-  // our watch (which then shows at least that write), and in any case not
-  // before D (+ jitter).
-  // `caught_up`: a write by another replica reached our watch while ours
-  // was out (most likely the one that beat it): no pause then.
-  void LostWrite(SteadyTime now, bool caught_up);
-  // Our watch showed another writer's write of a key after one of ours
-  // lost: it has caught up, so the pause of LostWrite ends (the wait it
-  // started goes on).
-  void WatchCaughtUp() { paused_until_ = SteadyTime{}; }
-
-  // kProgress: our watch showed the write that beat one of ours `lag`
-  // after the server refused ours (409): our watch lags behind the
-  // server's by at least that. Once two were seen within a minute (the
-  // smaller of the two counts; one alone may be a stalled event), and for
-  // a minute after the last (renewed by the next), every wait lasts at
-  // least that much longer than D, at most D longer, the lag taking the place of as much of the
-  // jitter (so a dead leader is still taken over in time): a follower
-  // whose watch lags must not take over changes the live leader has
-  // already written (issue 23: followers with a slow watch raced the
-  // leader on every lagging event, steady seed 46). Lags longer than
-  // `lost_pause` are no measure (the winner was no write of our peers, or
-  // the watch broke) and are ignored.
-  void WatchLagged(SteadyTime now, Duration lag);
+  // server is not). A new wait starts, and it is no sample (the write
+  // that beat ours came at about our own deadline).
+  void LostWrite(SteadyTime now);
   // kProgress: the longest a wait can last before its held work is taken
-  // over, D + max(the stretch (Jittered), the watch lag that applies);
-  // zero in the other modes.
+  // over, D + the whole stretch (Jittered); zero in the other modes.
   Duration LongestWait() const;
   // kProgress: when the held work is due for takeover; nullopt otherwise.
   std::optional<SteadyTime> WaitDue() const;
@@ -207,36 +168,24 @@ class TakeoverTimer {
   double Draw() { return Unit(); }
 
   const DeadlineEstimator& estimator() const { return estimator_; }
-  // How many waits have started (Follow, Hold, ForeignWrite, LostWrite):
-  // equal counts mean the same wait goes on.
-  uint64_t waits_started() const { return waits_started_; }
 
  private:
   double Unit();
-  // D + lag + U x (span - lag), span = min(jitter x D, max_jitter), cut to
+  // D + U x span, span = min(jitter x D, max_jitter), cut to
   // stretch_limit - D but not below min(that, min_stretch): the wait's
-  // length for a `draw`, at least D + lag, at most D + max(span, lag).
-  Duration Jittered(double draw, Duration lag) const;
-  // The watch lag that still applies to a wait that started at `start`.
-  Duration LagFor(SteadyTime start) const;
+  // length for a `draw`.
+  Duration Jittered(double draw) const;
   // The one place a wait starts: at `now`, with a fresh jitter draw;
   // `sample`: its end may be a sample.
   void StartWait(SteadyTime now, bool sample);
 
   const TakeoverOptions options_;
-  const Duration lost_pause_;
   DeadlineEstimator estimator_;
   std::mt19937_64 rng_;
   SteadyTime wait_start_{};    // kProgress: start of the current wait
   double draw_ = 0;            // kProgress: its jitter draw
   bool sample_ = false;        // kProgress: its end may be a sample
-  SteadyTime paused_until_{};  // kProgress: after a lost write
   SteadyTime not_before_{};    // kPerChange: last Follow or LostWrite
-  Duration watch_lag_{};        // kProgress: see WatchLagged
-  SteadyTime watch_lag_at_{};   // kProgress: when it was last measured
-  Duration last_lag_{};         // kProgress: the last lag reported (one alone counts not)
-  SteadyTime last_lag_at_{};    // kProgress: when
-  uint64_t waits_started_ = 0;  // see waits_started()
 };
 
 }  // namespace routestatus::lease

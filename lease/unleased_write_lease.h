@@ -52,7 +52,6 @@ class UnleasedWriteLease final : public WriteLease {
     queue_.Extend(key, writer);
   }
   // No takeover without a lease: nothing to learn.
-  void Overwritten(const std::string&) override {}
   void Remove(const std::string& key) override { queue_.Remove(key); }
   // Always kElection (never leads, never follows); the metrics report it as
   // the distinct state "disabled".

@@ -45,10 +45,6 @@ struct WorkOutcome {
   // learnt about the API server or our router name's other writers, so a
   // follower taking over goes on with its other held work at once.
   bool not_sent = false;
-  // With kRelease: our watch already shows the write that beat ours (the
-  // cache holds the version the server now has), so the lease need not
-  // pause takeovers for the watch to catch up.
-  bool watch_caught_up = false;
 };
 
 using Work = std::function<WorkOutcome()>;
@@ -78,13 +74,6 @@ class WriteLease {
   // which a Leader (leader_follows_foreign_extend) or an Election
   // (election_follows_extend) turns into following.
   virtual void Extend(const std::string& key, EntryWriter writer) = 0;
-  // Another writer changed our router name's entry for `key`, but not to
-  // what we would write now (a newer change reached our watch in the same
-  // delivery, or the writer was stale or careless): queued work stays. Our
-  // watch now shows a write after any of ours that lost, so a pause that
-  // waits for the watch to catch up may end. Leases without a takeover
-  // ignore it.
-  virtual void Overwritten(const std::string& key) = 0;
   // Forget `key` (the object was deleted).
   virtual void Remove(const std::string& key) = 0;
   virtual LeaseState State() const = 0;

@@ -497,7 +497,7 @@ TEST(ConfigHardeningTest, LeaseDurationsMustFitInTheInterval) {
   EXPECT_THAT(Joined(bad.errors),
               HasSubstr("--lease-election-delay (20s) must not exceed --lease-interval (15s)"));
   EXPECT_THAT(Parse({"--lease-interval=3s", "--lease-retry-interval=3s"}).errors, IsEmpty());
-  EXPECT_THAT(Parse({"--lease-rules-off=watch-lag,bogus"}).errors,
+  EXPECT_THAT(Parse({"--lease-rules-off=stretch-caps,bogus"}).errors,
               ElementsAre(HasSubstr("--lease-rules-off")));
   EXPECT_THAT(Parse({"--lease-rules-off=all"}).errors, IsEmpty());
 }

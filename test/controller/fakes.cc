@@ -42,7 +42,6 @@ void PassThroughLease::Try(const std::string& key, lease::Work work) {
 void PassThroughLease::Run(const std::string& key, lease::Work work) {
   lease::WorkOutcome outcome = work();
   results.push_back(outcome.result);
-  caught_up.push_back(outcome.watch_caught_up);
   if (outcome.result == lease::WorkResult::kExtend) state_ = lease::LeaseState::kLeader;
   if (outcome.result == lease::WorkResult::kRelease) state_ = lease::LeaseState::kFollower;
   if (outcome.retry) {

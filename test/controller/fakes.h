@@ -106,7 +106,6 @@ class PassThroughLease final : public lease::WriteLease {
  public:
   void Try(const std::string& key, lease::Work work) override;
   void Extend(const std::string& key, lease::EntryWriter writer) override;
-  void Overwritten(const std::string& key) override { overwritten.push_back(key); }
   void Remove(const std::string& key) override;
   lease::LeaseState State() const override { return state_; }
 
@@ -117,12 +116,10 @@ class PassThroughLease final : public lease::WriteLease {
 
   std::map<std::string, lease::Work> pending;
   std::vector<lease::WorkResult> results;
-  std::vector<bool> caught_up;  // each outcome's watch_caught_up
   std::vector<Duration> retry_delays;  // WorkOutcome::retry_after of each retry
   std::vector<bool> key_failing;       // WorkOutcome::key_failing of each retry
   std::vector<std::string> extended;
   std::vector<lease::EntryWriter> writers;  // of each Extend
-  std::vector<std::string> overwritten;     // keys of each Overwritten
   std::vector<std::string> removed;
   int tries = 0;
 

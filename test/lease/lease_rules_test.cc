@@ -10,12 +10,12 @@ namespace routestatus::lease {
 namespace {
 
 TEST(LeaseRulesTest, NamesSwitchTheirRuleOffAndNoOther) {
-  const auto rules = LeaseRulesOff(LeaseRules{}, "watch-lag,oldest-first");
+  const auto rules = LeaseRulesOff(LeaseRules{}, "held-key-samples,stretch-caps");
   ASSERT_TRUE(rules.has_value());
-  EXPECT_FALSE(rules->watch_lag);
-  EXPECT_FALSE(rules->oldest_first);
+  EXPECT_FALSE(rules->held_key_samples);
+  EXPECT_FALSE(rules->stretch_caps);
   EXPECT_TRUE(rules->own_write_samples);
-  EXPECT_TRUE(rules->stretch_caps);
+  EXPECT_TRUE(rules->sample_guard);
 }
 
 TEST(LeaseRulesTest, AllAndNoneAndUnknown) {
@@ -27,9 +27,9 @@ TEST(LeaseRulesTest, AllAndNoneAndUnknown) {
     EXPECT_TRUE(LeaseRulesOff(*all, name).has_value()) << name;
   }
   EXPECT_FALSE(all->own_write_samples);
-  EXPECT_FALSE(all->no_lead_beside_peer);
+  EXPECT_FALSE(all->expiry_waits_for_takeover);
   EXPECT_TRUE(LeaseRulesOff(LeaseRules{}, "none")->sample_guard);
-  EXPECT_FALSE(LeaseRulesOff(LeaseRules{}, "watch-lag,bogus").has_value());
+  EXPECT_FALSE(LeaseRulesOff(LeaseRules{}, "stretch-caps,bogus").has_value());
 }
 
 // One slow sample among none: guarded, it counts as the minimum deadline;
@@ -51,7 +51,7 @@ TEST(LeaseRulesTest, StretchCapsOffStretchesByJitterTimesD) {
   TakeoverOptions options;
   for (bool caps : {true, false}) {
     options.rules.stretch_caps = caps;
-    TakeoverTimer timer(options, std::chrono::seconds(15), std::chrono::seconds(3), 1);
+    TakeoverTimer timer(options, std::chrono::seconds(15), 1);
     for (int i = 0; i < 20; ++i) timer.ProbeAnswered(std::chrono::milliseconds(750));
     ASSERT_EQ(timer.estimator().Deadline(), std::chrono::milliseconds(1500));
     EXPECT_EQ(timer.LongestWait(), caps ? std::chrono::milliseconds(2000)

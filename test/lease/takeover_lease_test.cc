@@ -251,9 +251,9 @@ TEST_F(TakeoverLeaseTest, SlowLeaderRaisesTheDeadline) {
   EXPECT_EQ(s.takeover_deadline, 2 * std::max(latencies[0], latencies[1]));
 }
 
-// A lost takeover says our cache is behind (a lagging watch shows no
-// progress): the next takeover waits for the retry interval...
-TEST_F(TakeoverLeaseTest, LostTakeoverPausesTakeovers) {
+// A lost takeover starts a new wait: the next held key is taken over D
+// (+ the stretch) later, not at once and not after a pause.
+TEST_F(TakeoverLeaseTest, LostTakeoverStartsANewWait) {
   BackoffWriteLease lease(clock_, Options());
   FollowAtTheCap(lease);
   lease.Try("a", Record("a", kReleaseOutcome));
@@ -261,16 +261,19 @@ TEST_F(TakeoverLeaseTest, LostTakeoverPausesTakeovers) {
   EXPECT_EQ(RunAtNextDue(lease), 1);  // "a" lost; "b" is not run at once
   EXPECT_EQ(ran_, std::vector<std::string>{"a"});
   const SteadyTime lost = clock_.Now();
+  const Duration d = lease.Snapshot().takeover_deadline;
   EXPECT_EQ(RunAtNextDue(lease), 1);
-  EXPECT_EQ(Since(lost), seconds(3));
+  EXPECT_GE(Since(lost), d);
+  EXPECT_LT(Since(lost), d + d);
   EXPECT_EQ(ran_, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(lease.State(), LeaseState::kLeader);
 }
 
 // So does a takeover whose write failed without showing another writer
 // (no answer from the API server, 5xx): the held work is not run key after
-// key against a server that does not answer; the lease is kept.
-TEST_F(TakeoverLeaseTest, FailedTakeoverPausesTakeovers) {
+// key against a server that does not answer; the lease is kept, and the
+// failed key waits for its retry interval.
+TEST_F(TakeoverLeaseTest, FailedTakeoverStartsANewWait) {
   BackoffWriteLease lease(clock_, Options());
   FollowAtTheCap(lease);
   lease.Try("a", Record("a", WorkOutcome{WorkResult::kNone, true}));
@@ -278,35 +281,22 @@ TEST_F(TakeoverLeaseTest, FailedTakeoverPausesTakeovers) {
   EXPECT_EQ(RunAtNextDue(lease), 1);
   EXPECT_EQ(ran_, std::vector<std::string>{"a"});
   const SteadyTime failed = clock_.Now();
+  const Duration d = lease.Snapshot().takeover_deadline;
   EXPECT_EQ(lease.Snapshot().takeovers[static_cast<int>(WorkResult::kNone)], 1u);
   EXPECT_EQ(lease.State(), LeaseState::kFollower);
-  // The takeover of "b" wins; "a"'s retry, due at the same time, follows.
-  EXPECT_EQ(RunAtNextDue(lease), 2);
+  EXPECT_EQ(RunAtNextDue(lease), 1);  // the takeover of "b" wins
+  EXPECT_GE(Since(failed), d);
+  EXPECT_LT(Since(failed), d + d);
+  EXPECT_EQ(lease.State(), LeaseState::kLeader);
+  EXPECT_EQ(RunAtNextDue(lease), 1);  // "a"'s retry
   EXPECT_EQ(Since(failed), seconds(3));
   EXPECT_EQ(ran_, (std::vector<std::string>{"a", "b", "a"}));
-  EXPECT_EQ(lease.State(), LeaseState::kLeader);
 }
 
 // A takeover whose write gets a 409 because an owner's update moved the
-// version (our entry untouched) learnt nothing about the leader: when the
-// owner's update reaches the watch and queues the key again, it is taken
-// over at once, not after a new wait (issue 23, the simulator's claims
-// seed 146212632652081: 3.6 s after a partitioned leader's change).
-TEST_F(TakeoverLeaseTest, OwnerUpdateThatBeatATakeoverIsRetriedAtOnce) {
-  BackoffWriteLease lease(clock_, Options());
-  TakeOverIntoAnOwnersUpdate(lease, "a");
-  EXPECT_EQ(lease.Snapshot().takeovers[static_cast<int>(WorkResult::kNone)], 1u);
-  const SteadyTime answered = clock_.Now();
-  clock_.Advance(milliseconds(20));  // the owner's update reaches the watch
-  lease.Try("a", Record("a", kExtendOutcome));
-  EXPECT_EQ(lease.RunDue(), 1);
-  EXPECT_EQ(Since(answered), milliseconds(20));
-  EXPECT_EQ(ran_, (std::vector<std::string>{"a", "a"}));
-  EXPECT_EQ(lease.State(), LeaseState::kLeader);
-}
-
-// ... and so does a peer's write that reached our watch while the
-// takeover's write was out: the leader is alive.
+// version (our entry untouched) is no lost race; when the owner's update
+// queues the key again after a peer's write reached our watch while ours
+// was out, the leader is alive: the change waits D (+ jitter) again.
 TEST_F(TakeoverLeaseTest, OwnerUpdateThatBeatATakeoverWaitsAgainAfterProgressDuringIt) {
   BackoffWriteLease lease(clock_, Options());
   FollowAtTheCap(lease);
@@ -345,7 +335,7 @@ TEST_F(TakeoverLeaseTest, TakeoverOfAKeyHeldBackGoesOnWithTheNext) {
   EXPECT_EQ(lease.State(), LeaseState::kLeader);
 }
 
-// ... but if the leader wrote in between, it is alive: the key's next
+// If the leader wrote in between, it is alive: the key's next
 // change waits D (+ jitter) again, as any held change.
 TEST_F(TakeoverLeaseTest, OwnerUpdateThatBeatATakeoverWaitsAgainAfterLeaderProgress) {
   BackoffWriteLease lease(clock_, Options());
@@ -380,117 +370,6 @@ TEST_F(TakeoverLeaseTest, LostTakeoverResumesWhenTheWinnerShows) {
   EXPECT_GE(Since(seen), d);
   EXPECT_LT(Since(seen), d + d / 2);
   EXPECT_EQ(ran_, (std::vector<std::string>{"a", "b"}));
-}
-
-// The winner's write may reach our cache together with a newer change of
-// the same key (the work queue coalesces them), so the status path queues
-// the newer change instead of extending: it reports the key Overwritten.
-// That ends the pause too (issue 23, the simulator's failover seed
-// 225631069477466: the survivor lost its election write to the dead
-// leader's last write and wrote the next change only after the whole 3 s
-// pause, 3.08 s after the change).
-TEST_F(TakeoverLeaseTest, LostWriteResumesWhenTheWinnerShowsWithANewerChange) {
-  BackoffWriteLease lease(clock_, Options());
-  FollowAtTheCap(lease);
-  lease.Try("a", Record("a", kReleaseOutcome));
-  EXPECT_EQ(RunAtNextDue(lease), 1);
-  const SteadyTime lost = clock_.Now();
-  clock_.Advance(milliseconds(30));
-  lease.Overwritten("a");  // the winner's write, coalesced with a newer change
-  lease.Try("a", Record("a2", kExtendOutcome));  // which the status path queues
-  const Duration d = lease.Snapshot().takeover_deadline;
-  ASSERT_EQ(d, milliseconds(500));
-  EXPECT_EQ(RunAtNextDue(lease), 1);
-  EXPECT_EQ(ran_, (std::vector<std::string>{"a", "a2"}));
-  EXPECT_GE(Since(lost), d);
-  EXPECT_LT(Since(lost), d + d / 2 + d) << "not the 3 s pause";
-}
-
-// The same when the winner's write reaches our cache while ours is still
-// out: our loss is then no sign that our watch lags.
-TEST_F(TakeoverLeaseTest, LostWriteWhoseWinnerCameWithANewerChangeWhileOutDoesNotPause) {
-  BackoffWriteLease lease(clock_, Options());
-  FollowAtTheCap(lease);
-  lease.Try("a", [this, &lease] {
-    ran_.push_back("a");
-    clock_.Advance(milliseconds(20));
-    lease.Overwritten("a");
-    clock_.Advance(milliseconds(10));
-    return kReleaseOutcome;
-  });
-  EXPECT_EQ(RunAtNextDue(lease), 1);
-  const SteadyTime lost = clock_.Now();
-  lease.Try("a", Record("a2", kExtendOutcome));
-  EXPECT_EQ(RunAtNextDue(lease), 1);
-  EXPECT_EQ(ran_, (std::vector<std::string>{"a", "a2"}));
-  EXPECT_LT(Since(lost), seconds(3)) << "not the 3 s pause";
-}
-
-// Issue 23 (the simulator's steady seed 46): a follower whose watch lags
-// took over a change the live leader had written already and lost; the
-// leader's write of that key reached its watch 1.2 s after the 409. The
-// next held change waits D (+ jitter) plus that lag, at most D, so the
-// follower does
-// not race the leader again on the next lagging event. A peer's write of
-// another key measures nothing (it may have been on its way all along).
-TEST_F(TakeoverLeaseTest, LostRaceTeachesHowFarOurWatchLags) {
-  BackoffWriteLease lease(clock_, Options());
-  FollowAtTheCap(lease);
-  auto lose_to_a_late_winner = [&](const std::string& key) {
-    lease.Try(key, Record(key, kReleaseOutcome));
-    EXPECT_EQ(RunAtNextDue(lease), 1);
-    clock_.Advance(milliseconds(400));
-    lease.Extend("other", EntryWriter::kPeer);
-    clock_.Advance(milliseconds(800));
-    lease.Extend(key, EntryWriter::kPeer);  // the write that beat ours, 1.2 s late
-  };
-  lose_to_a_late_winner("a");
-  lose_to_a_late_winner("b");  // a watch that lags does so again (one alone is no lag)
-  const SteadyTime seen = clock_.Now();
-  lease.Try("c", Record("c", kExtendOutcome));
-  const Duration d = lease.Snapshot().takeover_deadline;
-  ASSERT_EQ(d, milliseconds(500));
-  EXPECT_EQ(RunAtNextDue(lease), 1);
-  EXPECT_GE(Since(seen), d + d);  // the 1.2 s lag counts as D
-  EXPECT_LT(Since(seen), d + d / 2 + d);
-  EXPECT_EQ(lease.Snapshot().takeover_deadline, d) << "a lag is no sample of the leader";
-}
-
-// Issue 23 (the simulator's slow-leader start-up class, e.g. seed 41218):
-// with 1 s requests the leader's write of the key we took over reached
-// our watch 600 ms after we sent ours, before the 409's answer. We took
-// over at least that much too early: the next wait lasts that much longer
-// (at most D), as for a lag seen after the answer. Before, a winner seen
-// before the answer taught nothing, and followers that had never written
-// lost twice each to the slow leader's 1 s cadence.
-TEST_F(TakeoverLeaseTest, LostRaceWhoseWinnerCameWhileOursWasOutTeachesHowEarlyWeWere) {
-  BackoffWriteLease lease(clock_, Options());
-  FollowAtTheCap(lease);
-  // A first race, lost to a winner our watch showed 600 ms after the 409
-  // (one late event alone is no lag; it takes two).
-  lease.Try("b", Record("b", kReleaseOutcome));
-  EXPECT_EQ(RunAtNextDue(lease), 1);
-  clock_.Advance(milliseconds(600));
-  lease.Extend("b", EntryWriter::kPeer);
-  WorkOutcome lost{WorkResult::kRelease, false};
-  lost.watch_caught_up = true;
-  lease.Try("a", [this, &lease, lost] {
-    ran_.push_back("a");
-    clock_.Advance(milliseconds(600));
-    // The leader's write of "a": the status path takes it for our echo
-    // while ours is out (its entry is the one we are writing).
-    lease.Extend("a", EntryWriter::kUs);
-    clock_.Advance(milliseconds(400));
-    return lost;
-  });
-  EXPECT_EQ(RunAtNextDue(lease), 1);
-  const SteadyTime answered = clock_.Now();
-  const Duration d = lease.Snapshot().takeover_deadline;
-  ASSERT_EQ(d, milliseconds(500)) << "a 1 s answer beside a 0 ms one never sets D";
-  lease.Try("c", Record("c", kExtendOutcome));
-  EXPECT_EQ(RunAtNextDue(lease), 1);
-  EXPECT_GE(Since(answered), d + d);  // 600 ms early, counted as at most D
-  EXPECT_LT(Since(answered), d + d / 2 + d);
 }
 
 // Winning a takeover makes us Leader: every deferred key runs at once.
@@ -690,29 +569,6 @@ TEST_F(TakeoverLeaseTest, ExpiredLeaseDoesNotUndercutTheTakeoverWait) {
   EXPECT_LT(Since(second), d * 3 / 2);
 }
 
-// Issue 23 (the simulator's slow-leader seed 231616291602799): two
-// followers of a leader that stepped down took over two different keys at
-// once; each saw the other's write while its own was out, and both led,
-// racing every next change. A probe that succeeds although another
-// replica's write reached our watch while it was out keeps us following.
-TEST_F(TakeoverLeaseTest, ProbeThatSawAnotherWriterDoesNotMakeUsLead) {
-  BackoffWriteLease lease(clock_, Options());
-  FollowAtTheCap(lease);
-  lease.Try("a", [this, &lease] {
-    clock_.Advance(milliseconds(300));
-    lease.Extend("b", EntryWriter::kPeer);  // the other follower's takeover
-    ran_.push_back("a");
-    return kExtendOutcome;  // ours succeeded too: first on "a"
-  });
-  EXPECT_EQ(RunAtNextDue(lease), 1);
-  EXPECT_EQ(ran_, std::vector<std::string>{"a"});
-  EXPECT_EQ(lease.State(), LeaseState::kFollower);
-  // Without such a write, a takeover still makes us lead.
-  lease.Try("c", Record("c", kExtendOutcome));
-  EXPECT_EQ(RunAtNextDue(lease), 1);
-  EXPECT_EQ(lease.State(), LeaseState::kLeader);
-}
-
 }  // namespace
 }  // namespace routestatus::lease
 
@@ -820,12 +676,37 @@ TEST_F(TakeoverLeaseTest, ShortBackoffDoesNotUndercutTheTakeoverDeadline) {
   EXPECT_LT(Since(last), d * 3 / 2);
 }
 
-// Issue 23 (simulator steady seed 102511716593510, perturbed): a leader
-// with two writes in flight loses one (409: another replica leads) and
+}  // namespace
+}  // namespace routestatus::lease
+
+namespace routestatus::lease {
+namespace {
+
+// Two followers of a leader that stepped down take over two different keys
+// at once; each sees the other's write while its own is out. A probe that
+// succeeds then keeps us following: both leading raced every next change
+// (LeaseRules::lead_uncontested).
+TEST_F(TakeoverLeaseTest, ProbeThatSawAnotherWriterDoesNotMakeUsLead) {
+  BackoffWriteLease lease(clock_, Options());
+  FollowAtTheCap(lease);
+  lease.Try("a", [this, &lease] {
+    clock_.Advance(milliseconds(300));
+    lease.Extend("b", EntryWriter::kPeer);  // the other follower's takeover
+    ran_.push_back("a");
+    return kExtendOutcome;  // ours succeeded too: first on "a"
+  });
+  EXPECT_EQ(RunAtNextDue(lease), 1);
+  EXPECT_EQ(ran_, std::vector<std::string>{"a"});
+  EXPECT_EQ(lease.State(), LeaseState::kFollower);
+  // Without such a write, a takeover still makes us lead.
+  lease.Try("c", Record("c", kExtendOutcome));
+  EXPECT_EQ(RunAtNextDue(lease), 1);
+  EXPECT_EQ(lease.State(), LeaseState::kLeader);
+}
+
+// A leader with two writes out loses one (409: another replica leads) and
 // follows; its other write, sent while it led, then succeeds. That success
-// is no new evidence that we lead: it stays a follower (before: it led
-// again, beside the replica that beat it, and both raced the next
-// changes).
+// is no evidence that we lead: we stay a follower.
 TEST_F(TakeoverLeaseTest, WriteSentBeforeLosingDoesNotMakeUsLeadAgain) {
   BackoffWriteLease lease(clock_, Options());
   lease.Try("a", Record("a", kExtendOutcome));

@@ -138,7 +138,7 @@ class TakeoverTimerTest : public ::testing::Test {
 };
 
 TEST_F(TakeoverTimerTest, ProgressWaitStartsAtFollowAndHold) {
-  TakeoverTimer t(Options(), seconds(15), seconds(3), 1);
+  TakeoverTimer t(Options(), seconds(15), 1);
   t.Follow(At(0));
   EXPECT_TRUE(InWindow(*t.WaitDue(), At(0), milliseconds(500)));
   t.Hold(At(2000));  // first work after a quiet period
@@ -148,7 +148,7 @@ TEST_F(TakeoverTimerTest, ProgressWaitStartsAtFollowAndHold) {
 }
 
 TEST_F(TakeoverTimerTest, ProgressWhileHoldingIsASampleAndRestartsTheWait) {
-  TakeoverTimer t(Options(), seconds(15), seconds(3), 1);
+  TakeoverTimer t(Options(), seconds(15), 1);
   t.Follow(At(0));
   t.Hold(At(100));
   t.ForeignWrite(At(500), /*holding=*/true, At(100));  // within D: a sample
@@ -185,7 +185,7 @@ TEST_F(TakeoverTimerTest, ProgressWhileHoldingIsASampleAndRestartsTheWait) {
 // write that ends it came at about our own deadline. What we learn from a
 // race is how long the server took to answer our write.
 TEST_F(TakeoverTimerTest, LongWaitWithoutOurWriteIsNoSample) {
-  TakeoverTimer t(Options(), seconds(15), seconds(3), 1);
+  TakeoverTimer t(Options(), seconds(15), 1);
   t.Follow(At(0));
   t.Hold(At(0));
   t.ForeignWrite(At(700), /*holding=*/true, At(0));
@@ -206,7 +206,7 @@ TEST_F(TakeoverTimerTest, LongWaitWithoutOurWriteIsNoSample) {
 // the winner's write at about its own deadline. Learnt as a "slow leader"
 // sample, each lost race doubled D (1077 -> 2388 -> 5152 -> 11838 ms).
 TEST_F(TakeoverTimerTest, LostRacesDoNotRaiseTheDeadline) {
-  TakeoverTimer t(Options(), seconds(15), seconds(3), 1);
+  TakeoverTimer t(Options(), seconds(15), 1);
   t.Follow(At(0));
   int now = 0;
   for (int race = 0; race < 6; ++race) {
@@ -214,7 +214,7 @@ TEST_F(TakeoverTimerTest, LostRacesDoNotRaiseTheDeadline) {
     const int due = static_cast<int>((*t.WaitDue() - At(0)) / milliseconds(1));
     EXPECT_LT(due - now, 750) << "race " << race;
     t.Probe();
-    t.LostWrite(At(due + 5), /*caught_up=*/false);                      // 409 at once
+    t.LostWrite(At(due + 5));  // 409 at once
     t.ForeignWrite(At(due + 20), true, At(now));  // the winner's write
     now = due + 5000;
   }
@@ -229,7 +229,7 @@ TEST_F(TakeoverTimerTest, LostRacesDoNotRaiseTheDeadline) {
 // spells, and each sample up to D let D double from sample to sample.
 // A write of a change we held is a sample from when we began holding it.
 TEST_F(TakeoverTimerTest, OnlyAWriteOfAHeldChangeIsASample) {
-  TakeoverTimer t(Options(), seconds(15), seconds(3), 1);
+  TakeoverTimer t(Options(), seconds(15), 1);
   t.Follow(At(0));
   t.Hold(At(0));  // the change the leader keeps failing on
   for (int i = 1; i <= 5; ++i) {
@@ -244,108 +244,34 @@ TEST_F(TakeoverTimerTest, OnlyAWriteOfAHeldChangeIsASample) {
 }
 
 TEST_F(TakeoverTimerTest, ProgressWithoutHeldWorkIsNoSample) {
-  TakeoverTimer t(Options(), seconds(15), seconds(3), 1);
+  TakeoverTimer t(Options(), seconds(15), 1);
   t.Follow(At(0));
   t.ForeignWrite(At(5000), /*holding=*/false, std::nullopt);
   EXPECT_EQ(t.estimator().total(), 0u);
 }
 
-TEST_F(TakeoverTimerTest, LostWritePausesUntilTheRetryIntervalOrAForeignWrite) {
-  TakeoverTimer t(Options(), seconds(15), seconds(3), 1);
+// A lost write starts a new wait at once (no pause: the ablation found
+// none paid, docs/lease.md), and the write that beat ours is no sample.
+TEST_F(TakeoverTimerTest, LostWriteStartsAWaitThatIsNoSample) {
+  TakeoverTimer t(Options(), seconds(15), 1);
   t.Follow(At(0));
   t.Hold(At(0));
-  t.LostWrite(At(700), /*caught_up=*/false);
-  EXPECT_EQ(*t.WaitDue(), At(3700));  // paused for the retry interval
-  EXPECT_EQ(t.estimator().total(), 0u);
-  // The write that beat ours shows up: the pause ends and the wait
-  // restarts; the write we lost to is no sample.
-  t.ForeignWrite(At(900), true, At(0));
+  t.LostWrite(At(700));
+  EXPECT_TRUE(InWindow(*t.WaitDue(), At(700), milliseconds(500)));
+  t.ForeignWrite(At(900), true, At(0));  // the winner's write
   EXPECT_TRUE(InWindow(*t.WaitDue(), At(900), milliseconds(500)));
   EXPECT_EQ(t.estimator().total(), 0u);
 }
 
-// Issue 23 (failover seed 5575): the write that beat ours reached our
-// watch before our 409's answer; pausing for the retry interval then only
-// delayed the takeover of a leader that crashed meanwhile (3.4 s).
-TEST_F(TakeoverTimerTest, LostWriteWhoseWinnerWeSawDoesNotPause) {
-  TakeoverTimer t(Options(), seconds(15), seconds(3), 1);
-  t.Follow(At(0));
-  t.Hold(At(0));
-  t.LostWrite(At(700), /*caught_up=*/true);
-  EXPECT_TRUE(InWindow(*t.WaitDue(), At(700), milliseconds(500)));
-  EXPECT_EQ(t.estimator().total(), 0u);
-}
-
-// Issue 23 (the simulator's steady seed 46): a follower whose watch lags
-// learns by how much from a lost race (the winner showed up 300 ms after
-// the 409) and waits that much longer for a minute, renewed by the next
-// lag; a lag counts at most D (a 1.2 s lag waits D longer, not 1.2 s, so a
-// dead leader is still taken over within 2 x D); the lag takes the place of
-// as much of the jitter (here 250 ms, less than the lags); a lag
-// longer than the lost-write pause is no measure; a minute after the last
-// one it takes over as fast as any other follower.
-TEST_F(TakeoverTimerTest, WatchLagLengthensWaitsForAMinute) {
-  TakeoverTimer t(Options(), seconds(15), seconds(3), 1);
-  t.Follow(At(0));
-  t.WatchLagged(At(500), milliseconds(300));  // one alone teaches nothing
-  t.Hold(At(800));
-  EXPECT_TRUE(InWindow(*t.WaitDue(), At(800), milliseconds(500)));
-  t.WatchLagged(At(1000), milliseconds(400));  // the second: the smaller counts
-  t.Hold(At(2000));
-  EXPECT_TRUE(InWindow(*t.WaitDue() - milliseconds(300), At(2000), milliseconds(500)));
-  t.WatchLagged(At(3000), milliseconds(1200));  // with the 400 before: 400
-  t.WatchLagged(At(3500), milliseconds(1200));  // two of them: each counts as D
-  t.Hold(At(4000));
-  EXPECT_TRUE(InWindow(*t.WaitDue() - milliseconds(500), At(4000), milliseconds(500)));
-  EXPECT_EQ(*t.WaitDue(), At(5000)) << "D + the lag; no jitter left";
-  EXPECT_EQ(t.LongestWait(), milliseconds(1000));
-  t.WatchLagged(At(5000), milliseconds(200));  // the larger one stays
-  t.WatchLagged(At(5000), seconds(4));  // longer than the pause: ignored
-  t.Hold(At(6000));
-  EXPECT_TRUE(InWindow(*t.WaitDue() - milliseconds(500), At(6000), milliseconds(500)));
-  // A minute after the last lag measured (at 5 s), waits are plain again.
-  t.Hold(At(66000));
-  EXPECT_TRUE(InWindow(*t.WaitDue(), At(66000), milliseconds(500)));
-  // A lag measured after it was forgotten starts afresh (not the old max),
-  // and again needs a second one.
-  t.WatchLagged(At(67000), milliseconds(100));
-  t.Hold(At(67500));
-  EXPECT_TRUE(InWindow(*t.WaitDue(), At(67500), milliseconds(500)));
-  t.WatchLagged(At(67600), milliseconds(150));
-  t.Hold(At(68000));
-  EXPECT_TRUE(InWindow(*t.WaitDue() - milliseconds(100), At(68000), milliseconds(500)));
-  EXPECT_EQ(t.estimator().total(), 0u) << "a lag is no sample of the leader's progress";
-}
-
-// Issue 23's soaks of 2026-12-03 (claims seed 259641688195048): the
-// winner of a race we lost reached our watch 1.1 s late, one stalled
-// event; learnt from it alone, every wait for a minute was that much
-// longer, and the next crash was taken over 3.13 s after the change. One
-// late event is no lag, as one slow answer sets no D.
-TEST_F(TakeoverTimerTest, OneLateEventIsNoWatchLag) {
-  TakeoverTimer t(Options(), seconds(15), seconds(3), 1);
-  t.Follow(At(0));
-  t.WatchLagged(At(1000), milliseconds(450));
-  t.Hold(At(2000));
-  EXPECT_TRUE(InWindow(*t.WaitDue(), At(2000), milliseconds(500))) << "no lag from one event";
-  t.WatchLagged(At(70000), milliseconds(450));  // more than a minute later: alone again
-  t.Hold(At(71000));
-  EXPECT_TRUE(InWindow(*t.WaitDue(), At(71000), milliseconds(500)));
-}
-
-// Issue 23 (failover seeds 266260724024496 and 136608159394788): D learnt
-// from two slow samples (one slow answer to our own write, one late watch
-// event) was 1.7 s; the jitter (D again) and a watch lag of 752 ms on top
-// took a dead leader over 3.4 s after the change. The jitter is at most
-// max_jitter (1 s), and the lag is part of it: the longest wait is
-// D + max(stretch, lag), never shorter than D + lag. And (outage seed
-// 155396030887619: D 1.72 s, a late draw, a 325 ms PUT: 3.02 s) the
-// stretch ends 2 s after the wait's start: with D = 1.7 s it is 0.3 s.
-TEST_F(TakeoverTimerTest, JitterAndWatchLagShareOneBoundedStretch) {
+// D learnt from two slow samples is 1.7 s; the jitter's stretch is at
+// most max_jitter (1 s) and ends 2 s after the wait's start, so the
+// longest wait is 2 s, not D + 1 s nor 2 x D, and the followers still
+// spread over what is left.
+TEST_F(TakeoverTimerTest, JitterIsOneBoundedStretch) {
   TakeoverOptions o = Options();
   o.jitter = 1.0;
   o.max_jitter = seconds(1);
-  TakeoverTimer t(o, seconds(15), seconds(3), 7);
+  TakeoverTimer t(o, seconds(15), 7);
   t.Follow(At(0));
   t.ProbeAnswered(milliseconds(951));
   t.ProbeAnswered(milliseconds(851));
@@ -361,21 +287,6 @@ TEST_F(TakeoverTimerTest, JitterAndWatchLagShareOneBoundedStretch) {
   EXPECT_GE(lo, milliseconds(1702));
   EXPECT_LT(hi, milliseconds(2000));
   EXPECT_GT(hi - lo, milliseconds(250)) << "the followers still spread";
-
-  t.WatchLagged(At(2999000), milliseconds(752));
-  t.WatchLagged(At(3000000), milliseconds(752));  // two: a lagging watch
-  EXPECT_EQ(t.LongestWait(), milliseconds(1702 + 752)) << "the lag applies in full";
-  for (int i = 0; i < 50; ++i) {
-    t.Hold(At(3000000 + 1000 * (i + 1)));
-    EXPECT_EQ(*t.WaitDue() - At(3000000 + 1000 * (i + 1)), milliseconds(1702 + 752))
-        << "never shorter than D + the lag, the stretch being shorter than the lag";
-  }
-
-  t.WatchLagged(At(3099000), milliseconds(1500));
-  t.WatchLagged(At(3100000), milliseconds(1500));
-  t.Hold(At(3101000));
-  EXPECT_EQ(*t.WaitDue(), At(3101000) + milliseconds(1702 + 1500));
-  EXPECT_EQ(t.LongestWait(), milliseconds(3202));
 }
 
 // The stretch's cut: up to D = 1 s the longest wait is 2 x D (jitter 1.0),
@@ -385,7 +296,7 @@ TEST_F(TakeoverTimerTest, StretchIsCutAtTheLimitButKeepsItsFloor) {
   TakeoverOptions o = Options();
   o.jitter = 1.0;
   auto longest = [&](int slow_ms) {
-    TakeoverTimer t(o, seconds(15), seconds(3), 7);
+    TakeoverTimer t(o, seconds(15), 7);
     t.Follow(At(0));
     t.ProbeAnswered(milliseconds(slow_ms + 100));
     t.ProbeAnswered(milliseconds(slow_ms));
@@ -398,15 +309,8 @@ TEST_F(TakeoverTimerTest, StretchIsCutAtTheLimitButKeepsItsFloor) {
   EXPECT_EQ(longest(2000), std::make_pair(Duration(milliseconds(4000)), Duration(milliseconds(4250))));
 }
 
-TEST_F(TakeoverTimerTest, LostWriteWaitsAtLeastTheDeadline) {
-  TakeoverTimer t(Options(), seconds(15), milliseconds(100), 1);
-  t.Follow(At(0));
-  t.LostWrite(At(700), /*caught_up=*/false);
-  EXPECT_TRUE(InWindow(*t.WaitDue(), At(700), milliseconds(500)));
-}
-
 TEST_F(TakeoverTimerTest, JitterDrawsDifferPerWait) {
-  TakeoverTimer t(Options(), seconds(15), seconds(3), 3);
+  TakeoverTimer t(Options(), seconds(15), 3);
   std::vector<Duration> offsets;
   for (int i = 0; i < 40; ++i) {
     t.Hold(At(1000 * i));
@@ -423,7 +327,7 @@ TEST_F(TakeoverTimerTest, JitterDrawsDifferPerWait) {
 }
 
 TEST_F(TakeoverTimerTest, PerChangeDeadlineIsPerHeldChange) {
-  TakeoverTimer t(Options(TakeoverMode::kPerChange), seconds(15), seconds(3), 1);
+  TakeoverTimer t(Options(TakeoverMode::kPerChange), seconds(15), 1);
   t.Follow(At(0));
   EXPECT_FALSE(t.WaitDue().has_value());
   EXPECT_EQ(*t.ChangeDue(At(100), 0.0), At(600));
@@ -440,12 +344,12 @@ TEST_F(TakeoverTimerTest, PerChangeDeadlineIsPerHeldChange) {
   EXPECT_EQ(t.estimator().Quantile(), seconds(1));
   EXPECT_EQ(*t.ChangeDue(At(2000), 0.0), At(4000));
   // Work held since before we followed (or lost a write) counts from then.
-  t.LostWrite(At(5000), /*caught_up=*/false);
+  t.LostWrite(At(5000));
   EXPECT_EQ(*t.ChangeDue(At(2000), 0.0), At(7000));
 }
 
 TEST_F(TakeoverTimerTest, OffNeverTakesOver) {
-  TakeoverTimer t(Options(TakeoverMode::kOff), seconds(15), seconds(3), 1);
+  TakeoverTimer t(Options(TakeoverMode::kOff), seconds(15), 1);
   t.Follow(At(0));
   t.Hold(At(0));
   t.ForeignWrite(At(1000), true, At(0));

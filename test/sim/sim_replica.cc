@@ -20,10 +20,6 @@ class Replica::KickingLease final : public lease::WriteLease {
     lease_.Extend(key, writer);
     group_.Kick();
   }
-  void Overwritten(const std::string& key) override {
-    lease_.Overwritten(key);
-    group_.Kick();
-  }
   void Remove(const std::string& key) override {
     lease_.Remove(key);
     group_.Kick();

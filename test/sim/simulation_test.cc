@@ -106,7 +106,11 @@ TEST(SimulationTest, OutageSeeds) { RunSeeds(Scenario::kOutage, 1, 50); }
 // Issue 12: a leader that is alive but slow (every status PUT takes 1 s)
 // is not overrun: every assertion, the per-seed PUT bound (changes x 1.2 +
 // N) included, holds in every run, and over the seeds PUTs per required
-// change stay <= 1.2.
+// change stay at the accepted figure. Issue 12's goal for that figure is
+// 1.2; it is missed and open: with the fleet as deployed (4 workers a
+// replica) it was 1.220 over 2,000 perturbed seeds (800000..801999) before
+// issue 47's ablation and 1.223 after (1.198 and 1.204 over these 40), so
+// the guard is the accepted 1.23, not the goal (docs/lease.md).
 TEST(SimulationTest, SlowLeaderIsNotOverrun) {
   int64_t puts = 0, changes = 0;
   int failed = 0;
@@ -124,7 +128,7 @@ TEST(SimulationTest, SlowLeaderIsNotOverrun) {
   // The ratio is a figure over all 40 seeds; the sanitizer tree's tenth of
   // them checks the per-seed assertions only.
   if (kSeedDivisor == 1) {
-    EXPECT_LE(static_cast<double>(puts), 1.2 * static_cast<double>(changes))
+    EXPECT_LE(static_cast<double>(puts), 1.23 * static_cast<double>(changes))
         << puts << " PUTs for " << changes << " changes";
   }
 }
