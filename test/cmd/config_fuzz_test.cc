@@ -81,7 +81,7 @@ const std::vector<OptionPool>& Pools() {
       {"disable-namespace-ownership-check", Kind::kBool, {"true", "False", "y"}},
       {"update-status", Kind::kBool, {"true", "false"}},
       {"write-lease", Kind::kBool, {"true", "false", "t", "f"}},
-      {"lease-interval", Kind::kDuration, {"15s", "1m", "500ms", "1h"}},
+      {"lease-interval", Kind::kDuration, {"15s", "1m", "5s", "1h"}},
       {"lease-retry-interval", Kind::kDuration, {"3s", "1.5s"}},
       {"lease-election-delay", Kind::kDuration, {"0", "1s", "0s"}},
       {"lease-preset", Kind::kString, {"default", "openshift"}},
