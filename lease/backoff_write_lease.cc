@@ -224,7 +224,7 @@ void BackoffWriteLease::Extend(const std::string& key, EntryWriter writer) {
     // writes were ours (it records them); a count kept here drifted when an
     // echo arrived while our own work still ran.
     const bool peer = writer == EntryWriter::kPeer;
-    if (peer && state_ != LeaseState::kLeader) ++others_seen_;
+    if (peer && state_ == LeaseState::kFollower) ++others_seen_;
     switch (state_) {
       case LeaseState::kLeader:
         if (options_.leader_follows_foreign_extend && peer) {

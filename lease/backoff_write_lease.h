@@ -245,7 +245,7 @@ class BackoffWriteLease final : public WriteLease {
   LeaseState state_ = LeaseState::kElection;  // GUARDED_BY(mu_)
   int tick_ = 0;                              // GUARDED_BY(mu_)
   SteadyTime expires_{};          // GUARDED_BY(mu_)
-  // Transitions to Follower, and peer writes seen while not leading: a
+  // Transitions to Follower, and peer writes seen while following: a
   // write that was out across one does not make us lead. GUARDED_BY(mu_)
   uint64_t others_seen_ = 0;
   Duration election_offset_{};    // election_delay x (0.1 + U[0, 1)), drawn once

@@ -33,7 +33,7 @@ struct LeaseRules {
   bool expiry_waits_for_takeover = true;
   // A write that succeeds makes us lead only if no other writer showed
   // itself while it was out (we began following, or a peer's write reached
-  // our watch while we did not lead).
+  // our watch while we followed).
   bool lead_uncontested = true;
 };
 

@@ -37,8 +37,9 @@ struct WorkOutcome {
   // With kNone and `retry`: the server answered 409 because an owner's
   // update (a label, an annotation, another router's entry) moved the
   // object's version, leaving our entry alone. Nothing was learnt about our
-  // router name's other writers, so a follower taking over goes on at once
-  // with the next version rather than waiting again.
+  // router name's other writers, so it is no lost race: no new takeover
+  // wait starts, and a follower's other held work goes on at once (the
+  // key's next version, queued again, is held work like any other).
   bool owner_moved_version = false;
   // With kNone and `retry`: no request was sent (the status path holds the
   // key back for `retry_after`, e.g. a contention block): nothing was
