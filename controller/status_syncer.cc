@@ -232,9 +232,7 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
     // we lost no write and saw no peer of ours; the block is the tracker's
     // (issue 23: a Release here made a leader follow).
     const Duration again = RecheckAfter(uid, observed.has_value());
-    WorkOutcome outcome{WorkResult::kNone, again > Duration::zero(), again};
-    outcome.not_sent = true;
-    return outcome;
+    return {WorkResult::kNone, again > Duration::zero(), again, lease::Failure::kNothing};
   }
   if (AwaitingOwnEcho(key, route->metadata.resource_version)) {
     // Why: we already wrote over this cached version and its echo has not
@@ -281,10 +279,7 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
         // update reaches the watch and queues this key again.
         VLOG(2) << "route " << key << ": status write conflicted with an update that "
                 << "left our entry alone; retrying";
-        WorkOutcome outcome{WorkResult::kNone, true};
-        outcome.write_latency = latency;
-        outcome.owner_moved_version = true;
-        return outcome;
+        return {WorkResult::kNone, true, Duration::zero(), lease::Failure::kNothing, latency};
       }
       VLOG(2) << "route " << key << ": status write conflicted; following";
       WorkOutcome outcome{WorkResult::kRelease, true};
@@ -327,9 +322,7 @@ WorkOutcome StatusSyncer::RunWork(const std::string& key, const std::string& uid
   }
   // A 4xx other than 409, or a 5xx on this object (e.g. `500 etcdserver:
   // request is too large`): the route's own problem, whatever the code.
-  WorkOutcome outcome{WorkResult::kNone, true, NoteFailure(key, desired, status)};
-  outcome.key_failing = true;
-  return outcome;
+  return {WorkResult::kNone, true, NoteFailure(key, desired, status), lease::Failure::kThisKey};
 }
 
 Duration StatusSyncer::BlockEndsIn(const Route& route) {

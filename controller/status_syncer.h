@@ -55,9 +55,9 @@ struct WriteErrorBackoff {
 // 4xx such as 422/400/413 or an admission 403, or a 5xx on this object such
 // as `500 etcdserver: request is too large`) is that route's problem, not a
 // lost election: the work keeps the lease (kNone), marks the key failing
-// (lease::WorkOutcome::key_failing: followers park it, so while a leader
-// makes progress only the leader retries it) and asks to be retried after the key's own backoff (base,
-// doubling, capped); the failure is logged once per key (and when the
+// (lease::Failure::kThisKey: followers park it, so while a leader makes
+// progress only the leader retries it) and asks to be retried after the
+// key's own backoff (base, doubling, capped); the failure is logged once per key (and when the
 // server's message changes) and counted by reason; a success, the route's
 // deletion or an entry that no longer needs the write ends the backoff.
 // A 401, or a 403 from authorization (RBAC), is the client's problem: every

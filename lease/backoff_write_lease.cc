@@ -7,8 +7,6 @@
 #include <glog/logging.h>
 
 namespace routestatus::lease {
-
-
 namespace {
 
 // Why: tick only matters up to steps + 1 (the cap); saturating keeps it from
@@ -34,6 +32,18 @@ uint64_t SeedFrom(const WriteLeaseOptions& options) {
 // lease stays what it was without takeover.
 uint64_t TakeoverSeedFrom(const WriteLeaseOptions& options) {
   return SeedFrom(options) ^ 0x9e3779b97f4a7c15ULL;
+}
+
+int64_t Ms(Duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
+
+// Runs `work`; a work that throws is logged and retried.
+WorkOutcome RunGuarded(const std::string& name, const std::string& key, const Work& work) {
+  try {
+    return work();
+  } catch (const std::exception& e) {
+    LOG(ERROR) << name << ": work for " << key << " threw: " << e.what() << "; retrying";
+    return {WorkResult::kNone, true};
+  }
 }
 
 }  // namespace
@@ -145,13 +155,7 @@ void BackoffWriteLease::Try(const std::string& key, Work work) {
     std::lock_guard<std::mutex> l(mu_);
     if (shutdown_) return;
     const SteadyTime now = clock_.Now();
-    auto [slot_it, created] = slots_.try_emplace(key);
-    Slot& slot = slot_it->second;
-    if (created && takeover_.mode() == TakeoverMode::kPerChange) {
-      slot.takeover_draw = takeover_.Draw();
-    }
-    // Why before the due time: a per-change deadline counts from it.
-    if (!slot.held) slot.held_since = now;
+    Slot& slot = slots_[key];
     const bool had_work = static_cast<bool>(slot.work);
     slot.work = std::move(work);
     slot.cancel_retry = false;
@@ -175,8 +179,7 @@ void BackoffWriteLease::Try(const std::string& key, Work work) {
       case LeaseState::kFollower:
         // Why: at least two base steps, so the last leader keeps its edge
         // after a quiet period (its work runs at once, ours later).
-        due = std::min(std::max(expires_, now + FollowerDelayLocked()),
-                       ChangeTakeoverDueLocked(slot));
+        due = std::max(expires_, now + FollowerDelayLocked());
         deferred = true;
         ++stats_.follower_deferrals;
         break;
@@ -192,11 +195,29 @@ void BackoffWriteLease::Try(const std::string& key, Work work) {
       ScheduleLocked(key, slot, due, deferred);
     }
     UpdateHeldLocked(slot, now);
-    VLOG(4) << options_.name << ": queued " << key << " ("
-            << LeaseStateName(state_) << ", due in "
-            << std::chrono::duration_cast<std::chrono::milliseconds>(due - now).count() << "ms)";
+    VLOG(4) << options_.name << ": queued " << key << " (" << LeaseStateName(state_)
+            << ", due in " << Ms(due - now) << "ms)";
   }
   cv_.notify_all();
+}
+
+std::pair<bool, std::optional<SteadyTime>> BackoffWriteLease::DropWorkLocked(
+    const std::string& key, SteadyTime now) {
+  auto it = slots_.find(key);
+  if (it == slots_.end()) return {false, std::nullopt};
+  Slot& slot = it->second;
+  const bool had_work = static_cast<bool>(slot.work);
+  std::optional<SteadyTime> held_since;
+  if (slot.held) held_since = slot.held_since;
+  UnscheduleLocked(key, slot);
+  slot.work = nullptr;
+  if (slot.running) {
+    slot.cancel_retry = true;
+    UpdateHeldLocked(slot, now);
+  } else {
+    EraseSlotLocked(it);
+  }
+  return {had_work, held_since};
 }
 
 void BackoffWriteLease::Extend(const std::string& key, EntryWriter writer) {
@@ -205,68 +226,28 @@ void BackoffWriteLease::Extend(const std::string& key, EntryWriter writer) {
     std::lock_guard<std::mutex> l(mu_);
     const SteadyTime now = clock_.Now();
     const bool holding = held_ > 0;
-    std::optional<SteadyTime> key_held_since;
-    auto it = slots_.find(key);
-    if (it != slots_.end()) {
-      Slot& slot = it->second;
-      if (slot.held) key_held_since = slot.held_since;
-      if (slot.work) ++stats_.extend_drops;
-      UnscheduleLocked(key, slot);
-      slot.work = nullptr;
-      if (slot.running) {
-        slot.cancel_retry = true;
-        UpdateHeldLocked(slot, now);
-      } else {
-        EraseSlotLocked(it);
-      }
-    }
+    const auto [had_work, key_held_since] = DropWorkLocked(key, now);
+    if (had_work) ++stats_.extend_drops;
     // Why the caller says who wrote: only the status path knows which
-    // writes were ours (it records them); a count kept here drifted when an
-    // echo arrived while our own work still ran.
+    // writes were ours (it records them).
     const bool peer = writer == EntryWriter::kPeer;
-    if (peer && state_ == LeaseState::kFollower) ++others_seen_;
-    switch (state_) {
-      case LeaseState::kLeader:
-        if (options_.leader_follows_foreign_extend && peer) {
-          // Why: another replica of our router name leads too; two leaders
-          // race on every change.
-          ++stats_.foreign_extends;
-          tick_ = 0;
-          expires_ = now + FollowForLocked(tick_);
-          TransitionLocked(LeaseState::kFollower, "extend:foreign", &fired);
-        }
-        break;
-      case LeaseState::kElection:
-        if (options_.election_follows_extend && peer) {
-          tick_ = 0;
-          expires_ = now + FollowForLocked(tick_);
-          TransitionLocked(LeaseState::kFollower, "extend", &fired);
-        }
-        break;
-      case LeaseState::kFollower:
-        // Why only a peer's write: it is the leader's progress. Our own
-        // write's echo (a takeover whose answer is not back yet) is not,
-        // and as a sample it would teach the deadline our own wait.
-        if (peer) {
-          const uint64_t samples = takeover_.estimator().total();
-          takeover_.ForeignWrite(now, holding, key_held_since);
-          VLOG_IF(3, takeover_.estimator().total() != samples)
-              << options_.name << ": the leader's progress took "
-              << std::chrono::duration_cast<std::chrono::milliseconds>(
-                     takeover_.estimator().last())
-                     .count()
-              << "ms; deadline now "
-              << std::chrono::duration_cast<std::chrono::milliseconds>(
-                     takeover_.estimator().Deadline())
-                     .count()
-              << "ms";
-        }
-        tick_ = std::min(tick_ + 1, kMaxTick);
-        expires_ = now + FollowForLocked(tick_);
-        VLOG(4) << options_.name << ": leader wrote " << key << "; following for "
-                << std::chrono::duration_cast<std::chrono::milliseconds>(expires_ - now).count()
-                << "ms (tick " << tick_ << ")";
-        break;
+    if (state_ == LeaseState::kFollower) {
+      // Why only a peer's write is progress: our own write's echo would
+      // teach the deadline our own wait.
+      if (peer) {
+        ++others_seen_;
+        takeover_.ForeignWrite(now, holding, key_held_since);
+        VLOG(3) << options_.name << ": leader wrote " << key << "; deadline "
+                << Ms(takeover_.estimator().Deadline()) << "ms";
+      }
+      FollowLocked(std::min(tick_ + 1, kMaxTick), now);
+    } else if (peer && state_ == LeaseState::kLeader && options_.leader_follows_foreign_extend) {
+      ++stats_.foreign_extends;
+      FollowLocked(0, now);
+      TransitionLocked(LeaseState::kFollower, "extend:foreign", &fired);
+    } else if (peer && state_ == LeaseState::kElection && options_.election_follows_extend) {
+      FollowLocked(0, now);
+      TransitionLocked(LeaseState::kFollower, "extend", &fired);
     }
   }
   Notify(fired);
@@ -281,8 +262,7 @@ void BackoffWriteLease::SetCutOff(bool cut_off) {
     const SteadyTime now = clock_.Now();
     if (cut_off) {
       if (state_ == LeaseState::kLeader) {
-        tick_ = 0;
-        expires_ = now + FollowForLocked(tick_);
+        FollowLocked(0, now);
         TransitionLocked(LeaseState::kFollower, "cut-off", &fired);
       }
     } else if (state_ == LeaseState::kFollower) {
@@ -298,17 +278,7 @@ void BackoffWriteLease::SetCutOff(bool cut_off) {
 
 void BackoffWriteLease::Remove(const std::string& key) {
   std::lock_guard<std::mutex> l(mu_);
-  auto it = slots_.find(key);
-  if (it == slots_.end()) return;
-  Slot& slot = it->second;
-  UnscheduleLocked(key, slot);
-  slot.work = nullptr;
-  if (slot.running) {
-    slot.cancel_retry = true;
-    UpdateHeldLocked(slot, clock_.Now());
-  } else {
-    EraseSlotLocked(it);
-  }
+  DropWorkLocked(key, clock_.Now());
 }
 
 LeaseState BackoffWriteLease::State() const {
@@ -318,7 +288,7 @@ LeaseState BackoffWriteLease::State() const {
 
 Duration BackoffWriteLease::BackoffFor(int tick) {
   std::lock_guard<std::mutex> l(mu_);
-  return BackoffLocked(tick);
+  return Backoff(options_.backoff, tick, options_.interval, rng_);
 }
 
 Duration BackoffWriteLease::FollowerDelayLocked() {
@@ -328,11 +298,6 @@ Duration BackoffWriteLease::FollowerDelayLocked() {
   // the leader died) would all probe at once; spreading them over
   // [min, 2 x min) lets the first one's write reach the others' watches.
   return min + Duration(static_cast<int64_t>(static_cast<double>(min.count()) * UniformUnit(rng_)));
-}
-
-SteadyTime BackoffWriteLease::ChangeTakeoverDueLocked(const Slot& slot) const {
-  if (state_ != LeaseState::kFollower) return SteadyTime::max();
-  return takeover_.ChangeDue(slot.held_since, slot.takeover_draw).value_or(SteadyTime::max());
 }
 
 SteadyTime BackoffWriteLease::ProgressTakeoverDueLocked(const Slot& slot) const {
@@ -348,8 +313,8 @@ SteadyTime BackoffWriteLease::ProgressTakeoverDueLocked(const Slot& slot) const 
   return takeover_.WaitDue().value_or(SteadyTime::min());
 }
 
-std::optional<std::string> BackoffWriteLease::PickTakeoverLocked(
-    SteadyTime now, const std::unordered_set<std::string>* skip, SteadyTime* wait_until) {
+std::optional<std::string> BackoffWriteLease::PickTakeoverLocked(SteadyTime now, const Skip* skip,
+                                                                 SteadyTime* wait_until) {
   if (state_ != LeaseState::kFollower || in_flight_ > 0 || options_.never_take_over) {
     return std::nullopt;
   }
@@ -375,29 +340,25 @@ std::optional<std::string> BackoffWriteLease::PickTakeoverLocked(
   slot.taking_over = true;
   UpdateHeldLocked(slot, now);
   VLOG(2) << options_.name << ": no progress by the leader within "
-          << std::chrono::duration_cast<std::chrono::milliseconds>(
-                 takeover_.estimator().Deadline())
-                 .count()
-          << "ms (+ jitter) while holding work; taking over " << picked;
+          << Ms(takeover_.estimator().Deadline()) << "ms (+ jitter); taking over " << picked;
   return picked;
 }
 
-Duration BackoffWriteLease::FollowForLocked(int tick) {
-  // Why at least the takeover's longest wait: with takeover by progress,
-  // the lease's expiry is the backstop, not the failure detector; a short
-  // expiry at low ticks (20 ms x4) would run a follower's work before a
-  // slow leader's next write could show, whatever D had learnt.
-  const Duration backoff = BackoffLocked(tick);
-  if (!options_.takeover.rules.expiry_waits_for_takeover) return backoff;
-  return std::max(backoff, takeover_.LongestWait());
+void BackoffWriteLease::FollowLocked(int tick, SteadyTime now) {
+  tick_ = tick;
+  // Why at least the takeover's longest wait: with takeover, the expiry is
+  // the backstop, not the failure detector; a short expiry at low ticks
+  // (20 ms x4) would run held work before a slow leader's next write could
+  // show, whatever D had learnt.
+  Duration follow = Backoff(options_.backoff, tick_, options_.interval, rng_);
+  if (options_.takeover.rules.expiry_waits_for_takeover) {
+    follow = std::max(follow, takeover_.LongestWait());
+  }
+  expires_ = now + follow;
 }
 
-Duration BackoffWriteLease::BackoffLocked(int tick) {
-  return Backoff(options_.backoff, tick, options_.interval, rng_);
-}
-
-std::optional<std::string> BackoffWriteLease::PickLocked(
-    SteadyTime now, const std::unordered_set<std::string>* skip, SteadyTime* wait_until) {
+std::optional<std::string> BackoffWriteLease::PickLocked(SteadyTime now, const Skip* skip,
+                                                         SteadyTime* wait_until) {
   *wait_until = SteadyTime::max();
   if (options_.single_probe && state_ != LeaseState::kLeader && in_flight_ > 0) {
     return std::nullopt;  // a probe is out; its end notifies
@@ -426,18 +387,10 @@ std::optional<std::string> BackoffWriteLease::PickLocked(
       continue;
     }
     if (state_ == LeaseState::kFollower && (now < expires_ || now < progress_due)) {
-      const SteadyTime change_due = ChangeTakeoverDueLocked(slot);
-      if (change_due <= now) {
-        slot.taking_over = true;
-        UpdateHeldLocked(slot, now);
-        VLOG(2) << options_.name << ": leader did not write " << picked
-                << " within the takeover deadline; taking it over";
-        return picked;
-      }
       // Why: the lease was extended after this work was queued: defer
       // again (a delayed requeue, never a sleeping worker).
       ++stats_.follower_deferrals;
-      ScheduleLocked(picked, slot, std::min(std::max(expires_, progress_due), change_due), true);
+      ScheduleLocked(picked, slot, std::max(expires_, progress_due), true);
       UpdateHeldLocked(slot, now);
       it = due_.begin();
       continue;
@@ -461,22 +414,23 @@ void BackoffWriteLease::TransitionLocked(LeaseState to, const char* cause, Fired
     ++others_seen_;
     takeover_.Follow(clock_.Now());
   }
-  if (to == LeaseState::kLeader) {
-    // Why: work deferred while following or waiting for the election gate
-    // is ours to do now, in the order it was queued; retry delays are kept.
-    const SteadyTime now = clock_.Now();
-    std::vector<std::string> promote;
-    for (const auto& [due, seq, key] : due_) {
-      if (due > now && slots_.at(key).lease_deferred) promote.push_back(key);
+  if (to == LeaseState::kLeader) PromoteDeferredLocked(clock_.Now());
+}
+
+void BackoffWriteLease::PromoteDeferredLocked(SteadyTime now) {
+  // Why: work deferred while following or waiting for the election gate
+  // is ours to do now, in the order it was queued; retry delays are kept.
+  std::vector<std::string> promote;
+  for (const auto& [due, seq, key] : due_) {
+    if (due > now && slots_.at(key).lease_deferred) promote.push_back(key);
+  }
+  for (const std::string& key : promote) ScheduleLocked(key, slots_.at(key), now, false);
+  for (auto& [key, slot] : slots_) {
+    if (slot.running && slot.work && slot.lease_deferred) {
+      slot.due = std::min(slot.due, now);
+      slot.lease_deferred = false;
     }
-    for (const std::string& key : promote) ScheduleLocked(key, slots_.at(key), now, false);
-    for (auto& [key, slot] : slots_) {
-      if (slot.running && slot.work && slot.lease_deferred) {
-        slot.due = std::min(slot.due, now);
-        slot.lease_deferred = false;
-      }
-      UpdateHeldLocked(slot, now);
-    }
+    UpdateHeldLocked(slot, now);
   }
 }
 
@@ -490,12 +444,7 @@ void BackoffWriteLease::ApplyLocked(WorkResult result, SteadyTime now, Fired* fi
       TransitionLocked(LeaseState::kLeader, "work:extend", fired);
       return;
     case WorkResult::kRelease:
-      if (state_ == LeaseState::kFollower) {
-        tick_ = std::min(tick_ + 1, kMaxTick);
-      } else {
-        tick_ = 0;
-      }
-      expires_ = now + FollowForLocked(tick_);
+      FollowLocked(state_ == LeaseState::kFollower ? std::min(tick_ + 1, kMaxTick) : 0, now);
       if (options_.follower_min_delay > Duration::zero()) {
         // Why: a lost write proves another writer is alive now; probing
         // again before its write can reach our watch only loses again.
@@ -511,93 +460,65 @@ void BackoffWriteLease::ApplyLocked(WorkResult result, SteadyTime now, Fired* fi
 
 void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::mutex>& lock,
                                   Fired* fired) {
-  Work work;
-  bool taking_over;
-  const bool probe = state_ == LeaseState::kFollower;
-  // Why Election too: a replica that lost the start-up race learns the
-  // write latency from its answer, or a slow leader is overrun at once.
-  const bool sampled = state_ != LeaseState::kLeader;
+  const LeaseState started_as = state_;
   const uint64_t others_seen_before = others_seen_;
-  {
-    Slot& slot = slots_.at(key);
-    work = std::move(slot.work);
-    slot.work = nullptr;
-    slot.running = true;
-    slot.cancel_retry = false;
-    taking_over = slot.taking_over;
-    CHECK(work) << options_.name << ": no work queued for " << key;
-    UpdateHeldLocked(slot, clock_.Now());
-  }
-  if (probe) takeover_.Probe();
+  Slot& slot = slots_.at(key);  // stays: EraseSlotLocked refuses a running slot
+  Work work = std::move(slot.work);
+  CHECK(work) << options_.name << ": no work queued for " << key;
+  slot.work = nullptr;
+  slot.running = true;
+  slot.cancel_retry = false;
+  const bool taking_over = slot.taking_over;
+  UpdateHeldLocked(slot, clock_.Now());
+  if (started_as == LeaseState::kFollower) takeover_.Probe();
   ++in_flight_;
   ++stats_.runs;
   const SteadyTime started = clock_.Now();
   lock.unlock();
-  WorkOutcome outcome;
-  try {
-    outcome = work();
-  } catch (const std::exception& e) {
-    LOG(ERROR) << options_.name << ": work for " << key << " threw: " << e.what()
-               << "; retrying";
-    outcome = {WorkResult::kNone, true};
-  }
+  const WorkOutcome outcome = RunGuarded(options_.name, key, work);
   lock.lock();
-  // Why look the slot up again rather than keep a reference across the
-  // unlock: the slot stays (EraseSlotLocked refuses a running one), but
-  // this makes no other code's care a condition of this one's safety.
-  Slot& slot = slots_.at(key);
   --in_flight_;
   ++stats_.outcomes[static_cast<int>(outcome.result)];
   if (taking_over) ++stats_.takeovers[static_cast<int>(outcome.result)];
   slot.taking_over = false;
   const SteadyTime now = clock_.Now();
-  if (sampled && outcome.result != WorkResult::kNone) {
-    // Why: the server answered our write; the leader pays that latency too.
+  const RunFacts facts{started_as, state_, others_seen_ != others_seen_before,
+                       slot.work && !shutdown_, slot.cancel_retry || shutdown_};
+  const RunEffects effects = InterpretRun(outcome, facts, options_.takeover.rules);
+  if (effects.latency_sample) {
     const Duration latency =
         outcome.write_latency > Duration::zero() ? outcome.write_latency : now - started;
     takeover_.ProbeAnswered(latency);
-    VLOG(3) << options_.name << ": our write of " << key << " was answered in "
-            << std::chrono::duration_cast<std::chrono::milliseconds>(latency).count()
-            << "ms; deadline now "
-            << std::chrono::duration_cast<std::chrono::milliseconds>(
-                   takeover_.estimator().Deadline())
-                   .count()
-            << "ms";
+    VLOG(3) << options_.name << ": our write of " << key << " was answered in " << Ms(latency)
+            << "ms; deadline now " << Ms(takeover_.estimator().Deadline()) << "ms";
   }
-  if (outcome.result == WorkResult::kNone && outcome.retry && !outcome.key_failing &&
-      !outcome.owner_moved_version && !outcome.not_sent && state_ == LeaseState::kFollower) {
-    // Why a new wait: a write that failed (no answer, 5xx) keeps the
-    // lease, but taking over the next key at once would only fail again.
-    // A key that fails on its own says nothing about the others, nor does
-    // a 409 from an owner's update, nor a key the status path held back
-    // without sending anything (a contention block): the next held key
-    // goes on at once.
-    takeover_.LostWrite(now);
-  }
-  if (outcome.result == WorkResult::kExtend && others_seen_ != others_seen_before &&
-      options_.takeover.rules.lead_uncontested) {
-    // Why: another writer showed itself while our write was out (we began
-    // following, or a peer's write reached our watch): our success shows
-    // only that we were first on this key, not that we lead, and two
-    // leaders race every next change.
-    outcome.result = WorkResult::kNone;
-  }
-  ApplyLocked(outcome.result, now, fired);
+  if (effects.new_wait) takeover_.LostWrite(now);
+  ApplyLocked(effects.apply, now, fired);
+  if (effects.next == NextRun::kRetry) slot.parked = effects.park;
+  RequeueLocked(key, slot, std::move(work), outcome, effects.next, now);
+}
+
+void BackoffWriteLease::RequeueLocked(const std::string& key, Slot& slot, Work work,
+                                      const WorkOutcome& outcome, NextRun next,
+                                      SteadyTime now) {
   slot.running = false;
-  if (slot.work && !shutdown_) {
-    ScheduleLocked(key, slot, slot.due, slot.lease_deferred);  // newer work: keep it
-  } else if (outcome.retry && !slot.cancel_retry && !shutdown_) {
-    ++stats_.retries;
-    slot.work = std::move(work);
-    slot.parked = outcome.key_failing;
-    const Duration delay =
-        outcome.retry_after > Duration::zero() ? outcome.retry_after : options_.retry;
-    ScheduleLocked(key, slot, now + delay, false);
-  } else {
-    slot.work = nullptr;
-    UpdateHeldLocked(slot, now);
-    EraseSlotLocked(slots_.find(key));
-    return;
+  switch (next) {
+    case NextRun::kNewer:
+      ScheduleLocked(key, slot, slot.due, slot.lease_deferred);
+      break;
+    case NextRun::kRetry:
+      ++stats_.retries;
+      slot.work = std::move(work);
+      ScheduleLocked(key, slot,
+                     now + (outcome.retry_after > Duration::zero() ? outcome.retry_after
+                                                                     : options_.retry),
+                     false);
+      break;
+    case NextRun::kDrop:
+      slot.work = nullptr;
+      UpdateHeldLocked(slot, now);
+      EraseSlotLocked(slots_.find(key));
+      return;
   }
   UpdateHeldLocked(slot, now);
 }

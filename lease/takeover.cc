@@ -14,15 +14,12 @@ const char* TakeoverModeName(TakeoverMode mode) {
       return "off";
     case TakeoverMode::kProgress:
       return "progress";
-    case TakeoverMode::kPerChange:
-      return "per-change";
   }
   return "unknown";
 }
 
 std::optional<TakeoverMode> ParseTakeoverMode(std::string_view name) {
-  for (TakeoverMode mode :
-       {TakeoverMode::kOff, TakeoverMode::kProgress, TakeoverMode::kPerChange}) {
+  for (TakeoverMode mode : {TakeoverMode::kOff, TakeoverMode::kProgress}) {
     if (name == TakeoverModeName(mode)) return mode;
   }
   return std::nullopt;
@@ -91,8 +88,6 @@ void DeadlineEstimator::Add(Duration sample) {
 TakeoverTimer::TakeoverTimer(TakeoverOptions options, Duration cap, uint64_t seed)
     : options_(options), estimator_(options_, cap), rng_(seed) {}
 
-double TakeoverTimer::Unit() { return UniformUnit(rng_); }
-
 Duration TakeoverTimer::Jittered(double draw) const {
   const Duration d = estimator_.Deadline();
   const Duration full = std::min(
@@ -113,77 +108,54 @@ Duration TakeoverTimer::Jittered(double draw) const {
 
 void TakeoverTimer::StartWait(SteadyTime now, bool sample) {
   wait_start_ = now;
-  draw_ = Unit();
+  draw_ = UniformUnit(rng_);
   sample_ = sample;
 }
 
 void TakeoverTimer::Follow(SteadyTime now) {
-  if (!enabled()) return;
-  StartWait(now, true);
-  not_before_ = now;
+  if (enabled()) StartWait(now, true);
 }
 
 void TakeoverTimer::Hold(SteadyTime now) {
-  if (options_.mode != TakeoverMode::kProgress) return;
-  StartWait(now, true);
+  if (enabled()) StartWait(now, true);
 }
 
 void TakeoverTimer::ForeignWrite(SteadyTime now, bool holding,
                                  std::optional<SteadyTime> key_held_since) {
-  switch (options_.mode) {
-    case TakeoverMode::kOff:
-      return;
-    case TakeoverMode::kProgress:
-      // Why: the wait that just ended is how long this leader may go
-      // without visible progress while we hold work. Only a write of a key
-      // we held ends a sample, measured from when we began holding it if
-      // that was later (LeaseRules::held_key_samples): a change the leader
-      // keeps failing on is held by every follower, and the gaps between
-      // the leader's writes of other changes, quiet spells included, are
-      // no measure of its pace; each up to D, they would let D double.
-      if (holding && sample_ && (key_held_since || !options_.rules.held_key_samples)) {
-        const SteadyTime from = options_.rules.held_key_samples
-                                    ? std::max(wait_start_, *key_held_since)
-                                    : wait_start_;
-        const Duration waited = now - from;
-        if (waited <= estimator_.Deadline()) estimator_.Add(waited);
-      }
-      StartWait(now, true);
-      return;
-    case TakeoverMode::kPerChange:
-      if (key_held_since) estimator_.Add(now - std::max(*key_held_since, not_before_));
-      return;
+  if (!enabled()) return;
+  // Why only a write of a key we held (LeaseRules::held_key_samples): a
+  // change the leader keeps failing on is held by every follower, and the
+  // gaps between its writes of other changes, quiet spells included, are
+  // no measure of its pace; each up to D, they would let D double.
+  const bool held_key = options_.rules.held_key_samples;
+  if (holding && sample_ && (key_held_since || !held_key)) {
+    const SteadyTime from = held_key ? std::max(wait_start_, *key_held_since) : wait_start_;
+    const Duration waited = now - from;
+    if (waited <= estimator_.Deadline()) estimator_.Add(waited);
   }
+  StartWait(now, true);
 }
 
 void TakeoverTimer::Probe() { sample_ = false; }
 
 void TakeoverTimer::ProbeAnswered(Duration latency) {
-  if (options_.mode != TakeoverMode::kProgress || !options_.rules.own_write_samples) return;
+  if (!enabled() || !options_.rules.own_write_samples) return;
   estimator_.Add(latency);
 }
 
 void TakeoverTimer::LostWrite(SteadyTime now) {
-  if (!enabled()) return;
   // Why no sample from this wait: the write that beat ours (when it reaches
   // our watch) came at about our own deadline in a failover race.
-  StartWait(now, false);
-  not_before_ = now;
+  if (enabled()) StartWait(now, false);
 }
 
 Duration TakeoverTimer::LongestWait() const {
-  if (options_.mode != TakeoverMode::kProgress) return Duration::zero();
-  return Jittered(1.0);
+  return enabled() ? Jittered(1.0) : Duration::zero();
 }
 
 std::optional<SteadyTime> TakeoverTimer::WaitDue() const {
-  if (options_.mode != TakeoverMode::kProgress) return std::nullopt;
+  if (!enabled()) return std::nullopt;
   return wait_start_ + Jittered(draw_);
-}
-
-std::optional<SteadyTime> TakeoverTimer::ChangeDue(SteadyTime held_since, double draw) const {
-  if (options_.mode != TakeoverMode::kPerChange) return std::nullopt;
-  return std::max(held_since, not_before_) + Jittered(draw);
 }
 
 }  // namespace routestatus::lease

@@ -12,180 +12,122 @@
 
 namespace routestatus::lease {
 
-// How a follower that holds work decides that the leader is gone and takes
-// the work over before its lease expires.
+// How a follower that holds work decides that the leader is gone.
 enum class TakeoverMode {
-  kOff,        // never: only lease expiry (openshift-router's write lease)
-  kProgress,   // the leader wrote nothing for the deadline while we held work
-  kPerChange,  // a change we hold was not written by the leader within the deadline
+  kOff,       // only its lease's expiry (openshift-router's write lease)
+  kProgress,  // the leader wrote nothing for the deadline D while we held work
 };
-const char* TakeoverModeName(TakeoverMode mode);  // "off", "progress", "per-change"
+const char* TakeoverModeName(TakeoverMode mode);  // "off", "progress"
 std::optional<TakeoverMode> ParseTakeoverMode(std::string_view name);
 
 // Tunables of the takeover deadline D. Value type.
 struct TakeoverOptions {
   TakeoverMode mode = TakeoverMode::kProgress;
-  // D = clamp(factor x quantile of the last `window` waits, min_deadline,
-  // the lease interval), the largest sample never counting alone
-  // (DeadlineEstimator). A wait ("sample") is how long the leader took to
-  // make progress while we held work, as our watch shows it.
+  // D = clamp(factor x quantile of the last `window` samples, min_deadline,
+  // the lease interval) (DeadlineEstimator).
   Duration min_deadline = std::chrono::milliseconds(500);
   double factor = 2.0;
   double quantile = 0.95;
   int window = 64;
-  // Each wait's deadline is D + span x U[0, 1), one draw per wait, so
-  // that the followers of a dead leader do not all take over at once;
-  // span = min(jitter x D, max_jitter), cut so that the wait ends no later
-  // than `stretch_limit` after its start, but never below `min_stretch`
-  // (LeaseRules::stretch_caps). With D <= 1 s the longest wait is 2 x D;
-  // with D between 1 and 1.75 s, 2 s; beyond, D + 250 ms. The caps keep a
-  // D learnt from a few slow answers from pushing a takeover past the
-  // failover bound (docs/lease.md: without them, 3.5x the failing runs).
+  // A wait lasts D + span x U[0, 1), one draw per wait, so that the
+  // followers of a dead leader do not all take over at once. span =
+  // min(jitter x D, max_jitter), cut so that the wait ends at most
+  // `stretch_limit` after its start, but never below min(that, min_stretch):
+  // with D <= 1 s the longest wait is 2 x D; with D in 1-1.75 s, 2 s;
+  // beyond, D + 250 ms (LeaseRules::stretch_caps).
   double jitter = 1.0;
   Duration max_jitter = std::chrono::seconds(1);
   Duration stretch_limit = std::chrono::seconds(2);
   Duration min_stretch = std::chrono::milliseconds(250);
-  // Test only: added to every takeover wait. A deliberately slower takeover
-  // that the simulator's checker must fail (test/sim mutation_test.cc,
-  // issue 46); zero, as cmd/ leaves it, changes nothing.
+  // Test only: added to every wait, a deliberately slow takeover that the
+  // simulator's checker must fail (test/sim/mutation_test.cc).
   Duration added_wait = Duration::zero();
-  // The rules beyond the plain progress deadline, for the ablation (the
-  // lease reads its own ones from here too); all on by default.
-  LeaseRules rules;
+  LeaseRules rules;  // the ablation's switches; all on by default
 };
 
 // kInvalid naming the bad field, or OK.
 Status ValidateTakeoverOptions(const TakeoverOptions& options);
 
-// The adaptive deadline: the last `window` samples, D = clamp(factor x
-// nearest-rank quantile, min_deadline, cap); without samples D is
-// min_deadline (at most cap). The largest of two or more samples never
-// sets the quantile, and one sample alone counts at most as min_deadline:
-// one rare slow answer never sets D. Pure; value type; not thread-safe.
+// The adaptive deadline over the last `window` samples: D = clamp(factor x
+// nearest-rank quantile, min_deadline, cap); min_deadline (at most cap)
+// without samples. With LeaseRules::sample_guard the largest of two or more
+// samples never sets the quantile and one sample alone counts at most as
+// min_deadline: one slow answer never sets D. Value type; not thread-safe.
 class DeadlineEstimator {
  public:
   DeadlineEstimator(const TakeoverOptions& options, Duration cap);
 
-  // Records one sample (negative samples count as zero).
-  void Add(Duration sample);
+  void Add(Duration sample);  // negative samples count as zero
   Duration Deadline() const { return deadline_; }
-  // The quantile of the samples in the window; zero without samples.
-  Duration Quantile() const { return quantile_; }
-  // Samples recorded since construction.
-  uint64_t total() const { return total_; }
-  // The last sample recorded; zero without samples.
-  Duration last() const { return last_; }
+  Duration Quantile() const { return quantile_; }  // zero without samples
+  uint64_t total() const { return total_; }        // samples since construction
+  Duration last() const { return last_; }          // zero without samples
 
  private:
-  const bool guard_;  // LeaseRules::sample_guard
+  const bool guard_;
   const double factor_;
   const double quantile_rank_;
   const size_t window_;
   const Duration min_;
   const Duration cap_;
-  std::vector<Duration> ring_;  // the last `window_` samples
-  size_t next_ = 0;                         // where the next sample goes once full
+  std::vector<Duration> ring_;
+  size_t next_ = 0;  // where the next sample goes once the ring is full
   uint64_t total_ = 0;
   Duration last_{};
   Duration quantile_{};
   Duration deadline_{};
 };
 
-// When a follower that holds work takes it over: the failure detector of
-// BackoffWriteLease, as a small state machine (docs/design.md section 3,
-// "The takeover timer"). It sees the follower's events (times passed in,
-// from the lease's Clock), keeps the current wait and the estimator, and
-// answers "due at". Not thread-safe (the lease calls it under its lock).
+// The follower's failure detector (docs/design.md section 3, "The takeover
+// timer"): it sees the follower's events, keeps one wait and the estimator,
+// and answers when held work is due. Times come from the lease's Clock. Not
+// thread-safe (the lease calls it under its lock).
 //
-// "Held work" is what the lease says it is: queued work deferred because
-// we follow (or the running takeover of such work); a key that waits for
-// its retry interval or is parked after failing on its own is not held
-// (lease/backoff_write_lease.h).
-//
-// kProgress: a wait starts when we begin following, when we begin holding
-// work (nothing was held), at each write by another replica of our router
-// name, and after each lost or failed write; held work is taken over once
-// the wait exceeds D (+ jitter). So a wait is never older than the held
-// work it is for. A sample is a wait that started at a follow, a hold or a
-// peer write and ended in a peer write of a change we held (counted from
-// when we began holding it, if later), within D (a longer one that we did
-// not race is most likely another follower's takeover of a dead leader; a
-// write of a change we did not hold is progress but no sample: a change
-// the leader keeps failing on is held all along, and the gaps between its
-// other writes span quiet spells), plus the latency of each of our own probes
-// and election writes that the server answered (won or lost: the write
-// latency the leader pays too). A wait during which we probed is no sample: the write that ends it
-// is the one we raced, and its time is our own deadline (learnt, it would
-// double D at every lost race). So a leader that keeps writing (e.g. works
-// through a burst at its QPS) is never overrun, a slow API server is learnt
-// from our own probe's answer, and a dead leader is taken over about D
-// after the first change that needs a write.
-//
-// kPerChange (the alternative measured against it): each held change is
-// due D (+ its own jitter) after we began holding it (or began following,
-// or lost a write); a sample is how long a change we held waited for the
-// leader's write of that change.
+// A wait starts when we begin following, when we begin holding work (none
+// was held), at each peer write, and after each lost or failed write; held
+// work is taken over once the wait exceeds D plus its jitter. A sample is
+// (a) a wait that ended in a peer write of a key we held, measured from
+// when we began holding that key if later, and no longer than D (a longer
+// one is most likely another follower's takeover of a dead leader); a wait
+// during which we probed, or that a lost write started, is none (its end is
+// the write we raced); or (b) the answer time of our own probe or election
+// write (the write latency the leader pays too). So a leader that keeps
+// writing is not overrun, a slow API server is learnt from our own probe,
+// and a dead leader is taken over about D after the first change we hold.
 class TakeoverTimer {
  public:
   // `cap`: the largest D (the lease interval).
   TakeoverTimer(TakeoverOptions options, Duration cap, uint64_t seed);
 
   bool enabled() const { return options_.mode != TakeoverMode::kOff; }
-  TakeoverMode mode() const { return options_.mode; }
 
-  // We became a follower.
-  void Follow(SteadyTime now);
-  // While following, held work appeared when none was held.
-  void Hold(SteadyTime now);
-  // While following, a write by another replica of our router name reached
-  // our watch. `holding`: we held work just before it; `key_held_since`:
-  // when we began holding the written key's work, if we held it.
-  void ForeignWrite(SteadyTime now, bool holding,
-                    std::optional<SteadyTime> key_held_since);
-  // While following, we run held work (a takeover, or after our lease
-  // expired): the write that ends this wait may be the one we raced, so
-  // this wait is no sample.
-  void Probe();
-  // The server answered that probe, or a write we made in Election (we won
-  // or lost it), `latency` after we sent it: a sample of the write latency
-  // the leader pays too.
+  void Follow(SteadyTime now);  // we became a follower
+  void Hold(SteadyTime now);    // following, held work appeared (none was held)
+  // Following, a peer's write reached our watch. `holding`: we held work
+  // just before it; `key_held_since`: when we began holding that key.
+  void ForeignWrite(SteadyTime now, bool holding, std::optional<SteadyTime> key_held_since);
+  void Probe();  // following, we run held work: this wait is no sample
+  // The server answered a probe or an election write after `latency`.
   void ProbeAnswered(Duration latency);
-  // One of our writes lost (409) or failed: someone is alive (or the API
-  // server is not). A new wait starts, and it is no sample (the write
-  // that beat ours came at about our own deadline).
+  // One of our writes lost or failed: a new wait, no sample.
   void LostWrite(SteadyTime now);
-  // kProgress: the longest a wait can last before its held work is taken
-  // over, D + the whole stretch (Jittered); zero in the other modes.
+  // The longest a wait can last, D + the whole stretch; zero when off.
   Duration LongestWait() const;
-  // kProgress: when the held work is due for takeover; nullopt otherwise.
+  // When held work is due for takeover; nullopt when off.
   std::optional<SteadyTime> WaitDue() const;
-  // kPerChange: when a change held since `held_since` (with its own
-  // `draw` from Draw()) is due; nullopt otherwise.
-  std::optional<SteadyTime> ChangeDue(SteadyTime held_since,
-                                                  double draw) const;
-  // A U[0, 1) draw from the timer's own generator (the lease's backoff
-  // sequence stays as it was without takeover).
-  double Draw() { return Unit(); }
 
   const DeadlineEstimator& estimator() const { return estimator_; }
 
  private:
-  double Unit();
-  // D + U x span, span = min(jitter x D, max_jitter), cut to
-  // stretch_limit - D but not below min(that, min_stretch): the wait's
-  // length for a `draw`.
-  Duration Jittered(double draw) const;
-  // The one place a wait starts: at `now`, with a fresh jitter draw;
-  // `sample`: its end may be a sample.
+  Duration Jittered(double draw) const;  // the wait's length for `draw`
   void StartWait(SteadyTime now, bool sample);
 
   const TakeoverOptions options_;
   DeadlineEstimator estimator_;
   std::mt19937_64 rng_;
-  SteadyTime wait_start_{};    // kProgress: start of the current wait
-  double draw_ = 0;            // kProgress: its jitter draw
-  bool sample_ = false;        // kProgress: its end may be a sample
-  SteadyTime not_before_{};    // kPerChange: last Follow or LostWrite
+  SteadyTime wait_start_{};
+  double draw_ = 0;      // the current wait's jitter draw
+  bool sample_ = false;  // the current wait's end may be a sample
 };
 
 }  // namespace routestatus::lease

@@ -103,10 +103,8 @@ const std::vector<OptionSpec>& Specs() {
        &Options::lease_preset},
       {"lease-takeover", {"ROUTESTATUS_LEASE_TAKEOVER"},
        "how a follower holding work notices a dead leader before its lease expires: progress "
-       "(the leader wrote nothing for an adaptive deadline, at least 500 ms), per-change (a "
-       "held change not written within a deadline learnt from per-change write latency; "
-       "for comparison: a backlog inflates it, so a failover after a burst takes seconds), "
-       "off (lease expiry only)",
+       "(the leader wrote nothing for an adaptive deadline, at least 500 ms) or off (lease "
+       "expiry only)",
        &Options::lease_takeover},
       {"lease-rules-off", {"ROUTESTATUS_LEASE_RULES_OFF"},
        "for the lease ablation only (docs/lease.md): comma-separated lease rules to switch "

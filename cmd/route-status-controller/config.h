@@ -62,7 +62,7 @@ struct Options {
   // lease-election-delay 0 and lease-takeover off unless they are given).
   std::string lease_preset = "default";
   // How a follower holding work notices a dead leader before its lease
-  // expires: "progress", "per-change" or "off" (lease/takeover.h).
+  // expires: "progress" or "off" (lease/takeover.h).
   std::string lease_takeover = "progress";
   // Lease rules switched off, for the ablation only (lease/lease_rules.h).
   std::string lease_rules_off;

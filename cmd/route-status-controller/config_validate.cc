@@ -230,7 +230,7 @@ void ValidateOptions(const Options& o, Command command, bool router_name_set,
   }
   if (!lease::ParseTakeoverMode(o.lease_takeover)) {
     errors.push_back("--lease-takeover: \"" + o.lease_takeover +
-                     "\" is not one of progress, per-change, off");
+                     "\" is not one of progress, off");
   }
   if (!lease::LeaseRulesOff(lease::LeaseRules{}, o.lease_rules_off)) {
     errors.push_back("--lease-rules-off: \"" + o.lease_rules_off + "\" names an unknown rule");

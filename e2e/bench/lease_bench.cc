@@ -46,9 +46,6 @@ std::vector<LeaseConfig> Configs(const BenchOptions& o) {
                      o.expiry_failover_kills});
     } else if (name == "default") {
       out.push_back({name, "(defaults)", {}, o.failover_kills});
-    } else if (name == "per-change") {
-      out.push_back({name, "--lease-takeover=per-change", {"--lease-takeover=per-change"},
-                     o.failover_kills});
     } else if (name == "expiry") {
       out.push_back({name, "--lease-takeover=off", {"--lease-takeover=off"},
                      o.expiry_failover_kills});

@@ -26,7 +26,7 @@ struct BenchOptions {
   // empty = the naive baseline is computed (N PUTs per change), not measured.
   std::vector<std::string> naive_flags = {"--write-lease=false"};
   // (g) lease settings side by side and (h) the slow leader. Configurations:
-  // naive, openshift, default, and the alternatives per-change and expiry.
+  // naive, openshift, default, and the alternative expiry.
   std::vector<std::string> lease_configs = {"naive", "openshift", "default"};
   std::vector<int> failover_replicas = {3, 10};
   int failover_routes = 20;      // routes before start-up

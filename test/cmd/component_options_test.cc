@@ -118,9 +118,9 @@ TEST(ComponentOptionsTest, OpenshiftPresetRunsTheOpenshiftLikeLease) {
 }
 
 TEST(ComponentOptionsTest, TakeoverModeFromTheFlag) {
-  auto built = BuildComponentOptions(Parsed({"--lease-takeover=per-change"}), {});
+  auto built = BuildComponentOptions(Parsed({"--lease-takeover=off"}), {});
   ASSERT_TRUE(built.ok());
-  EXPECT_EQ(built.value().lease.takeover.mode, lease::TakeoverMode::kPerChange);
+  EXPECT_EQ(built.value().lease.takeover.mode, lease::TakeoverMode::kOff);
   built = BuildComponentOptions(Parsed({"--lease-preset=openshift", "--lease-takeover=progress"}), {});
   ASSERT_TRUE(built.ok());
   EXPECT_EQ(built.value().lease.takeover.mode, lease::TakeoverMode::kProgress);

@@ -85,7 +85,7 @@ const std::vector<OptionPool>& Pools() {
       {"lease-retry-interval", Kind::kDuration, {"3s", "1.5s"}},
       {"lease-election-delay", Kind::kDuration, {"0", "1s", "0s"}},
       {"lease-preset", Kind::kString, {"default", "openshift"}},
-      {"lease-takeover", Kind::kString, {"progress", "per-change", "off"}},
+      {"lease-takeover", Kind::kString, {"progress", "off"}},
       {"contention-interval", Kind::kDuration, {"3m", "1h30m"}},
       {"contention-limit", Kind::kInt, {"0", "5", "1000000"}},
       {"resync-interval", Kind::kDuration, {"0", "30m", "168h"}},

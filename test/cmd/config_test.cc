@@ -304,12 +304,12 @@ TEST(ConfigTest, LeasePresetOpenshiftSetsWhatWasNotGiven) {
   EXPECT_EQ(g.options.lease_election_delay, 2s);
   EXPECT_EQ(g.options.lease_takeover, "progress");
   EXPECT_THAT(RenderOptions(o.options), HasSubstr("lease-preset=openshift"));
-  EXPECT_THAT(Parse({"--lease-takeover=per-change"}).errors, IsEmpty());
+  EXPECT_THAT(Parse({"--lease-takeover=off"}).errors, IsEmpty());
   ParsedConfig bad = Parse({"--lease-preset=fast", "--lease-takeover=sometimes"});
   ASSERT_EQ(bad.errors.size(), 2u);
   EXPECT_THAT(bad.errors[0], HasSubstr("--lease-preset: \"fast\" is not one of default, openshift"));
   EXPECT_THAT(bad.errors[1],
-              HasSubstr("--lease-takeover: \"sometimes\" is not one of progress, per-change, off"));
+              HasSubstr("--lease-takeover: \"sometimes\" is not one of progress, off"));
 }
 
 TEST(ConfigTest, HelpWinsAndListsEveryOption) {

@@ -46,7 +46,7 @@ void PassThroughLease::Run(const std::string& key, lease::Work work) {
   if (outcome.result == lease::WorkResult::kRelease) state_ = lease::LeaseState::kFollower;
   if (outcome.retry) {
     retry_delays.push_back(outcome.retry_after);
-    key_failing.push_back(outcome.key_failing);
+    key_failing.push_back(outcome.failure == lease::Failure::kThisKey);
     pending[key] = std::move(work);
   }
 }

@@ -117,7 +117,7 @@ class PassThroughLease final : public lease::WriteLease {
   std::map<std::string, lease::Work> pending;
   std::vector<lease::WorkResult> results;
   std::vector<Duration> retry_delays;  // WorkOutcome::retry_after of each retry
-  std::vector<bool> key_failing;       // WorkOutcome::key_failing of each retry
+  std::vector<bool> key_failing;       // each retry's failure is Failure::kThisKey
   std::vector<std::string> extended;
   std::vector<lease::EntryWriter> writers;  // of each Extend
   std::vector<std::string> removed;

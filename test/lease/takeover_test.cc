@@ -121,10 +121,11 @@ TEST(TakeoverOptionsTest, Validation) {
 }
 
 TEST(TakeoverModeTest, NamesRoundTrip) {
-  for (TakeoverMode m : {TakeoverMode::kOff, TakeoverMode::kProgress, TakeoverMode::kPerChange}) {
+  for (TakeoverMode m : {TakeoverMode::kOff, TakeoverMode::kProgress}) {
     EXPECT_EQ(ParseTakeoverMode(TakeoverModeName(m)), m);
   }
   EXPECT_FALSE(ParseTakeoverMode("expiry").has_value());
+  EXPECT_FALSE(ParseTakeoverMode("per-change").has_value());  // removed
 }
 
 class TakeoverTimerTest : public ::testing::Test {
@@ -143,7 +144,6 @@ TEST_F(TakeoverTimerTest, ProgressWaitStartsAtFollowAndHold) {
   EXPECT_TRUE(InWindow(*t.WaitDue(), At(0), milliseconds(500)));
   t.Hold(At(2000));  // first work after a quiet period
   EXPECT_TRUE(InWindow(*t.WaitDue(), At(2000), milliseconds(500)));
-  EXPECT_FALSE(t.ChangeDue(At(2000), 0.0).has_value());
   EXPECT_EQ(t.estimator().total(), 0u);
 }
 
@@ -326,28 +326,6 @@ TEST_F(TakeoverTimerTest, JitterDrawsDifferPerWait) {
   EXPECT_GT(hi - lo, milliseconds(150));
 }
 
-TEST_F(TakeoverTimerTest, PerChangeDeadlineIsPerHeldChange) {
-  TakeoverTimer t(Options(TakeoverMode::kPerChange), seconds(15), 1);
-  t.Follow(At(0));
-  EXPECT_FALSE(t.WaitDue().has_value());
-  EXPECT_EQ(*t.ChangeDue(At(100), 0.0), At(600));
-  EXPECT_EQ(*t.ChangeDue(At(100), 0.5), At(725));
-  // The leader's progress on other keys does not postpone a held change.
-  t.ForeignWrite(At(400), true, std::nullopt);
-  EXPECT_EQ(*t.ChangeDue(At(100), 0.0), At(600));
-  EXPECT_EQ(t.estimator().total(), 0u);
-  // Its write of a held change is a sample: now - when we began holding it
-  // (alone, counted as at most the floor; a second makes it count).
-  t.ForeignWrite(At(1300), true, At(300));
-  EXPECT_EQ(t.estimator().Quantile(), milliseconds(500));
-  t.ForeignWrite(At(1400), true, At(400));
-  EXPECT_EQ(t.estimator().Quantile(), seconds(1));
-  EXPECT_EQ(*t.ChangeDue(At(2000), 0.0), At(4000));
-  // Work held since before we followed (or lost a write) counts from then.
-  t.LostWrite(At(5000));
-  EXPECT_EQ(*t.ChangeDue(At(2000), 0.0), At(7000));
-}
-
 TEST_F(TakeoverTimerTest, OffNeverTakesOver) {
   TakeoverTimer t(Options(TakeoverMode::kOff), seconds(15), 1);
   t.Follow(At(0));
@@ -355,7 +333,7 @@ TEST_F(TakeoverTimerTest, OffNeverTakesOver) {
   t.ForeignWrite(At(1000), true, At(0));
   EXPECT_FALSE(t.enabled());
   EXPECT_FALSE(t.WaitDue().has_value());
-  EXPECT_FALSE(t.ChangeDue(At(0), 0.0).has_value());
+  EXPECT_EQ(t.LongestWait(), Duration::zero());
   EXPECT_EQ(t.estimator().total(), 0u);
 }
 

@@ -55,7 +55,7 @@ void Usage() {
                "  [--replicas=N] [--workers=N (default 4; 0 draws 1..3)] [--routes=N] [--lease-interval-ms=N] [--lease-retry-ms=N]\n"
                "  [--election-delay-ms=N] [--single-probe=0|1] [--election-follows-extend=0|1]\n"
                "  [--follower-min-delay-ms=N] [--leader-follows-foreign-extend=0|1]\n"
-               "  [--follower-delay-jitter=0|1] [--takeover=progress|per-change|off]\n"
+               "  [--follower-delay-jitter=0|1] [--takeover=progress|off]\n"
                "  [--lease-rules-off=all|NAME,NAME (lease/lease_rules.h)]\n"
                "   [--contention-limit=N]\n"
                "  [--contention-interval-ms=N] [--max-watch-delay-ms=N] [--trace]\n"
