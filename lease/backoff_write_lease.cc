@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <tuple>
+#include <utility>
 
 #include <glog/logging.h>
 
@@ -49,34 +50,28 @@ WorkOutcome RunGuarded(const std::string& name, const std::string& key, const Wo
 }  // namespace
 
 Status ValidateWriteLeaseOptions(const WriteLeaseOptions& o) {
-  if (o.interval <= Duration::zero()) return Status(StatusCode::kInvalid, "lease interval must be > 0");
-  if (o.retry <= Duration::zero()) return Status(StatusCode::kInvalid, "lease retry must be > 0");
-  if (o.backoff.base <= Duration::zero()) {
-    return Status(StatusCode::kInvalid, "lease backoff base must be > 0");
-  }
-  if (!(o.backoff.factor >= 1.0)) return Status(StatusCode::kInvalid, "lease backoff factor must be >= 1");
-  if (!(o.backoff.jitter >= 0.0)) return Status(StatusCode::kInvalid, "lease backoff jitter must be >= 0");
-  if (o.backoff.steps < 0) return Status(StatusCode::kInvalid, "lease backoff steps must be >= 0");
-  if (o.follower_min_delay < Duration::zero()) {
-    return Status(StatusCode::kInvalid, "lease follower min delay must be >= 0");
-  }
-  if (o.election_delay < Duration::zero()) {
-    return Status(StatusCode::kInvalid, "lease election delay must be >= 0");
-  }
-  // The timing relations, as client-go's leader elector checks its three
-  // durations against each other: the interval caps every follower's
-  // deferral and D, so nothing that must fit in it may exceed it.
-  if (o.retry > o.interval) {
-    return Status(StatusCode::kInvalid,
-                  "lease retry must not exceed the lease interval (a failed write would wait "
-                  "longer than a follower defers)");
-  }
-  if (o.follower_min_delay > o.interval) {
-    return Status(StatusCode::kInvalid, "lease follower min delay must not exceed the interval");
-  }
-  if (o.takeover.mode != TakeoverMode::kOff && o.takeover.min_deadline > o.interval) {
-    return Status(StatusCode::kInvalid,
-                  "takeover min deadline must not exceed the lease interval (which caps D)");
+  const Duration zero = Duration::zero();
+  // The last three are the timing relations, as client-go's leader elector
+  // checks its durations against each other: the interval caps every
+  // follower's deferral and D, so nothing that must fit in it may exceed it.
+  const std::pair<bool, const char*> checks[] = {
+      {o.interval > zero, "lease interval must be > 0"},
+      {o.retry > zero, "lease retry must be > 0"},
+      {o.backoff.base > zero, "lease backoff base must be > 0"},
+      {o.backoff.factor >= 1.0, "lease backoff factor must be >= 1"},
+      {o.backoff.jitter >= 0.0, "lease backoff jitter must be >= 0"},
+      {o.backoff.steps >= 0, "lease backoff steps must be >= 0"},
+      {o.follower_min_delay >= zero, "lease follower min delay must be >= 0"},
+      {o.election_delay >= zero, "lease election delay must be >= 0"},
+      {o.retry <= o.interval,
+       "lease retry must not exceed the lease interval (a failed write would wait longer than "
+       "a follower defers)"},
+      {o.follower_min_delay <= o.interval, "lease follower min delay must not exceed the interval"},
+      {o.takeover.mode == TakeoverMode::kOff || o.takeover.min_deadline <= o.interval,
+       "takeover min deadline must not exceed the lease interval (which caps D)"},
+  };
+  for (const auto& [ok, message] : checks) {
+    if (!ok) return Status(StatusCode::kInvalid, message);
   }
   return ValidateTakeoverOptions(o.takeover);
 }
@@ -284,11 +279,6 @@ void BackoffWriteLease::Remove(const std::string& key) {
 LeaseState BackoffWriteLease::State() const {
   std::lock_guard<std::mutex> l(mu_);
   return state_;
-}
-
-Duration BackoffWriteLease::BackoffFor(int tick) {
-  std::lock_guard<std::mutex> l(mu_);
-  return Backoff(options_.backoff, tick, options_.interval, rng_);
 }
 
 Duration BackoffWriteLease::FollowerDelayLocked() {
@@ -591,18 +581,9 @@ void BackoffWriteLease::Shutdown() {
     std::lock_guard<std::mutex> l(mu_);
     if (shutdown_) return;
     shutdown_ = true;
-    due_.clear();
-    for (auto it = slots_.begin(); it != slots_.end();) {
-      Slot& slot = it->second;
-      slot.work = nullptr;
-      slot.queued = false;
-      UpdateHeldLocked(slot, clock_.Now());
-      if (slot.running) {
-        ++it;
-      } else {
-        EraseSlotLocked(it++);
-      }
-    }
+    std::vector<std::string> keys;
+    for (const auto& [key, slot] : slots_) keys.push_back(key);
+    for (const std::string& key : keys) DropWorkLocked(key, clock_.Now());
   }
   cv_.notify_all();
 }

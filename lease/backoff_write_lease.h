@@ -109,8 +109,8 @@ struct LeaseSnapshot {
 // key runs as a probe, whose success makes us Leader. Thread-safe.
 class BackoffWriteLease final : public WriteLease {
  public:
-  // CHECK-fails on invalid options (see ValidateWriteLeaseOptions). Threads
-  // calling RunNext must be joined (after Shutdown) before destruction.
+  // CHECK-fails on invalid options. Threads calling RunNext must be joined
+  // (after Shutdown) before destruction.
   BackoffWriteLease(const Clock& clock, WriteLeaseOptions options);
   ~BackoffWriteLease() override;
 
@@ -121,18 +121,15 @@ class BackoffWriteLease final : public WriteLease {
   LeaseState State() const override;
 
   // Blocks (on the Clock) until some key's work is due, runs it on this
-  // thread, applies its outcome and returns true; returns false once
-  // Shutdown() was called (at once if it already was).
+  // thread and returns true; false once Shutdown() was called.
   bool RunNext();
-  // Runs, on this thread, the work of every key due at the current Clock
-  // time, each key at most once per call (so work that requeues itself
-  // cannot loop); returns how many ran. Never blocks on time. For tests and
-  // the simulator.
+  // Runs the work of every key due now, each key at most once per call;
+  // returns how many ran. Never blocks on time (tests, the simulator).
   int RunDue();
   // Earliest due time of queued (not running) work, or nullopt.
   std::optional<SteadyTime> NextDue() const;
-  // Drops all queued work and makes RunNext return false. Work already
-  // running finishes. Idempotent.
+  // Drops all queued work and makes RunNext return false; running work
+  // finishes. Idempotent.
   void Shutdown();
 
   // The API server has not answered this process for a while (true), or
@@ -143,9 +140,6 @@ class BackoffWriteLease final : public WriteLease {
   void SetCutOff(bool cut_off);
 
   LeaseSnapshot Snapshot() const;
-  // The backoff for `tick` using the lease's policy, cap and generator
-  // (draws from the lease's generator).
-  Duration BackoffFor(int tick);
 
  private:
   struct Slot {

@@ -7,13 +7,10 @@
 
 namespace routestatus::lease {
 
-// The rules the lease and its takeover grew beyond the plain progress
-// deadline (D = clamp(2 x p95 of the waits), one jitter draw per wait), each
-// on by default and switchable off for the ablation that decides whether it
-// stays (docs/lease.md, "Ablation"; issue 47). Nothing in production turns
-// one off; route-sim's and the controller's hidden --lease-rules-off do.
-// The rules the ablation found paid nothing were removed (docs/lease.md
-// lists them). Value type.
+// The rules beyond the plain progress deadline (D = clamp(2 x p95 of the
+// waits), one jitter draw per wait), each on by default and switchable off
+// only for the ablation that keeps them (docs/lease.md): route-sim's and
+// the controller's hidden --lease-rules-off. Value type.
 struct LeaseRules {
   // Our own answered writes (probes, election writes) are samples of D.
   bool own_write_samples = true;

@@ -2,20 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "lease/backoff.h"
 
 namespace routestatus::lease {
 
-
 const char* TakeoverModeName(TakeoverMode mode) {
-  switch (mode) {
-    case TakeoverMode::kOff:
-      return "off";
-    case TakeoverMode::kProgress:
-      return "progress";
-  }
-  return "unknown";
+  return mode == TakeoverMode::kOff ? "off" : "progress";
 }
 
 std::optional<TakeoverMode> ParseTakeoverMode(std::string_view name) {
@@ -26,23 +20,20 @@ std::optional<TakeoverMode> ParseTakeoverMode(std::string_view name) {
 }
 
 Status ValidateTakeoverOptions(const TakeoverOptions& o) {
-  if (o.min_deadline <= Duration::zero()) {
-    return Status(StatusCode::kInvalid, "takeover min deadline must be > 0");
-  }
-  if (!(o.factor > 0.0)) return Status(StatusCode::kInvalid, "takeover factor must be > 0");
-  if (!(o.quantile > 0.0 && o.quantile <= 1.0)) {
-    return Status(StatusCode::kInvalid, "takeover quantile must be in (0, 1]");
-  }
-  if (o.window < 1) return Status(StatusCode::kInvalid, "takeover window must be >= 1");
-  if (!(o.jitter >= 0.0)) return Status(StatusCode::kInvalid, "takeover jitter must be >= 0");
-  if (o.max_jitter < Duration::zero()) {
-    return Status(StatusCode::kInvalid, "takeover max jitter must be >= 0");
-  }
-  if (o.added_wait < Duration::zero()) {
-    return Status(StatusCode::kInvalid, "takeover added wait must be >= 0");
-  }
-  if (o.stretch_limit < Duration::zero() || o.min_stretch < Duration::zero()) {
-    return Status(StatusCode::kInvalid, "takeover stretch limit and min stretch must be >= 0");
+  const Duration zero = Duration::zero();
+  const std::pair<bool, const char*> checks[] = {
+      {o.min_deadline > zero, "takeover min deadline must be > 0"},
+      {o.factor > 0.0, "takeover factor must be > 0"},
+      {o.quantile > 0.0 && o.quantile <= 1.0, "takeover quantile must be in (0, 1]"},
+      {o.window >= 1, "takeover window must be >= 1"},
+      {o.jitter >= 0.0, "takeover jitter must be >= 0"},
+      {o.max_jitter >= zero, "takeover max jitter must be >= 0"},
+      {o.added_wait >= zero, "takeover added wait must be >= 0"},
+      {o.stretch_limit >= zero && o.min_stretch >= zero,
+       "takeover stretch limit and min stretch must be >= 0"},
+  };
+  for (const auto& [ok, message] : checks) {
+    if (!ok) return Status(StatusCode::kInvalid, message);
   }
   return Status::Ok();
 }
