@@ -25,6 +25,45 @@ std::string FormatDuration(Duration d) {
   return out;
 }
 
+// The facts of an observation that the entries tell (the shell adds the
+// record, the difference, the cut-off and the time).
+ObservationFacts FactsOf(const std::optional<RouteIngress>& old_entry,
+                         const std::optional<RouteIngress>& new_entry,
+                         const RouteIngress* desired) {
+  ObservationFacts facts;
+  facts.had_entry = old_entry.has_value();
+  facts.has_entry = new_entry.has_value();
+  facts.computes_entry = desired != nullptr;
+  facts.new_is_desired = new_entry ? desired != nullptr &&
+                                         kubeclient::IngressEqual(*new_entry, *desired)
+                                   : desired == nullptr;
+  facts.old_is_desired =
+      old_entry && desired != nullptr && kubeclient::IngressEqual(*old_entry, *desired);
+  facts.new_print = new_entry ? kubeclient::IngressFingerprint(*new_entry) : 0;
+  return facts;
+}
+
+// The VLOG(4) line of a per-route decision.
+void LogNote(ObservationNote note, const std::string& route_key,
+             const std::optional<RouteIngress>& new_entry, Duration suspect_block) {
+  switch (note) {
+    case ObservationNote::kNone: break;
+    case ObservationNote::kDesired:
+      VLOG(4) << "contention: " << route_key << " changed to our desired entry";
+      break;
+    case ObservationNote::kSuspect:
+      VLOG(4) << "contention: " << route_key << " changed by another writer to "
+              << ContentionTracker::DescribeEntry(new_entry)
+              << ", which differs from ours only in what other objects decide (an older view?): "
+                 "suspect, not changed by us for "
+              << FormatDuration(suspect_block) << ", not counted";
+      break;
+    case ObservationNote::kCandidate:
+      VLOG(4) << "contention: " << route_key << " is a candidate";
+      break;
+  }
+}
+
 }  // namespace
 
 ContentionTracker::ContentionTracker(const Clock& clock,
@@ -133,147 +172,40 @@ void ContentionTracker::ObserveLocked(const std::string& uid, const std::string&
                                       const std::optional<RouteIngress>& new_entry,
                                       const RouteIngress* desired, Difference difference,
                                       SteadyTime now) {
-  const uint64_t new_print = new_entry ? kubeclient::IngressFingerprint(*new_entry) : 0;
-  const bool ours = new_entry ? desired != nullptr && kubeclient::IngressEqual(*new_entry, *desired)
-                              : desired == nullptr;
-  auto it = ids_.find(IdOf(uid));
-  if (!new_entry && it != ids_.end() && it->second.own && it->second.last == 0) {
-    // The echo of our own removal: no evidence. Kept only while armed
-    // (a router that keeps re-creating what we remove must meet the
-    // record again) or while it remembers a fight.
-    const Element& e = it->second;
-    if (e.armed_until <= now && !e.held && !e.fought && e.state == State::kCandidate) {
-      ids_.erase(it);
-    }
-    return;
+  const uint64_t id = IdOf(uid);
+  auto it = ids_.find(id);
+  ObservationFacts facts = FactsOf(old_entry, new_entry, desired);
+  if (it != ids_.end()) facts.record = it->second;
+  facts.view_only = difference == Difference::kView;
+  facts.cutoff = contentions_ > options_.limit;
+  facts.now = now;
+  const ObservationEffects effects = InterpretObservation(facts);
+
+  if (effects.record && it != ids_.end()) {
+    it->second = *effects.record;
+  } else if (effects.record) {
+    ids_.emplace(id, *effects.record);
+  } else if (it != ids_.end()) {
+    ids_.erase(it);
   }
-  if (ours) {
-    // What we would write ourselves: not contention. A suspect value was
-    // an older view, now replaced: the route is writable again.
-    if (it == ids_.end()) {
-      if (!new_entry) return;  // nothing of ours to remember
-      it = ids_.emplace(IdOf(uid), Element{}).first;
-    }
-    Element& e = it->second;
-    // Why not RestoredLocked (which arms the route): another writer set
-    // ours, so the suspect value was an older view and nobody disagrees; a
-    // peer's write is no considered disagreement of ours. Armed by it, the
-    // next lagging namespace watch's view difference counted (issue 23).
-    if (e.state == State::kSuspect) e.state = State::kCandidate;
-    if (e.held && !(e.own && e.last == new_print)) {
-      // Another writer set ours: the fight is over (or was reconfigured).
-      e.held = false;
-      e.state = State::kCandidate;
-    }
-    if (e.fought) {  // a peer replica of ours made the probe
-      e.fought = false;
-      e.probed = true;
-    }
-    if (e.state == State::kCandidate) e.at = now;
-    e.last = new_print;
-    e.own = false;
-    VLOG(4) << "contention: " << route_key << " changed to our desired entry";
-    return;
-  }
-  if (contentions_ > options_.limit) {
-    // Cut-off: nothing is counted for the rest of the window, but a value
-    // that answers our probe still shows a live fight (see Element::held).
-    if (desired == nullptr || !new_entry || difference == Difference::kView) return;
-    if (it == ids_.end()) {
-      // Why a record for a route we never wrote nor saw written: a
-      // follower that listed it after its leader wrote it knows it only
-      // now, and without the record the fight is forgotten, so the
-      // leader's rewrite at the flush is no probe to this replica and the
-      // other writer's answer no live fight: it re-probed the route itself
-      // when it led, and the fight went on every window (issue 23, fight
-      // seed 179923308602931: 11 and 21 writes of the two configurations in
-      // one window). Only when it replaced what we compute, as uncounted.
-      if (old_entry && !kubeclient::IngressEqual(*old_entry, *desired)) return;
-      it = ids_.emplace(IdOf(uid), Element{}).first;
-      it->second.at = now;
-    } else if (it->second.last == new_print) {
-      return;
-    }
-    Element& e = it->second;
-    e.fought = true;
-    e.last = new_print;
-    e.own = false;
-    if (e.state == State::kCandidate) e.at = now;
-    if (e.probed && !e.held) {
-      e.held = true;
-      e.state = State::kContended;
-      e.at = now;
-    }
-    return;
-  }
-  if (desired == nullptr && old_entry && new_entry) {
-    // Why: we would have no entry (outside our shard in our view); how
-    // another writer changes an entry we would not keep tells nothing. A
-    // router that keeps an entry we remove shows up as removals and
-    // re-creations.
-    if (it != ids_.end()) it->second.last = new_print;
-    return;
-  }
-  // The same value we last wrote or saw (our own write's echo, a relist
-  // replaying it): no new evidence.
-  if (it != ids_.end() && it->second.last == new_print) return;
-  std::optional<RouteIngress> want;
-  if (desired != nullptr) want = *desired;
-  // Why a presence difference is a view difference: whether we keep an
-  // entry at all depends on namespace labels, which another watch delivers.
-  const bool view = difference == Difference::kView || !new_entry || desired == nullptr;
-  if (view) {
-    if (it == ids_.end()) it = ids_.emplace(IdOf(uid), Element{}).first;
-    Element& e = it->second;
-    if (e.state == State::kContended || e.armed_until > now) {
-      CountLocked(e, route_key, want, old_entry, new_entry, new_print, now);
-      return;
-    }
-    e.state = State::kSuspect;
-    e.at = now;
-    e.suspected = now;
-    e.armed_until = SteadyTime{};
-    e.last = new_print;
-    e.own = false;
-    VLOG(4) << "contention: " << route_key << " changed by another writer to "
-            << DescribeEntry(new_entry)
-            << ", which differs from ours only in what other objects decide (an older view?): "
-               "suspect, not changed by us for "
-            << FormatDuration(options_.suspect_block) << ", not counted";
-    return;
-  }
-  if (it == ids_.end()) {
-    // Why (unknown uid, old entry what we compute): another writer
-    // replaced exactly what we compute with something we do not; that is a
-    // fight even if this process never wrote the route (e.g. it listed the
-    // route after a peer wrote it). An unknown route whose old entry was
-    // not ours (a stale entry being replaced) is only a Candidate.
-    const bool replaced_ours = !old_entry || kubeclient::IngressEqual(*old_entry, *desired);
-    Element e;
-    e.at = now;
-    e.last = old_entry ? kubeclient::IngressFingerprint(*old_entry) : 0;
-    it = ids_.emplace(IdOf(uid), e).first;
-    if (!replaced_ours) {
-      it->second.last = new_print;
-      VLOG(4) << "contention: " << route_key << " is a candidate";
-      return;
-    }
-  }
-  CountLocked(it->second, route_key, want, old_entry, new_entry, new_print, now);
+  LogNote(effects.note, route_key, new_entry, options_.suspect_block);
+  if (!effects.counted) return;
+  std::optional<RouteIngress> ours;
+  if (desired != nullptr) ours = *desired;
+  CountLocked(route_key, ours, old_entry, new_entry, now);
 }
 
-void ContentionTracker::RestoredLocked(Element& e, SteadyTime now) const {
-  e.state = State::kCandidate;
+void ContentionTracker::RestoredLocked(RouteRecord& e, SteadyTime now) const {
+  e.state = RouteState::kCandidate;
   // Why only after suspect_block: until every view has caught up, a restore
   // (ours or a peer's) may itself come from an older view.
   if (now - e.suspected >= options_.suspect_block) e.armed_until = now + options_.interval;
 }
 
-void ContentionTracker::CountLocked(Element& e, const std::string& route_key,
+void ContentionTracker::CountLocked(const std::string& route_key,
                                     const std::optional<RouteIngress>& ours,
                                     const std::optional<RouteIngress>& old_entry,
-                                    const std::optional<RouteIngress>& new_entry,
-                                    uint64_t new_print, SteadyTime now) {
+                                    const std::optional<RouteIngress>& new_entry, SteadyTime now) {
   const bool fresh = std::none_of(examples_.begin(), examples_.end(),
                                   [&](const Example& x) { return x.route_key == route_key; });
   if (fresh && examples_.size() < options_.max_examples) {
@@ -281,13 +213,6 @@ void ContentionTracker::CountLocked(Element& e, const std::string& route_key,
   }
   VLOG(4) << "contention: " << route_key << " changed by another writer from "
           << DescribeEntry(old_entry) << " to " << DescribeEntry(new_entry);
-  e.state = State::kContended;
-  e.at = now;
-  e.last = new_print;
-  e.own = false;
-  // Why: our rewrite when the block ended was answered: a live fight.
-  if (e.probed) e.held = true;
-  e.fought = true;
   ++contentions_;
   ++window_events_;
   ++events_total_;
@@ -339,17 +264,17 @@ void ContentionTracker::Clear(const std::string& uid, const std::optional<RouteI
     const SteadyTime now = clock_.Now();
     MaybeFlushLocked(now);
     auto it = ids_.find(IdOf(uid));
-    if (it == ids_.end() && written) it = ids_.emplace(IdOf(uid), Element{}).first;
+    if (it == ids_.end() && written) it = ids_.emplace(IdOf(uid), RouteRecord{}).first;
     if (it != ids_.end()) {
-      Element& e = it->second;
-      if (e.state == State::kSuspect) RestoredLocked(e, now);
+      RouteRecord& e = it->second;
+      if (e.state == RouteState::kSuspect) RestoredLocked(e, now);
       // Why: a write of ours over a fought value is the probe made when
       // its block ended.
       if (e.fought) e.probed = true;
       e.fought = false;
       e.held = false;
       e.at = now;
-      e.state = State::kCandidate;
+      e.state = RouteState::kCandidate;
       e.last = written ? kubeclient::IngressFingerprint(*written) : 0;
       e.own = true;
       // Why a removal is kept until its echo: when our view changes before
@@ -365,8 +290,8 @@ void ContentionTracker::Clear(const std::string& uid, const std::optional<RouteI
 void ContentionTracker::Agreed(const std::string& uid) {
   std::lock_guard<std::mutex> l(mu_);
   auto it = ids_.find(IdOf(uid));
-  if (it == ids_.end() || it->second.state != State::kSuspect) return;
-  it->second.state = State::kCandidate;
+  if (it == ids_.end() || it->second.state != RouteState::kSuspect) return;
+  it->second.state = RouteState::kCandidate;
   it->second.at = clock_.Now();
 }
 
@@ -384,18 +309,18 @@ bool ContentionTracker::IsChangeContended(const std::string& uid, bool beyond_vi
     if (contentions_ > options_.limit) {
       contended = true;
     } else if (auto it = ids_.find(IdOf(uid)); it != ids_.end()) {
-      contended = !(beyond_view && it->second.state == State::kSuspect) &&
+      contended = !(beyond_view && it->second.state == RouteState::kSuspect) &&
                   BlockedLocked(it->second, now);
     }
   }
   return contended;
 }
 
-bool ContentionTracker::BlockedLocked(const Element& e, SteadyTime now) const {
+bool ContentionTracker::BlockedLocked(const RouteRecord& e, SteadyTime now) const {
   switch (e.state) {
-    case State::kCandidate: return false;
-    case State::kSuspect: return e.at + options_.suspect_block > now;
-    case State::kContended: return e.held || e.at + options_.interval > now;
+    case RouteState::kCandidate: return false;
+    case RouteState::kSuspect: return e.at + options_.suspect_block > now;
+    case RouteState::kContended: return e.held || e.at + options_.interval > now;
   }
   return false;
 }
@@ -428,9 +353,9 @@ Duration ContentionTracker::RecheckIn(const std::string& uid, bool cutoff_blocks
   if (cutoff_blocks && contentions_ > options_.limit) return left(next_flush_);
   if (it == ids_.end()) return Duration::zero();
   switch (it->second.state) {
-    case State::kCandidate: return Duration::zero();
-    case State::kSuspect: return left(it->second.at + options_.suspect_block);
-    case State::kContended: return left(it->second.at + options_.interval);
+    case RouteState::kCandidate: return Duration::zero();
+    case RouteState::kSuspect: return left(it->second.at + options_.suspect_block);
+    case RouteState::kContended: return left(it->second.at + options_.interval);
   }
   return Duration::zero();
 }
@@ -452,25 +377,25 @@ std::string ContentionTracker::FlushLocked(SteadyTime now) {
   if (!summary.empty()) VLOG(1) << "contention: window summary: " << summary;
   int still = 0;
   for (auto it = ids_.begin(); it != ids_.end();) {
-    Element& e = it->second;
+    RouteRecord& e = it->second;
     const auto age = now - e.at;
-    const bool expired = e.state != State::kCandidate ? age > options_.interval
+    const bool expired = e.state != RouteState::kCandidate ? age > options_.interval
                                                       : age > 3 * options_.interval;
-    if (expired && e.state == State::kContended && !e.held) {
+    if (expired && e.state == RouteState::kContended && !e.held) {
       // Why kept as a Candidate: whether our next write of it is a probe
       // (fought) must outlive the window, or a fight restarts every flush.
-      e.state = State::kCandidate;
+      e.state = RouteState::kCandidate;
       e.at = now;
       ++it;
       continue;
     }
     // Why a fought or held record stays: until we rewrite the value that
-    // fought us, our next write of it is the probe (see Element::held).
+    // fought us, our next write of it is the probe (see RouteRecord::held).
     if (expired && !e.held && !e.fought) {
       it = ids_.erase(it);
       continue;
     }
-    if (e.state == State::kContended && !e.held) ++still;
+    if (e.state == RouteState::kContended && !e.held) ++still;
     ++it;
   }
   contentions_ = still;
@@ -522,8 +447,8 @@ ContentionSnapshot ContentionTracker::Snapshot() const {
   s.contentions_in_window = window_events_;
   s.tracked_routes = ids_.size();
   for (const auto& [id, e] : ids_) {
-    if (e.state == State::kContended) ++s.contended_routes;
-    if (e.state == State::kSuspect) ++s.suspect_routes;
+    if (e.state == RouteState::kContended) ++s.contended_routes;
+    if (e.state == RouteState::kSuspect) ++s.suspect_routes;
   }
   s.flushes = flushes_;
   s.warnings = warnings_;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "conflict/observation.h"
 #include "kubeclient/route.h"
 
 namespace routestatus::conflict {
@@ -52,8 +53,10 @@ struct ContentionSnapshot {
 
 // Detects two writers that share our router name but compute different
 // entries (docs/design.md section 4), so that we stop fighting them. Per route
-// UID it keeps {at, Candidate|Suspect|Contended, last, own, suspected,
-// armed_until}, where `last` is the entry as we last wrote (own) or saw it.
+// UID it keeps a RouteRecord (conflict/observation.h: {at,
+// Candidate|Suspect|Contended, last, own, suspected, armed_until, ...}),
+// where `last` is the entry as we last wrote (own) or saw it. How a watch
+// update changes it is one pure function, InterpretObservation.
 //
 // Which foreign values count: a value that differs from ours in what only
 // the route itself and the router's configuration decide
@@ -211,32 +214,6 @@ class ContentionTracker {
   static std::string DescribeEntry(const std::optional<kubeclient::RouteIngress>& entry);
 
  private:
-  enum class State : uint8_t { kCandidate, kSuspect, kContended };
-  // Why a fingerprint of `last`, not the entry: after a cold start every
-  // route we wrote is a Candidate for 3 x interval; a typed entry per route
-  // costs ~600 bytes (100,000 routes: ~60 MB), the fingerprint 8. Why the
-  // times first and one-byte fields last: 40 bytes instead of 56 per route.
-  struct Element {
-    SteadyTime at{};
-    uint64_t last = 0;  // IngressFingerprint of `last` (0: no entry)
-    // When the route last became Suspect (zero: never).
-    SteadyTime suspected{};
-    // Until then a view difference counts: the entry was restored to ours
-    // at least suspect_block after the suspicion.
-    SteadyTime armed_until{};
-    State state = State::kCandidate;
-    bool own = false;   // `last` is our own write (Clear)
-    // Another writer's value fought ours (a contention, counted or under
-    // the cut-off) and our configuration has not rewritten it since.
-    bool fought = false;
-    // Our configuration (we or a peer replica) rewrote a fought value: the
-    // probe made when a block ends. Kept until the record is dropped.
-    bool probed = false;
-    // Fought again after the probe: the other writer is still there.
-    // Blocked until another writer sets the entry we compute, or the route
-    // is deleted; never re-queued, not counted, kept across flushes.
-    bool held = false;
-  };
   struct Example {
     std::string route_key;
     std::optional<kubeclient::RouteIngress> ours;  // nullopt: no entry
@@ -245,22 +222,24 @@ class ContentionTracker {
 
   // REQUIRES: mu_ held. Changed/Appeared/Removed: our entry went from
   // `old_entry` to `new_entry` (nullopt: absent; not both), we compute
-  // `desired`.
+  // `desired`. Gathers the facts, applies what InterpretObservation
+  // (conflict/observation.h) decides.
   void ObserveLocked(const std::string& uid, const std::string& route_key,
                      const std::optional<kubeclient::RouteIngress>& old_entry,
                      const std::optional<kubeclient::RouteIngress>& new_entry,
                      const kubeclient::RouteIngress* desired, Difference difference,
                      SteadyTime now);
   // REQUIRES: mu_ held. We wrote the entry back to ours (Clear).
-  void RestoredLocked(Element& e, SteadyTime now) const;
-  // REQUIRES: mu_ held. Counts a contention of `e` (state Contended).
-  void CountLocked(Element& e, const std::string& route_key,
+  void RestoredLocked(RouteRecord& e, SteadyTime now) const;
+  // REQUIRES: mu_ held. Counts a contention of route `route_key` (its
+  // record is already Contended): the window's count and examples, and a
+  // prompt warning.
+  void CountLocked(const std::string& route_key,
                    const std::optional<kubeclient::RouteIngress>& ours,
                    const std::optional<kubeclient::RouteIngress>& old_entry,
-                   const std::optional<kubeclient::RouteIngress>& new_entry, uint64_t new_print,
-                   SteadyTime now);
+                   const std::optional<kubeclient::RouteIngress>& new_entry, SteadyTime now);
   // REQUIRES: mu_ held.
-  bool BlockedLocked(const Element& e, SteadyTime now) const;
+  bool BlockedLocked(const RouteRecord& e, SteadyTime now) const;
   // RecheckAfter, or with `cutoff_blocks` false RecheckCreationAfter.
   Duration RecheckIn(const std::string& uid, bool cutoff_blocks) const;
   // REQUIRES: mu_ held. Sets pending_warning_ when this contention is the
@@ -288,7 +267,7 @@ class ContentionTracker {
   // characters, on the heap) cost ~80 more bytes each (100k routes: 8 MB).
   // Two uids (random UUIDs) sharing a hash would share a record: with
   // 100,000 routes the chance is ~3e-10. GUARDED_BY(mu_)
-  std::unordered_map<uint64_t, Element> ids_;
+  std::unordered_map<uint64_t, RouteRecord> ids_;
   int contentions_ = 0;                           // GUARDED_BY(mu_)
   int window_events_ = 0;                         // GUARDED_BY(mu_)
   std::vector<Example> examples_;                 // GUARDED_BY(mu_)
