@@ -1,7 +1,7 @@
 // Start-up of N replicas that all begin in Election, against a tiny model of
 // one API server (resourceVersion conflicts) and watch delivery delays. A
 // first measurement of the "at most N-1 conflicting PUTs before one leads"
-// goal; the full simulator (issue 6) models much more.
+// goal; the full simulator (test/sim) models much more.
 #include <algorithm>
 #include <iostream>
 #include <map>

@@ -185,8 +185,8 @@ TEST_F(TakeoverLeaseTest, ABacklogWrittenDoesNotInflateTheDeadline) {
 // A slow API server: every write takes about 1 s. The first change: we
 // take it over at D = 500 ms (+ jitter); while our PUT is in flight the
 // leader's write lands (1 s after the change) and ours loses. One slow
-// answer may be a fluke (issue 23: alone it would have doubled D and made
-// failover after a crash 3.7 s), so D stays; the second change goes the
+// answer may be a fluke (alone it would double D and slow every failover
+// after a crash), so D stays; the second change goes the
 // same way, and two slow answers raise D above the leader's 1 s from
 // change to write, so the next change is not overrun.
 TEST_F(TakeoverLeaseTest, SlowLeaderRaisesTheDeadline) {
@@ -306,8 +306,8 @@ TEST_F(TakeoverLeaseTest, OwnerUpdateThatBeatATakeoverWaitsAgainAfterProgressDur
 
 // A takeover of a key the status path holds back (a contention block: no
 // request sent) learnt nothing: the next held key is taken over at once,
-// not after the retry interval's pause (partitioned outage seed
-// 78546428214159: the probe's change waited 3.4 s behind a Suspect route).
+// not after the retry interval's pause (otherwise a change waits seconds
+// behind a route the contention tracker holds back).
 TEST_F(TakeoverLeaseTest, TakeoverOfAKeyHeldBackGoesOnWithTheNext) {
   BackoffWriteLease lease(clock_, Options());
   FollowAtTheCap(lease);
@@ -337,8 +337,8 @@ TEST_F(TakeoverLeaseTest, OwnerUpdateThatBeatATakeoverWaitsAgainAfterLeaderProgr
 
 // ... unless the winner's write reaches our watch first: then we follow
 // the winner as usual (D after its last write). The race we lost teaches D
-// nothing (issue 23, item 3: the winner's write was learnt as a slow
-// leader's and D grew with every lost race).
+// nothing (learnt as a slow leader's write, D would grow with every lost
+// race).
 TEST_F(TakeoverLeaseTest, LostTakeoverResumesWhenTheWinnerShows) {
   BackoffWriteLease lease(clock_, Options());
   FollowAtTheCap(lease);
@@ -384,7 +384,7 @@ TEST_F(TakeoverLeaseTest, RetryIntervalIsKept) {
   EXPECT_EQ(ran_, (std::vector<std::string>{"a", "a"}));
 }
 
-// Issue 23, item 1: a key that keeps failing waits out its own backoff
+// A key that keeps failing waits out its own backoff
 // (here 5 min) on the follower. That is not held work: a change that
 // arrives after a quiet spell starts a new wait (it was taken over at
 // once, the wait dating from the last peer write), and the leader's write
@@ -456,7 +456,7 @@ TEST_F(TakeoverLeaseTest, FailingKeyIsParkedWhileFollowing) {
   EXPECT_EQ(lease.State(), LeaseState::kLeader);
 }
 
-// Issue 23, item 3 on the lease: the followers of dead leaders race, and
+// The followers of dead leaders race, and
 // this one loses every race (409 at once, the winner's write 20 ms later).
 // D stays at the floor, so every failover stays D (+ jitter) after the
 // change.
@@ -510,8 +510,7 @@ TEST_F(TakeoverLeaseTest, NoTakeoverOutsideFollower) {
   for (uint64_t n : s.takeovers) EXPECT_EQ(n, 0u);
 }
 
-// Issue 23 (the simulator's slow-leader seeds, e.g. 275916928375696): after
-// a quiet spell longer than the lease, the follower's expiry is long past.
+// After a quiet spell longer than the lease, the follower's expiry is long past.
 // Held work used to run at the follower floor (100 ms here, 0.5-1 s by
 // default), racing a leader whose write takes longer than that; the
 // leader's silence meant only that nothing needed writing. It now waits
@@ -558,7 +557,7 @@ TEST_F(TakeoverLeaseTest, ExpiredLeaseDoesNotUndercutTheTakeoverWait) {
 namespace routestatus::lease {
 namespace {
 
-// Issue 24: a leader cut off from the API server steps down at once, and
+// A leader cut off from the API server steps down at once, and
 // when it answers again no held write runs before the follower floor, so
 // the watch can bring in the new leader's writes first (which drop it).
 TEST_F(TakeoverLeaseTest, CutOffLeaderStepsDownAndHoldsWritesUntilItsWatchCatchesUp) {
@@ -595,7 +594,7 @@ TEST_F(TakeoverLeaseTest, CutOffLeaderStepsDownAndHoldsWritesUntilItsWatchCatche
   EXPECT_EQ(lease.State(), LeaseState::kFollower);
 }
 
-// Issue 23, the simulator's slow-leader seeds: every status PUT takes 1 s.
+// A slow API server: every status PUT takes 1 s.
 // At start-up the replicas race for the first route; the loser's answer
 // came back after 1 s, the latency the leader pays on every write, so it
 // is a sample as a follower's probe's answer is (before: only a
@@ -613,7 +612,7 @@ TEST_F(TakeoverLeaseTest, LostElectionWriteTeachesTheWriteLatency) {
   EXPECT_EQ(s.state, LeaseState::kFollower);
   EXPECT_EQ(s.progress_samples, 1u);
   // One answer alone counts at most as the floor (it may be one rare slow
-  // request: the failover seeds of issue 23): D doubles to 1 s, above the
+  // request): D doubles to 1 s, above the
   // slow leader's 1 s from change to write only with the jitter...
   EXPECT_EQ(s.takeover_deadline, seconds(1));
   // ...and a second slow answer sets D from the write latency.
@@ -629,7 +628,7 @@ TEST_F(TakeoverLeaseTest, LostElectionWriteTeachesTheWriteLatency) {
   EXPECT_EQ(s.takeover_deadline, seconds(2));
 }
 
-// Issue 23: a follower that just lost a race (tick 0) and then sees the
+// A follower that just lost a race (tick 0) and then sees the
 // leader write every 400 ms (within D = 500 ms) holds its work; before,
 // each peer write set the expiry to the tick's backoff (80 ms, 320 ms),
 // and the held work ran at that expiry, racing the leader.

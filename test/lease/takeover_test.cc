@@ -64,13 +64,12 @@ TEST(DeadlineEstimatorTest, Table) {
        Concat({Repeat(seconds(1), 1), Repeat(milliseconds(1), 3), Repeat(seconds(1), 1),
                Repeat(milliseconds(1), 3)}),
        seconds(15), seconds(1), seconds(2)},
-      // Issue 23: one rare slow answer never sets D, however few samples
-      // there are (failover seed 5872: a 945 ms answer, then a dozen fast
-      // waits, doubled D to 1.9 s and failover took 3.7 s).
+      // One rare slow answer never sets D, however few samples there are
+      // (a 945 ms answer, then a dozen fast waits, would double D to 1.9 s).
       {"one slow sample among fast ones is ignored",
        Concat({Repeat(milliseconds(945), 1), Repeat(milliseconds(30), 12)}), seconds(15),
        milliseconds(30), milliseconds(500)},
-      // ...and alone it counts at most as the floor (seed 5499: 1410 ms).
+      // ...and alone it counts at most as the floor.
       {"one sample alone counts at most as the floor", Repeat(milliseconds(1410), 1),
        seconds(15), milliseconds(500), seconds(1)},
       {"one fast sample alone counts as itself", Repeat(milliseconds(300), 1), seconds(15),
@@ -202,7 +201,7 @@ TEST_F(TakeoverTimerTest, LongWaitWithoutOurWriteIsNoSample) {
   EXPECT_EQ(t.estimator().Deadline(), milliseconds(1400));
 }
 
-// Issue 23, item 3: the followers of a dead leader race; the loser sees
+// The followers of a dead leader race; the loser sees
 // the winner's write at about its own deadline. Learnt as a "slow leader"
 // sample, each lost race doubled D (1077 -> 2388 -> 5152 -> 11838 ms).
 TEST_F(TakeoverTimerTest, LostRacesDoNotRaiseTheDeadline) {
@@ -222,7 +221,7 @@ TEST_F(TakeoverTimerTest, LostRacesDoNotRaiseTheDeadline) {
   EXPECT_EQ(t.estimator().Deadline(), milliseconds(500));
 }
 
-// Issue 23: a change the leader does not write (it fails for the leader,
+// A change the leader does not write (it fails for the leader,
 // which retries it on its own backoff) is held by a follower that never
 // tried it. The leader's writes of other changes are its progress (each
 // restarts the wait) but no sample: the gaps between them span quiet
