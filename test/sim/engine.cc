@@ -162,6 +162,7 @@ void Engine::AddSlot(int config) {
   s.lease.follower_delay_jitter = o_.follower_delay_jitter;
   s.lease.takeover.mode = o_.takeover;
   s.lease.takeover.rules = o_.lease_rules;
+  s.lease.takeover.factor = o_.deadline_factor;
   // Mutants (test only): the checker still uses o_.takeover's bound.
   if (o_.mutant == Mutant::kSlowTakeover) s.lease.takeover.added_wait = seconds(2);
   s.lease.never_take_over = o_.mutant == Mutant::kNoTakeover;

@@ -56,7 +56,7 @@ void Usage() {
                "  [--election-delay-ms=N] [--single-probe=0|1] [--election-follows-extend=0|1]\n"
                "  [--follower-min-delay-ms=N] [--leader-follows-foreign-extend=0|1]\n"
                "  [--follower-delay-jitter=0|1] [--takeover=progress|off]\n"
-               "  [--lease-rules-off=all|NAME,NAME (lease/lease_rules.h)]\n"
+               "  [--lease-rules-off=all|NAME,NAME (lease/lease_rules.h)] [--deadline-factor=X]\n"
                "   [--contention-limit=N]\n"
                "  [--contention-interval-ms=N] [--max-watch-delay-ms=N] [--trace]\n"
                "  [--put-latency-ms=N] [--list-page-delay-ms=N] [--opaque-versions=0|1]\n"
@@ -160,6 +160,8 @@ int main(int argc, char** argv) {
           return 2;
         }
         base.lease_rules = *rules;
+      } else if (Flag(arg, "deadline-factor", &v)) {
+        base.deadline_factor = std::stod(v);
       } else if (Flag(arg, "election-follows-extend", &v)) {
         base.election_follows_extend = v != "0";
       } else if (Flag(arg, "contention-limit", &v)) {

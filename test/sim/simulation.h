@@ -75,6 +75,10 @@ struct SimOptions {
   // deployed); route-sim --lease-rules-off switches some off for the
   // ablation (docs/lease.md).
   lease::LeaseRules lease_rules;
+  // D = factor x p95 of the waits (TakeoverOptions::factor; 2 as deployed);
+  // route-sim --deadline-factor measures the slow leader's trade-off
+  // between failover time and PUTs (docs/lease.md).
+  double deadline_factor = 2.0;
   int contention_limit = 5;
   Duration contention_interval = std::chrono::minutes(3);
   // Delays (0: drawn per run). Watch events reach each replica after
