@@ -162,6 +162,10 @@ int main(int argc, char** argv) {
         base.lease_rules = *rules;
       } else if (Flag(arg, "deadline-factor", &v)) {
         base.deadline_factor = std::stod(v);
+        if (!(base.deadline_factor > 0.0)) {
+          std::cerr << "--deadline-factor must be > 0\n";
+          return 2;
+        }
       } else if (Flag(arg, "election-follows-extend", &v)) {
         base.election_follows_extend = v != "0";
       } else if (Flag(arg, "contention-limit", &v)) {

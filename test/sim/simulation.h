@@ -78,7 +78,7 @@ struct SimOptions {
   // D = factor x p95 of the waits (TakeoverOptions::factor; 2 as deployed);
   // route-sim --deadline-factor measures the slow leader's trade-off
   // between failover time and PUTs (docs/lease.md).
-  double deadline_factor = 2.0;
+  double deadline_factor = lease::TakeoverOptions{}.factor;
   int contention_limit = 5;
   Duration contention_interval = std::chrono::minutes(3);
   // Delays (0: drawn per run). Watch events reach each replica after
