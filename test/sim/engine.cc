@@ -309,7 +309,8 @@ void Engine::OnWrite(int writer, const StoredObject& before, const StoredObject&
              "request), more than the bound (" + Ms(probe_->bound) +
              (o_.takeover == lease::TakeoverMode::kOff
                   ? ": lease interval + retry)"
-                  : ": crash -> next change written, with the takeover)"));
+                  : ": crash -> next change written, with the takeover)") +
+             "; " + ProbeCircumstances());
       }
       probe_.reset();
       return;
@@ -341,6 +342,14 @@ void Engine::OnWrite(int writer, const StoredObject& before, const StoredObject&
     }
     probe_.reset();
   }
+}
+
+std::string Engine::ProbeCircumstances() const {
+  const int64_t races = races_injected_ - probe_->races_before;
+  std::string out = "meanwhile " + std::to_string(races) + " lost race(s); ";
+  if (!probe_->seen) return out + "no live, synced replica had the change";
+  return out + "a live, synced replica had the change after " +
+         Ms(*probe_->seen - probe_->changed);
 }
 
 Duration Engine::BacklogStall(int writer, SteadyTime since) const {
@@ -426,7 +435,8 @@ void Engine::Owner(const std::string& what, const std::function<void()>& op) {
         Fail("failover: change of " + probe_->key + " not written " + Ms(gap) +
              (o_.legacy_checker ? " after a live, synced replica's watch or list brought it"
                                 : " after it was made") +
-             ", when an owner replaced it (bound " + Ms(probe_->bound) + ")");
+             ", when an owner replaced it (bound " + Ms(probe_->bound) + "); " +
+             ProbeCircumstances());
       }
       Trace("failover: probe of " + probe_->key + " replaced by an owner after " + Ms(gap));
       probe_.reset();
@@ -716,7 +726,7 @@ void Engine::SchedulePartition(Duration from, Duration to, bool probe) {
       Owner("(partition probe) host of " + key + " -> " + host,
             [&] { api_.SetRouteHost(key, host); });
       probe_ = Probe{key, Expectations(0).at(key), clock_.Now(), FailoverBound(), api_.last_seq(),
-                     std::nullopt};
+                     std::nullopt, false, races_injected_};
     });
     After(length + seconds(10), [this] { CheckPartitionProbeWritten(); });
   });
@@ -739,7 +749,7 @@ void Engine::CheckPartitionProbeWritten() {
     return;
   }
   Fail("partition: change of " + probe_->key + " still not written after " +
-       Ms(clock_.Now() - probe_->changed));
+       Ms(clock_.Now() - probe_->changed) + "; " + ProbeCircumstances());
   probe_.reset();
 }
 
@@ -846,12 +856,12 @@ void Engine::ScheduleFailovers(Duration from, int rounds) {
         Owner("(failover probe) host of " + key + " -> " + host,
               [&] { api_.SetRouteHost(key, host); });
         probe_ = Probe{key, Expectations(0).at(key), clock_.Now(), FailoverBound(), api_.last_seq(),
-                     std::nullopt};
+                     std::nullopt, false, races_injected_};
       });
       After(spacing - seconds(5), [this, leader] {
         if (probe_) {
           Fail("failover: change of " + probe_->key + " still not written after " +
-               Ms(clock_.Now() - probe_->changed));
+               Ms(clock_.Now() - probe_->changed) + "; " + ProbeCircumstances());
           probe_.reset();
         }
         if (!slots_[leader].live) StartReplica(leader);

@@ -108,7 +108,15 @@ class Engine {
     // A live replica received it before its caches had synced; `seen` is
     // set when they do (SeenBy).
     bool awaiting_sync = false;
+    // Lost races injected before the change (the message of a failing
+    // probe says how many came while it waited).
+    int64_t races_before = 0;
   };
+
+  // What a failing probe met, for its message: the lost races injected
+  // while it waited and when a live, synced replica first had its change.
+  // Says why, changes nothing that is checked.
+  std::string ProbeCircumstances() const;
 
   // Randomness: one generator for the whole run.
   int64_t Uniform(int64_t lo, int64_t hi) {  // inclusive
