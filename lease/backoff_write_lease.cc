@@ -305,9 +305,7 @@ SteadyTime BackoffWriteLease::ProgressTakeoverDueLocked(const Slot& slot) const 
 
 std::optional<std::string> BackoffWriteLease::PickTakeoverLocked(SteadyTime now, const Skip* skip,
                                                                  SteadyTime* wait_until) {
-  if (state_ != LeaseState::kFollower || in_flight_ > 0 || options_.never_take_over) {
-    return std::nullopt;
-  }
+  if (state_ != LeaseState::kFollower || in_flight_ > 0) return std::nullopt;
   const std::optional<SteadyTime> due = takeover_.WaitDue();
   if (!due) return std::nullopt;
   // Why only lease-deferred work: a key waiting for its retry interval
@@ -369,13 +367,6 @@ std::optional<std::string> BackoffWriteLease::PickLocked(SteadyTime now, const S
     it = due_.erase(it);
     slot.queued = false;
     const SteadyTime progress_due = ProgressTakeoverDueLocked(slot);
-    if (state_ == LeaseState::kFollower && options_.never_take_over) {
-      // The broken lease of WriteLeaseOptions::never_take_over.
-      ScheduleLocked(picked, slot, now + options_.interval, true);
-      UpdateHeldLocked(slot, now);
-      it = due_.begin();
-      continue;
-    }
     if (state_ == LeaseState::kFollower && (now < expires_ || now < progress_due)) {
       // Why: the lease was extended after this work was queued: defer
       // again (a delayed requeue, never a sleeping worker).

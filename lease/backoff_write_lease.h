@@ -65,9 +65,6 @@ struct WriteLeaseOptions {
   // The failure detector by the leader's progress (takeover.h); expiry
   // still bounds every deferral.
   TakeoverOptions takeover;
-  // Test only: a Follower never runs held work, so it never leads again; a
-  // deliberately broken lease the simulator's checker must fail.
-  bool never_take_over = false;
   std::optional<uint64_t> seed;  // backoff and jitter; unset = random_device
   // Called after every state change, outside the lock, on the thread that
   // caused it. Must not block for long.

@@ -28,7 +28,6 @@ Status ValidateTakeoverOptions(const TakeoverOptions& o) {
       {o.window >= 1, "takeover window must be >= 1"},
       {o.jitter >= 0.0, "takeover jitter must be >= 0"},
       {o.max_jitter >= zero, "takeover max jitter must be >= 0"},
-      {o.added_wait >= zero, "takeover added wait must be >= 0"},
       {o.stretch_limit >= zero && o.min_stretch >= zero,
        "takeover stretch limit and min stretch must be >= 0"},
   };
@@ -93,8 +92,7 @@ Duration TakeoverTimer::Jittered(double draw) const {
           ? Duration(static_cast<int64_t>(static_cast<double>(d.count()) * options_.jitter))
           : std::max(std::min(full, options_.stretch_limit - d),
                      std::min(full, options_.min_stretch));
-  return d + Duration(static_cast<int64_t>(static_cast<double>(span.count()) * draw)) +
-         options_.added_wait;
+  return d + Duration(static_cast<int64_t>(static_cast<double>(span.count()) * draw));
 }
 
 void TakeoverTimer::StartWait(SteadyTime now, bool sample) {

@@ -39,9 +39,6 @@ struct TakeoverOptions {
   Duration max_jitter = std::chrono::seconds(1);
   Duration stretch_limit = std::chrono::seconds(2);
   Duration min_stretch = std::chrono::milliseconds(250);
-  // Test only: added to every wait, a deliberately slow takeover that the
-  // simulator's checker must fail (test/sim/mutation_test.cc).
-  Duration added_wait = Duration::zero();
   LeaseRules rules;  // the ablation's switches; all on by default
 };
 

@@ -10,6 +10,7 @@
 
 namespace routestatus::sim::internal {
 
+using std::chrono::hours;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -163,9 +164,14 @@ void Engine::AddSlot(int config) {
   s.lease.takeover.mode = o_.takeover;
   s.lease.takeover.rules = o_.lease_rules;
   s.lease.takeover.factor = o_.deadline_factor;
-  // Mutants (test only): the checker still uses o_.takeover's bound.
-  if (o_.mutant == Mutant::kSlowTakeover) s.lease.takeover.added_wait = seconds(2);
-  s.lease.never_take_over = o_.mutant == Mutant::kNoTakeover;
+  // Mutants (test only), each made of options production could set; the
+  // checker still uses o_.takeover's bound.
+  if (o_.mutant == Mutant::kSlowTakeover) s.lease.takeover.min_deadline = milliseconds(2500);
+  if (o_.mutant == Mutant::kNoTakeover) {
+    // No takeover, and a lease whose every expiry is an hour away.
+    s.lease.takeover.mode = lease::TakeoverMode::kOff;
+    s.lease.interval = s.lease.backoff.base = hours(1);
+  }
   s.send_writes_twice = o_.mutant == Mutant::kDoubleWrite;
   s.tracker.router_name = kRouterName;
   s.tracker.interval = o_.contention_interval;

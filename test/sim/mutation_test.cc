@@ -89,7 +89,8 @@ TEST(MutationTest, EveryWriteSentTwiceIsCaught) {
   ExpectCaught(RunMutant(Scenario::kSteady, Mutant::kDoubleWrite));
 }
 
-// Every takeover wait 2 s longer. One run's probes each stay within 3 s
+// Every takeover deadline at least 2.5 s, about 2 s more than the unbroken
+// controller's usual 0.5 s. One run's probes each stay within 3 s
 // while the unbroken takeover writes in about 0.6 s, so the per-run bound
 // sees only the slowest; the fleet's target over the 500 seeds (raw p99
 // <= 2 s, CheckFleetFailover) sees every one, and holds for the unbroken

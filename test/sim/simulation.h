@@ -35,13 +35,13 @@ std::vector<Scenario> AllScenarios();
 
 // A deliberately broken controller, to show that the checker fails it
 // (mutation_test.cc, issue 46). Test only: each is a switch of the
-// simulated replica or a lease option that production never sets; the
+// simulated replica or lease option values the deployment never uses; the
 // checker does not know which one runs.
 enum class Mutant {
   kNone,
-  kSlowTakeover,  // every takeover wait 2 s longer (TakeoverOptions::added_wait)
+  kSlowTakeover,  // the takeover deadline's floor 2.5 s, not 0.5 s (about 2 s later)
   kDoubleWrite,   // every status write sent twice (SimClient::set_send_writes_twice)
-  kNoTakeover,    // a follower never writes (WriteLeaseOptions::never_take_over)
+  kNoTakeover,    // no takeover and a 1 h lease: a follower never writes in a run
 };
 const char* MutantName(Mutant mutant);
 
