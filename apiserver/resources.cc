@@ -239,7 +239,77 @@ nlohmann::json OpenApiV3Root() {
   return {{"paths", paths}};
 }
 
-nlohmann::json OpenApiV3Document(const std::string& gv_path) {
+namespace {
+
+constexpr char kObjectMetaSchema[] = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+
+// "route.openshift.io", "v1", "Route" -> "io.openshift.route.v1.Route": how
+// kube's CRD handler names a custom kind's definition.
+std::string DefinitionName(const ResourceInfo& r) {
+  std::string name;
+  std::string_view group = r.group;
+  while (!group.empty()) {
+    const size_t dot = group.rfind('.');
+    const std::string_view label = dot == std::string_view::npos ? group : group.substr(dot + 1);
+    name += std::string(label) + ".";
+    group = dot == std::string_view::npos ? std::string_view() : group.substr(0, dot);
+  }
+  return name + r.version + "." + r.kind;
+}
+
+// The few ObjectMeta fields a reader of `kubectl explain` looks for.
+nlohmann::json ObjectMetaSchema() {
+  auto field = [](const char* type, const char* description) {
+    return nlohmann::json{{"type", type}, {"description", description}};
+  };
+  nlohmann::json map = field("object", "");
+  map["additionalProperties"] = {{"type", "string"}, {"default", ""}};
+  nlohmann::json labels = map, annotations = map;
+  labels["description"] = "Key-value pairs that label selectors match.";
+  annotations["description"] = "Key-value pairs for tools; not selectable.";
+  return {{"type", "object"},
+          {"description", "Standard object metadata, which every persisted resource has."},
+          {"properties",
+           {{"name", field("string", "Unique within a namespace; cannot be updated.")},
+            {"namespace", field("string", "The namespace the object lives in.")},
+            {"labels", labels},
+            {"annotations", annotations},
+            {"uid", field("string", "Unique in time and space; set by the server.")},
+            {"resourceVersion",
+             field("string", "Opaque version for optimistic concurrency and watches.")},
+            {"generation", field("integer", "Increments with each change of the spec.")},
+            {"creationTimestamp", field("string", "When the object was created (RFC 3339).")}}}};
+}
+
+// The kind's schema from its CRD (null when the CRD has none for r.version).
+nlohmann::json KindSchema(const ResourceInfo& r, const nlohmann::json& crd) {
+  nlohmann::json schema;
+  if (crd.is_object() && crd.contains("spec") && crd["spec"].is_object() &&
+      crd["spec"].contains("versions") && crd["spec"]["versions"].is_array()) {
+    for (const auto& v : crd["spec"]["versions"]) {
+      if (v.is_object() && v.value("name", std::string()) == r.version && v.contains("schema") &&
+          v["schema"].is_object() && v["schema"].contains("openAPIV3Schema")) {
+        schema = v["schema"]["openAPIV3Schema"];
+      }
+    }
+  }
+  if (!schema.is_object()) return nullptr;
+  nlohmann::json& props = schema["properties"];
+  if (!props.is_object()) props = nlohmann::json::object();
+  props["apiVersion"] = {{"type", "string"},
+                         {"description", "The versioned schema of this object, " + r.ApiVersion() + "."}};
+  props["kind"] = {{"type", "string"}, {"description", "The kind of this object, " + r.kind + "."}};
+  props["metadata"] = {{"allOf", {{{"$ref", std::string("#/components/schemas/") + kObjectMetaSchema}}}},
+                       {"description", "Standard object metadata."}};
+  schema["x-kubernetes-group-version-kind"] = {
+      {{"group", r.group}, {"kind", r.kind}, {"version", r.version}}};
+  return schema;
+}
+
+}  // namespace
+
+nlohmann::json OpenApiV3Document(const std::string& gv_path, const CrdLookup& crd_of) {
+  nlohmann::json schemas = nlohmann::json::object();
   nlohmann::json paths = nlohmann::json::object();
   for (const auto& r : ServedResources()) {
     if (GvPath(r) != gv_path) continue;
@@ -255,12 +325,17 @@ nlohmann::json OpenApiV3Document(const std::string& gv_path) {
         {"responses", {{"200", {{"description", "OK"}}}}}};
     paths[base] = {{"patch", op}};
     if (r.has_status) paths[base + "/status"] = {{"patch", op}};
+    nlohmann::json schema = r.custom_resource && crd_of ? KindSchema(r, crd_of(r)) : nullptr;
+    if (schema.is_object()) {
+      schemas[DefinitionName(r)] = std::move(schema);
+      schemas[kObjectMetaSchema] = ObjectMetaSchema();
+    }
   }
   if (paths.empty()) return nullptr;
   return {{"openapi", "3.0.0"},
           {"info", {{"title", "Kubernetes"}, {"version", "v1.32.0"}}},
           {"paths", paths},
-          {"components", {{"schemas", nlohmann::json::object()}}}};
+          {"components", {{"schemas", schemas}}}};
 }
 
 }  // namespace routestatus::apiserver

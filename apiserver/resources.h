@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -54,10 +55,16 @@ nlohmann::json ApiResourceList(const std::string& group,     // /api/v1, /apis/G
 // /api (core=true) or /apis (core=false).
 nlohmann::json AggregatedDiscovery(bool core);
 // OpenAPI v3 discovery: the root (/openapi/v3) and one document per
-// group-version ("api/v1", "apis/G/V"; null if unknown). The documents only
-// declare the PATCH operations with the fieldValidation parameter, which is
-// what kubectl checks to use server-side validation.
+// group-version ("api/v1", "apis/G/V"; null if unknown). The documents
+// declare the PATCH operations with the fieldValidation parameter (what
+// kubectl checks to use server-side validation) and, for a custom resource,
+// its kind's schema as kube's CRD handler publishes it: the CRD version's
+// openAPIV3Schema named "io.openshift.route.v1.Route" (the group reversed),
+// with apiVersion, kind and a metadata reference to ObjectMeta, and the
+// x-kubernetes-group-version-kind that `kubectl explain` looks for.
+// `crd_of` gives the CRD that defines a custom resource (stored or built in).
+using CrdLookup = std::function<nlohmann::json(const ResourceInfo&)>;
 nlohmann::json OpenApiV3Root();
-nlohmann::json OpenApiV3Document(const std::string& gv_path);
+nlohmann::json OpenApiV3Document(const std::string& gv_path, const CrdLookup& crd_of);
 
 }  // namespace routestatus::apiserver
