@@ -7,6 +7,7 @@
 #include <glog/logging.h>
 
 #include "apiserver/builtin_crd.h"
+#include "apiserver/etcd_storage.h"
 #include "apiserver/object_meta_types.h"
 #include "kubeclient/kube_client.h"
 #include "kubeclient/route.h"
@@ -177,12 +178,36 @@ const CrdSchema& ObjectStore::SchemaLocked(const ResourceInfo& r) {
   return *(schemas_[r.GroupResource()] = std::move(schema));
 }
 
+namespace {
+
+// etcd's default --max-request-bytes (1.5 MiB).
+constexpr size_t kEtcdMaxRequestBytes = 1536 * 1024;
+
+}  // namespace
+
+std::optional<ApiError> EtcdRequestTooLarge(const ResourceInfo& r, const std::string& key,
+                                            const StoredObject& object) {
+  // Why three keys and 64 bytes: kube writes an object in one transaction
+  // that compares, puts and (on failure) gets its key; the rest is framing.
+  const size_t key_bytes = EtcdStorage::KeyPrefix(r).size() + key.size();
+  if (object.json.size() + 3 * key_bytes + 64 <= kEtcdMaxRequestBytes) return std::nullopt;
+  ApiError e;
+  e.code = 500;
+  e.message = "etcdserver: request is too large";
+  return e;
+}
+
 ApiResult<ObjectPtr> ObjectStore::CommitLocked(const ResourceInfo& r, const std::string& key,
                                                json* object, const ObjectPtr& prev, bool deleted) {
   progress_.CatchUp(rv_);
   const uint64_t rv = rv_ + 1;
   (*object)["metadata"]["resourceVersion"] = std::to_string(rv);
   ObjectPtr ptr = Freeze(*object, rv);
+  if (mirror_ == nullptr && !deleted) {
+    if (auto too_large = EtcdRequestTooLarge(r, key, *ptr)) {
+      return ApiResult<ObjectPtr>::Error(*too_large);
+    }
+  }
   if (mirror_ != nullptr) {
     if (auto error = mirror_->Commit(r, key, ptr, deleted)) return ApiResult<ObjectPtr>::Error(*error);
   }

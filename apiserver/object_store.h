@@ -87,6 +87,16 @@ class StorageMirror {
   virtual void Compact(uint64_t rv) = 0;
 };
 
+// What etcd (default --max-request-bytes, 1.5 MiB) answers, as kube-apiserver
+// passes it on, to a write of `object` under store key `key`: a 500 with
+// message "etcdserver: request is too large" and no reason, or nullopt when
+// it fits. The size is the stored JSON plus the transaction's three copies
+// of the etcd key and some framing: an estimate within about 100 bytes.
+// With no mirror the store checks every create and update with it, so a
+// route too big for etcd is refused as on a real cluster. Pure.
+std::optional<ApiError> EtcdRequestTooLarge(const ResourceInfo& r, const std::string& key,
+                                            const StoredObject& object);
+
 // The in-memory object store: one global, increasing resourceVersion (like
 // etcd's revision), uid/creationTimestamp/generation bookkeeping, a bounded
 // event history for watch replay and consistent paginated lists, and the

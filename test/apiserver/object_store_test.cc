@@ -62,6 +62,36 @@ TEST_F(ObjectStoreTest, LabelsThatAreNotStringsAreRefused) {
             "into Go struct field ObjectMeta.metadata.labels of type string");
 }
 
+// An object too big for etcd (default --max-request-bytes, 1.5 MiB) is
+// refused as kube-apiserver passes etcd's error on: a 500 with no reason,
+// and nothing stored. A status write that makes a route too big fails the
+// same way and leaves the route as it was.
+TEST_F(ObjectStoreTest, ObjectsTooBigForEtcdAreRefusedAsKubeDoes) {
+  json big = Route("big", "big.example.com");
+  big["metadata"]["annotations"] = {{"note", std::string(1600 * 1024, 'x')}};
+  const uint64_t before = store_.CurrentRv();
+  auto refused = store_.Create(RoutesInfo(), "ns", big);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error->code, 500);
+  EXPECT_EQ(refused.error->reason, "");
+  EXPECT_EQ(refused.error->message, "etcdserver: request is too large");
+  EXPECT_EQ(store_.CurrentRv(), before);
+  WriteOptions dry;
+  dry.dry_run = true;
+  EXPECT_TRUE(store_.Create(RoutesInfo(), "ns", big, false, dry).ok()) << "a dry run reaches no etcd";
+
+  big["metadata"]["annotations"]["note"] = std::string(1530 * 1024, 'x');
+  auto near = store_.Create(RoutesInfo(), "ns", big);
+  ASSERT_TRUE(near.ok());
+  json status = json::parse(near.value->json);
+  status["status"]["ingress"] = {{{"routerName", "default"}, {"host", std::string(10 * 1024, 'h')}}};
+  auto grown = store_.Update(RoutesInfo(), "ns", "big", status, true);
+  ASSERT_FALSE(grown.ok());
+  EXPECT_EQ(grown.error->code, 500);
+  EXPECT_EQ(store_.CurrentRv(), near.value->rv);
+  EXPECT_EQ(store_.Get(RoutesInfo(), "ns", "big").value->json, near.value->json);
+}
+
 TEST_F(ObjectStoreTest, StaleVersionIsConflict) {
   ObjectPtr a = Create("a");
   json obj = json::parse(a->json);
