@@ -208,5 +208,76 @@ TEST_F(ResilienceTest, FaultsConvergeWithoutLossOrFlapping) {
   EXPECT_LE(w.success, 2 * count * 1.1) << "successful writes for " << 2 * count << " changes";
 }
 
+// A route grown to just under what the server stores (etcd's default
+// --max-request-bytes, 1.5 MiB): every status write for it is refused with
+// `500 etcdserver: request is too large`. 3 replicas: the other 5 routes
+// are admitted, no replica dies, a WARNING names the route and the
+// server's message, and that route alone is retried with its own backoff
+// (3 s, doubling), not at the retry interval.
+TEST_F(ResilienceTest, RouteTooBigForItsStatusIsRetriedAloneAndTheRestConverge) {
+  const std::string router = "e2e-big";
+  std::string ns = Namespace("big");
+  CreateRoutes(ns, "r", 5);
+  RouteShape shape;
+  shape.ns = ns;
+  shape.name = "big";
+  shape.host = "big." + ns + ".apps.example.com";
+  ASSERT_TRUE(cluster().CreateRoute(shape).ok());
+  auto grow = [&](size_t bytes) {
+    return cluster()
+        .UpdateRoute(ns, "big",
+                     [&](nlohmann::json& r) {
+                       r["metadata"]["annotations"]["e2e/filler"] = std::string(bytes, 'x');
+                     })
+        .ok();
+  };
+  // The largest filler the server stores, within 16 bytes: any status
+  // entry then makes the route too big.
+  size_t fits = 1400 * 1024, refused = 1600 * 1024;
+  ASSERT_TRUE(grow(fits));
+  if (grow(refused)) GTEST_SKIP() << "this server stores objects over 1.6 MB";
+  while (refused - fits > 16) {
+    const size_t mid = fits + (refused - fits) / 2;
+    (grow(mid) ? fits : refused) = mid;
+  }
+  ASSERT_TRUE(grow(fits));
+  Figure("filler_bytes", static_cast<double>(fits));
+
+  const WriteCounts before = cluster().StatusWrites();
+  ReplicaSet& set = Replicas("big", 3, TestReplicaOptions(router));
+  set.StartAll();
+  std::string why;
+  EXPECT_TRUE(WaitForRoutes(
+      cluster(),
+      [&](const kubeclient::Route& r) { return r.metadata.name == "big" || IsAdmittedBy(r, router); },
+      seconds(60), 6, &why))
+      << why;
+  std::this_thread::sleep_for(seconds(10));
+  const WriteCounts writes = cluster().StatusWrites() - before;
+  Figure("writes_success", writes.success);
+  Figure("writes_refused", writes.other);
+  EXPECT_EQ(writes.success, 5);
+  // Each replica tries it at most at 0, 3 and 9 s of its own backoff in
+  // these 11 s, not every 500 ms (the retry interval): the followers' first
+  // try is a takeover probe (the leader's failing write shows them no
+  // progress), after which the route is parked, and in a quiet cluster
+  // their leases expire, so each one keeps its own backoff (design.md
+  // section 3).
+  EXPECT_GE(writes.other, 1);
+  EXPECT_LE(writes.other, 3 * set.size());
+  for (int i = 0; i < set.size(); ++i) EXPECT_TRUE(set.at(i).Running()) << set.at(i).id();
+  auto routes = cluster().ListRoutes();
+  ASSERT_TRUE(routes.ok());
+  for (const auto& r : *routes) {
+    if (r.metadata.name == "big") {
+      EXPECT_FALSE(r.FindIngress(router).has_value());
+    }
+  }
+  const auto warnings = set.GrepLogs("request is too large");
+  EXPECT_FALSE(warnings.empty()) << set.LogTails();
+  for (const auto& line : warnings) EXPECT_NE(line.find("/big"), std::string::npos) << line;
+  EXPECT_GE(set.SumMetric("routestatus_status_write_errors_total"), 1);
+}
+
 }  // namespace
 }  // namespace routestatus::e2e
