@@ -232,18 +232,22 @@ CrdSchema::CrdSchema(json schema) : schema_(std::move(schema)) {
   CollectPatterns(schema_, &patterns_);
 }
 
-CrdSchema CrdSchema::FromCrd(const json& crd, const std::string& version) {
-  const json* spec = Child(crd, "spec");
+const json* CrdSchema::VersionSchema(const json& crd, const std::string& version) {
+  const json* spec = crd.is_object() ? Child(crd, "spec") : nullptr;
   if (spec == nullptr || !spec->contains("versions") || !(*spec)["versions"].is_array()) {
-    return CrdSchema(nullptr);
+    return nullptr;
   }
   for (const json& v : (*spec)["versions"]) {
     if (!v.is_object() || v.value("name", std::string()) != version) continue;
     const json* schema = Child(v, "schema");
-    const json* open_api = schema ? Child(*schema, "openAPIV3Schema") : nullptr;
-    return CrdSchema(open_api ? *open_api : json(nullptr));
+    return schema ? Child(*schema, "openAPIV3Schema") : nullptr;
   }
-  return CrdSchema(nullptr);
+  return nullptr;
+}
+
+CrdSchema CrdSchema::FromCrd(const json& crd, const std::string& version) {
+  const json* open_api = VersionSchema(crd, version);
+  return CrdSchema(open_api ? *open_api : json(nullptr));
 }
 
 void CrdSchema::Normalize(json* object, std::vector<std::string>* pruned) const {

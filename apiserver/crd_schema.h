@@ -25,6 +25,10 @@ class CrdSchema {
   explicit CrdSchema(nlohmann::json schema);
   // The schema of `version` in a CustomResourceDefinition object.
   static CrdSchema FromCrd(const nlohmann::json& crd, const std::string& version);
+  // That version's spec.versions[].schema.openAPIV3Schema in `crd`, or
+  // nullptr when the CRD has none.
+  static const nlohmann::json* VersionSchema(const nlohmann::json& crd,
+                                             const std::string& version);
 
   // Prunes and defaults *object in place; appends the paths of pruned
   // fields ("spec.foo", as kube's strict decoding names them) to *pruned.

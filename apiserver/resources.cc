@@ -6,6 +6,7 @@
 #include <openssl/sha.h>
 
 #include "apiserver/builtin_crd.h"
+#include "apiserver/crd_schema.h"
 
 namespace routestatus::apiserver {
 
@@ -262,18 +263,18 @@ nlohmann::json ObjectMetaSchema() {
   auto field = [](const char* type, const char* description) {
     return nlohmann::json{{"type", type}, {"description", description}};
   };
-  nlohmann::json map = field("object", "");
-  map["additionalProperties"] = {{"type", "string"}, {"default", ""}};
-  nlohmann::json labels = map, annotations = map;
-  labels["description"] = "Key-value pairs that label selectors match.";
-  annotations["description"] = "Key-value pairs for tools; not selectable.";
+  auto string_map = [&](const char* description) {
+    nlohmann::json map = field("object", description);
+    map["additionalProperties"] = {{"type", "string"}, {"default", ""}};
+    return map;
+  };
   return {{"type", "object"},
           {"description", "Standard object metadata, which every persisted resource has."},
           {"properties",
            {{"name", field("string", "Unique within a namespace; cannot be updated.")},
             {"namespace", field("string", "The namespace the object lives in.")},
-            {"labels", labels},
-            {"annotations", annotations},
+            {"labels", string_map("Key-value pairs that label selectors match.")},
+            {"annotations", string_map("Key-value pairs for tools; not selectable.")},
             {"uid", field("string", "Unique in time and space; set by the server.")},
             {"resourceVersion",
              field("string", "Opaque version for optimistic concurrency and watches.")},
@@ -283,16 +284,8 @@ nlohmann::json ObjectMetaSchema() {
 
 // The kind's schema from its CRD (null when the CRD has none for r.version).
 nlohmann::json KindSchema(const ResourceInfo& r, const nlohmann::json& crd) {
-  nlohmann::json schema;
-  if (crd.is_object() && crd.contains("spec") && crd["spec"].is_object() &&
-      crd["spec"].contains("versions") && crd["spec"]["versions"].is_array()) {
-    for (const auto& v : crd["spec"]["versions"]) {
-      if (v.is_object() && v.value("name", std::string()) == r.version && v.contains("schema") &&
-          v["schema"].is_object() && v["schema"].contains("openAPIV3Schema")) {
-        schema = v["schema"]["openAPIV3Schema"];
-      }
-    }
-  }
+  const nlohmann::json* open_api = CrdSchema::VersionSchema(crd, r.version);
+  nlohmann::json schema = open_api != nullptr ? *open_api : nlohmann::json();
   if (!schema.is_object()) return nullptr;
   nlohmann::json& props = schema["properties"];
   if (!props.is_object()) props = nlohmann::json::object();

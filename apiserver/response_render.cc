@@ -52,20 +52,19 @@ bool Server::Handler::Negotiate(const HttpRequest& req, const ResourceRequest& r
   return true;
 }
 
-json Server::Handler::CrdDefinition(const ResourceInfo& r) const {
+const json& Server::Handler::CrdDefinition(const ResourceInfo& r, json* parsed) const {
   auto crd = server_.store_->Get(CrdsInfo(), "", r.GroupResource());
-  json parsed;
-  if (crd.ok()) parsed = json::parse(crd.value->json, nullptr, false);
+  if (crd.ok()) *parsed = json::parse(crd.value->json, nullptr, false);
   // Why: without a stored CRD, routes are served as deploy/crd's CRD serves
   // them (HOST, ADMITTED, SERVICE, TLS, AGE), as on a cluster running it.
-  return parsed.is_object() ? parsed : BuiltinRouteCrd();
+  return parsed->is_object() ? *parsed : BuiltinRouteCrd();
 }
 
 TableConvertor Server::Handler::Convertor(const ResourceInfo& r) const {
   if (&r == &NamespacesInfo() || &r == &CrdsInfo()) return TableConvertor::For(r, nullptr);
-  const json definition = CrdDefinition(r);
+  json parsed;
   std::string warning;
-  TableConvertor t = TableConvertor::For(r, &definition, &warning);
+  TableConvertor t = TableConvertor::For(r, &CrdDefinition(r, &parsed), &warning);
   if (!warning.empty()) {
     LOG_EVERY_N(WARNING, 100) << "default Table columns served: " << warning;
   }

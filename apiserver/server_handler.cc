@@ -235,7 +235,10 @@ int Server::Handler::ServeNonResource(const HttpRequest& req, RequestLabels* lab
   if (s.size() >= 3 && s[0] == "openapi" && s[1] == "v3") {
     std::string gv;
     for (size_t i = 2; i < s.size(); ++i) gv += (i > 2 ? "/" : "") + s[i];
-    doc = OpenApiV3Document(gv, [this](const ResourceInfo& r) { return CrdDefinition(r); });
+    doc = OpenApiV3Document(gv, [this](const ResourceInfo& r) {
+      json parsed;
+      return CrdDefinition(r, &parsed);
+    });
   }
   if (s.size() == 2 && s[0] == "api") doc = ApiResourceList("", s[1]);
   if (s.size() == 2 && s[0] == "apis") doc = ApiGroupDocument(s[1]);

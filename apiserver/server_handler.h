@@ -101,8 +101,9 @@ class Server::Handler {
   // response written (406, 400) if they cannot be served.
   bool Negotiate(const HttpRequest& req, const ResourceRequest& rr, int* code);
   // The Table columns of `r` (a custom resource's from its stored CRD).
-  // The CRD that defines custom resource `r`: the stored one, else deploy/crd's.
-  nlohmann::json CrdDefinition(const ResourceInfo& r) const;
+  // The CRD that defines custom resource `r`: the stored one (parsed into
+  // *parsed, which must outlive the result), else deploy/crd's.
+  const nlohmann::json& CrdDefinition(const ResourceInfo& r, nlohmann::json* parsed) const;
   TableConvertor Convertor(const ResourceInfo& r) const;
   // Table options for a response of this request.
   TableConvertor::RenderOptions TableOptions(const std::string& rv) const;
