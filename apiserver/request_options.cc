@@ -119,6 +119,13 @@ bool Server::Handler::ReadListOptions(const HttpRequest& req, bool watch, ListOp
                           "NotOlderThan",
                           "FieldValueForbidden"});
       }
+      if (server_.options_.watch_list_answer == ServerOptions::WatchListAnswer::kGateOff) {
+        // Why: kube 1.33's validateWatchOptions with its WatchList gate off.
+        causes.push_back({"sendInitialEvents",
+                          "Forbidden: sendInitialEvents is forbidden for watch unless the "
+                          "WatchList feature gate is enabled",
+                          "FieldValueForbidden"});
+      }
       if (*send && !out->bookmarks) {
         causes.push_back({"allowWatchBookmarks",
                           "Forbidden: sendInitialEvents requires setting allowWatchBookmarks to "

@@ -5,6 +5,7 @@
 #include <glog/logging.h>
 
 #include "apiserver/connection_sockets.h"
+#include "apiserver/continue_token.h"
 #include "apiserver/go_json.h"
 #include "apiserver/object_meta_types.h"
 #include "apiserver/selector_syntax.h"
@@ -44,10 +45,24 @@ void AppendEvent(std::string* out, const std::string& type, const std::string& o
 // fields are written too.
 // `initial_events_end`: the bookmark that ends a watch's initial events
 // (sendInitialEvents), annotated as kube 1.27+ annotates it.
+// `blueprint`: the end bookmark also carries kube 1.32's
+// kubernetes.io/initial-events-list-blueprint, the resource's empty list
+// object in base64.
 std::string BookmarkObject(const ResourceInfo& r, const std::string& rv,
-                           bool initial_events_end = false) {
-  const std::string annotations =
-      initial_events_end ? ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}" : "";
+                           bool initial_events_end = false, bool blueprint = false) {
+  std::string annotations;
+  if (initial_events_end) {
+    annotations = ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"";
+    if (blueprint) {
+      const std::string list =
+          r.custom_resource ? "{\"apiVersion\":\"" + r.ApiVersion() + "\",\"items\":[],\"kind\":\"" +
+                                  r.kind + "List\"}\n"
+                            : "{\"kind\":\"" + r.kind + "List\",\"apiVersion\":\"" + r.ApiVersion() +
+                                  "\",\"metadata\":{},\"items\":null}\n";
+      annotations += ",\"kubernetes.io/initial-events-list-blueprint\":\"" + Base64Encode(list) + "\"";
+    }
+    annotations += "}";
+  }
   if (r.custom_resource) {
     return "{\"apiVersion\":\"" + r.ApiVersion() + "\",\"kind\":\"" + r.kind +
            "\",\"metadata\":{\"resourceVersion\":\"" + rv + "\"" + annotations + "}}";
@@ -246,7 +261,23 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
     server_.metrics_.AddSentBytes("WATCH", r.resource, data.size());
     return WriteChunk(req.conn, data);
   };
-  if (send_initial) {
+  bool ended = false;  // the stream ends after what is written (alive: cleanly)
+  if (send_initial &&
+      server_.options_.watch_list_answer == ServerOptions::WatchListAnswer::kNoProgressNotify) {
+    // Why: kube 1.32 over an etcd without RequestWatchProgress accepts the
+    // watch list, then ends it with this one event
+    // (../shared/kube-apiserver-1.32/watchlist-etcd-3.4.23.txt).
+    ApiError e;
+    e.code = 500;
+    e.reason = "InternalError";
+    e.message = "a watch stream was requested by the client but the required storage feature "
+                "RequestWatchProgress is disabled";
+    std::string line;
+    AppendEvent(&line, "ERROR", e.ToJson().dump());
+    alive = write(line);
+    ended = true;
+  }
+  if (send_initial && !ended) {
     server_.metrics_.RecordList(r.group, r.resource, ListSource::kWatchList);
     // Why chunks of ~64 KiB: the initial state of 100,000 routes is ~150 MB;
     // it goes out as it is rendered, never whole in memory.
@@ -259,12 +290,14 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
         out.clear();
       }
     }
-    std::string end_marker = format_.converted() ? render(nullptr, rv) : BookmarkObject(r, rv, true);
+    std::string end_marker =
+        format_.converted() ? render(nullptr, rv)
+                            : BookmarkObject(r, rv, true, server_.options_.initial_events_blueprint);
     if (alive) AppendEvent(&out, "BOOKMARK", end_marker);
     alive = alive && write(out);
     std::vector<ObjectPtr>().swap(initial);
   }
-  while (alive) {
+  while (alive && !ended) {
     SteadyTime wake = std::min(end, next_bookmark);
     batch.clear();
     bool open = watcher->Wait(wake, &batch);

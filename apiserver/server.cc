@@ -254,7 +254,7 @@ Status Server::DropConnections() {
   return StartListener(host + ":" + std::to_string(backend_port_));
 }
 
-Status Server::Restart(std::chrono::milliseconds down) {
+Status Server::Restart(std::chrono::milliseconds down, std::chrono::milliseconds startup) {
   LOG(INFO) << "local-apiserver: restarting: every connection closed, new ones refused for "
             << down.count() << " ms";
   // Why: from here on nothing accepts connections; closing the open ones
@@ -282,14 +282,27 @@ Status Server::Restart(std::chrono::milliseconds down) {
     if (shut_down_) return Status(StatusCode::kCancelled, "server stopped while restarting");
   }
   uint64_t rv = store_->RestartWatchCache();
+  starting_until_ns_.store(
+      std::chrono::duration_cast<std::chrono::nanoseconds>((clock_.Now() + startup).time_since_epoch())
+          .count());
   held.clear();
   std::string host = options_.tls ? "127.0.0.1" : host_;
   Status s = StartListener(host + ":" + std::to_string(backend_port_));
   if (s.ok() && options_.tls) s = tls_proxy_.Start(host_, port_, ca_pem_, key_pem_, backend_port_);
   if (!s.ok()) return s;
   LOG(INFO) << "local-apiserver: restarted, serving " << base_url()
-            << " again; watches from resourceVersions before " << rv << " get 410";
+            << " again; watches from resourceVersions before " << rv << " get 410"
+            << (startup.count() > 0 ? "; starting for " + std::to_string(startup.count()) +
+                                          " ms (custom resources 503, /readyz 500)"
+                                    : std::string());
   return Status::Ok();
+}
+
+bool Server::Starting() const {
+  const int64_t until = starting_until_ns_.load();
+  return until != 0 &&
+         std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.Now().time_since_epoch())
+                 .count() < until;
 }
 
 void Server::RunAdminThread(std::function<void()> body) {
@@ -304,9 +317,9 @@ void Server::DropConnectionsAsync() {
   });
 }
 
-void Server::RestartAsync(std::chrono::milliseconds down) {
-  RunAdminThread([this, down] {
-    Status s = Restart(down);
+void Server::RestartAsync(std::chrono::milliseconds down, std::chrono::milliseconds startup) {
+  RunAdminThread([this, down, startup] {
+    Status s = Restart(down, startup);
     if (!s.ok()) LOG(ERROR) << "restart: " << s.ToString();
   });
 }

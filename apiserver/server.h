@@ -62,6 +62,22 @@ struct ServerOptions {
   // k8s.io/initial-events-end: "true". false answers as kube 1.26 does: a
   // watch with resourceVersionMatch is 422 (sendInitialEvents is unknown).
   bool watch_list = true;
+  // With watch_list: how a watch list is answered, as these real servers
+  // answer it (../shared/kube-apiserver-1.32/):
+  //   kStreams: the initial events, then the end bookmark (1.27+ with
+  //     WatchList: 1.32, 1.34+ by default);
+  //   kGateOff: 422 "sendInitialEvents is forbidden for watch unless the
+  //     WatchList feature gate is enabled" (1.33, whose gate is off by
+  //     default, or any 1.27+ started with WatchList=false);
+  //   kNoProgressNotify: 200, then one ERROR event (500 InternalError: "a
+  //     watch stream was requested by the client but the required storage
+  //     feature RequestWatchProgress is disabled"), then the end of the
+  //     stream (1.32 over an etcd before 3.4.31 / 3.5.13).
+  enum class WatchListAnswer { kStreams, kGateOff, kNoProgressNotify };
+  WatchListAnswer watch_list_answer = WatchListAnswer::kStreams;
+  // The end bookmark also carries kubernetes.io/initial-events-list-blueprint
+  // (the empty list object, base64), as kube 1.32 and 1.33 send it.
+  bool initial_events_blueprint = false;
   // kube-apiserver's --watch-cache: true serves lists with resourceVersion
   // "0" (or a version and no limit) from the watch cache, one page, no
   // storage read; false reads storage for every list, page by page, as a
@@ -101,7 +117,8 @@ struct ServerOptions {
 //                                 balancer's idle timeout does)
 //   POST /admin/never-read        body {"count":N,"holdMs":M}: the next N
 //                                 accepted connections are held M ms unread
-//   POST /admin/restart           body {"downMs": N}: Restart(N ms) after answering
+//   POST /admin/restart           body {"downMs": N, "startupMs": M}: Restart(N ms, M ms)
+//                                 after answering
 // Thread-safe: every method may be called from any thread, except that
 // Start/Stop/DropConnections/Restart must not be called from a request handler.
 class Server {
@@ -175,9 +192,16 @@ class Server {
   // connections (nothing listens) for `down`, then serves again on the same
   // port with the same objects and a fresh watch cache
   // (ObjectStore::RestartWatchCache: watches from any older resourceVersion
-  // get 410). Blocks for `down` on the clock; Stop() ends the wait (the
+  // get 410). For `startup` after that it answers as kube-apiserver does
+  // while it starts: custom resources (routes) 503 ServiceUnavailable
+  // "server is starting" with Retry-After 10 (the CRD informer has not
+  // synced), /readyz 500; /version, discovery and built-in resources are
+  // served. Blocks for `down` on the clock; Stop() ends the wait (the
   // server then stays down). Not from a handler, not concurrently with Stop.
-  Status Restart(std::chrono::milliseconds down);
+  Status Restart(std::chrono::milliseconds down,
+                 std::chrono::milliseconds startup = std::chrono::milliseconds(0));
+  // True while a restart's start-up lasts (see Restart).
+  bool Starting() const;
 
  private:
   class Handler;
@@ -192,7 +216,7 @@ class Server {
   void StopListener();
   // DropConnections / Restart on a helper thread (joined by Stop).
   void DropConnectionsAsync();
-  void RestartAsync(std::chrono::milliseconds down);
+  void RestartAsync(std::chrono::milliseconds down, std::chrono::milliseconds startup);
   void RunAdminThread(std::function<void()> body);
 
   const ServerOptions options_;
@@ -212,6 +236,8 @@ class Server {
   std::mutex lifecycle_mu_;
   mg_context* ctx_ = nullptr;  // guarded by lifecycle_mu_
   std::atomic<bool> stopping_{false};
+  // Clock time (ns since its epoch) until which the server is starting.
+  std::atomic<int64_t> starting_until_ns_{0};
   std::atomic<bool> watch_cache_;
   std::mutex admin_mu_;
   std::condition_variable admin_cv_;

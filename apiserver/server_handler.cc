@@ -129,6 +129,15 @@ int Server::Handler::Serve(mg_connection* conn) {
   labels.subresource = rr.subresource;
   labels.scope = metric.scope;
   pending_labels_ = labels;
+  if (rr.info->custom_resource && server_.Starting()) {
+    // Why: kube's crdHandler answers this until its CRD informer has synced
+    // (apiextensions-apiserver's serverStartingError).
+    ApiError e = ServiceUnavailableError("server is starting");
+    e.retry_after_seconds = 10;
+    code = Error(req, e);
+    RecordMetric(code);
+    return code;
+  }
   FaultDecision fault =
       server_.faults_.Decide(labels.verb, rr.info->resource, rr.subresource, rr.ns);
   if (fault.latency.count() > 0) server_.FaultDelay(fault.latency);
@@ -212,6 +221,13 @@ int Server::Handler::ServeNonResource(const HttpRequest& req, RequestLabels* lab
     // Why: kube writes /version indented whatever the client.
     pretty_ = true;
     return Json(req, 200, VersionDocument());
+  }
+  if (s.size() == 1 && s[0] == "readyz" && server_.Starting()) {
+    // Why: kube's /readyz fails until every post-start hook has run.
+    Write(req, 500,
+          "[-]poststarthook/crd-informer-synced failed: reason withheld\nreadyz check failed\n",
+          "text/plain; charset=utf-8");
+    return 500;
   }
   if (s.size() == 1 && (s[0] == "healthz" || s[0] == "readyz" || s[0] == "livez")) {
     Write(req, 200, "ok", "text/plain; charset=utf-8");
@@ -308,14 +324,20 @@ int Server::Handler::ServeAdmin(const HttpRequest& req) {
     nlohmann::json body = req.body.empty() ? nlohmann::json::object()
                                            : nlohmann::json::parse(req.body, nullptr, false);
     if (!body.is_object()) return Error(req, BadRequestError("body must be a JSON object"));
-    auto down = body.find("downMs");
-    if (down != body.end() && (!down->is_number_integer() || down->get<int64_t>() < 0)) {
-      return Error(req, BadRequestError("downMs must be an integer >= 0"));
+    auto millis = [&](const char* field, std::chrono::milliseconds* out) {
+      auto v = body.find(field);
+      if (v != body.end() && (!v->is_number_integer() || v->get<int64_t>() < 0)) return false;
+      *out = std::chrono::milliseconds(v == body.end() ? 0 : v->get<int64_t>());
+      return true;
+    };
+    std::chrono::milliseconds ms{0}, startup{0};
+    if (!millis("downMs", &ms)) return Error(req, BadRequestError("downMs must be an integer >= 0"));
+    if (!millis("startupMs", &startup)) {
+      return Error(req, BadRequestError("startupMs must be an integer >= 0"));
     }
-    std::chrono::milliseconds ms(down == body.end() ? 0 : down->get<int64_t>());
-    Json(req, 200, {{"downMs", ms.count()}});
+    Json(req, 200, {{"downMs", ms.count()}, {"startupMs", startup.count()}});
     // Why: as for drop-connections, the listener stops on a helper thread.
-    server_.RestartAsync(ms);
+    server_.RestartAsync(ms, startup);
     return 200;
   }
   ApiError e;

@@ -22,7 +22,8 @@ void Usage() {
                "                       [--tls] [--tls-host H[,H...]] [--watch-history N]\n"
                "                       [--bookmark-interval MS] [--progress-notify-interval MS]\n"
                "                       [--always-bookmark]\n"
-               "                       [--threads N] [--watch-list=false] [--watch-cache=false]\n"
+               "                       [--threads N] [--watch-list=false|gate-off|no-progress-notify]\n"
+               "                       [--initial-events-blueprint] [--watch-cache=false]\n"
                "                       [--etcd-endpoint http://HOST:PORT]\n"
                "  --listen             address to serve on (default 127.0.0.1:0, 0 = pick a port)\n"
                "  --kubeconfig-out     write a kubeconfig for kubectl/clients to PATH\n"
@@ -46,6 +47,13 @@ void Usage() {
                "                       interval, at the current revision, to every watch\n"
                "  --watch-list=false   answer watches as kube 1.26 (resourceVersionMatch is 422,\n"
                "                       no sendInitialEvents); default: as kube 1.27+ with WatchList\n"
+               "  --watch-list=gate-off  as kube 1.33 (its WatchList gate off by default): a\n"
+               "                       watch list is 422 \"sendInitialEvents is forbidden ...\"\n"
+               "  --watch-list=no-progress-notify  as kube 1.32 over an etcd without\n"
+               "                       RequestWatchProgress: a watch list is 200, then one ERROR\n"
+               "                       event (500 InternalError), then the stream ends\n"
+               "  --initial-events-blueprint  the end bookmark of a watch list also carries\n"
+               "                       kubernetes.io/initial-events-list-blueprint, as 1.32's\n"
                "  --watch-cache=false  every list reads storage, page by page (kube-apiserver's\n"
                "                       --watch-cache=false); default: resourceVersion 0 and a\n"
                "                       version without a limit come from the watch cache\n"
@@ -58,9 +66,12 @@ void Usage() {
                "Fault injection (admin endpoints, token-protected like the API):\n"
                "  POST /admin/faults {FaultRule}   DELETE /admin/faults   POST /admin/compact\n"
                "  POST /admin/close-watches   POST /admin/drop-connections\n"
-               "  POST /admin/restart {\"downMs\": N}: a kube-apiserver restart: refuse\n"
-               "    connections for N ms, then serve the same objects with a fresh watch\n"
-               "    cache (watches from older resourceVersions get 410)\n";
+               "  POST /admin/restart {\"downMs\": N, \"startupMs\": M}: a kube-apiserver restart:\n"
+               "    refuse connections for N ms, then serve the same objects with a fresh\n"
+               "    watch cache (watches from older resourceVersions get 410); for M ms\n"
+               "    after that, starting: custom resources 503 \"server is starting\"\n"
+               "    (Retry-After 10) and /readyz 500, as kube-apiserver before its CRD\n"
+               "    informer has synced\n";
 }
 
 bool ParseNumber(const std::string& text, long long* out) {
@@ -98,7 +109,20 @@ int main(int argc, char** argv) {
     } else if (arg == "--tls") {
       options.tls = !has_value || value == "true" || value == "1";
     } else if (arg == "--watch-list") {
-      options.watch_list = !has_value || value == "true" || value == "1";
+      using Answer = routestatus::apiserver::ServerOptions::WatchListAnswer;
+      if (has_value && value == "gate-off") {
+        options.watch_list_answer = Answer::kGateOff;
+      } else if (has_value && value == "no-progress-notify") {
+        options.watch_list_answer = Answer::kNoProgressNotify;
+      } else if (!has_value || value == "true" || value == "1" || value == "false" || value == "0") {
+        options.watch_list = !has_value || value == "true" || value == "1";
+      } else {
+        std::cerr << "local-apiserver: --watch-list takes true, false, gate-off or "
+                     "no-progress-notify, not \"" << value << "\"\n";
+        return 2;
+      }
+    } else if (arg == "--initial-events-blueprint") {
+      options.initial_events_blueprint = !has_value || value == "true" || value == "1";
     } else if (arg == "--watch-cache") {
       options.watch_cache = !has_value || value == "true" || value == "1";
     } else if (arg == "--tls-host" && next() && !value.empty()) {

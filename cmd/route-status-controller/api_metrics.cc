@@ -201,7 +201,15 @@ RestClientMetrics::RestClientMetrics(prometheus::Registry& registry,
                         "which this process heard nothing from the API server, by result: "
                         "answered (the server is there; the quiet watch stays open) or "
                         "unanswered (the watch ends and the server counts as unreachable).")
-                  .Register(registry)) {
+                  .Register(registry)),
+      readiness_(prometheus::BuildCounter()
+                     .Name("routestatus_api_readiness_probes_total")
+                     .Help("GET /readyz requests sent while waiting out a 503's Retry-After (an "
+                           "API server starting: it answers custom resources 503 until its CRD "
+                           "informer has synced), about every 0.5 s; a ready answer (200) ends "
+                           "the wait at once. By result: ready, not_ready.")
+                     .Register(registry)) {
+  for (const char* result : {"ready", "not_ready"}) readiness_.Add({{"result", result}});
   for (const char* result : {"answered", "unanswered"}) probes_.Add({{"result", result}});
   for (const char* reason : {"stale_connection", "connection_failure", "unauthorized"}) {
     retries_.Add({{"reason", reason}});
@@ -214,6 +222,10 @@ void RestClientMetrics::OnConnectionRetry(std::string_view reason) {
 
 void RestClientMetrics::OnExecPlugin(std::string_view result) {
   exec_runs_.Add({{"result", std::string(result)}}).Increment();
+}
+
+void RestClientMetrics::OnReadinessProbe(bool ready) {
+  readiness_.Add({{"result", ready ? "ready" : "not_ready"}}).Increment();
 }
 
 void RestClientMetrics::OnLivenessProbe(const Status& outcome, SteadyTime sent) {

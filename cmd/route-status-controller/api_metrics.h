@@ -81,6 +81,7 @@ class InstrumentedKubeClient final : public kubeclient::KubeClient {
 //   routestatus_api_connection_retries_total{reason}
 //   routestatus_exec_plugin_runs_total{result}
 //   routestatus_api_liveness_probes_total{result}
+//   routestatus_api_readiness_probes_total{result}
 // and each probe's outcome into `reachability` (when not null): a quiet
 // watch's unanswered probe is how a replica cut off from the API server by
 // a silent partition learns it. Thread-safe; `registry` and `reachability`
@@ -92,12 +93,14 @@ class RestClientMetrics final : public kubeclient::rest::RestObserver {
   void OnConnectionRetry(std::string_view reason) override;
   void OnExecPlugin(std::string_view result) override;
   void OnLivenessProbe(const Status& outcome, SteadyTime sent) override;
+  void OnReadinessProbe(bool ready) override;
 
  private:
   ApiReachability* const reachability_;
   prometheus::Family<prometheus::Counter>& retries_;
   prometheus::Family<prometheus::Counter>& exec_runs_;
   prometheus::Family<prometheus::Counter>& probes_;
+  prometheus::Family<prometheus::Counter>& readiness_;
 };
 
 }  // namespace routestatus::cmd

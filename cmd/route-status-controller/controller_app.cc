@@ -111,6 +111,10 @@ ControllerApp::ControllerApp(const Options& options, const ComponentOptions& com
     });
     api->SetRecoveryHandler([this] {
       if (lease_) lease_->SetCutOff(false);
+      // Why: a list or watch backoff grown during the outage must not delay
+      // the caches now that the server answers (jittered, once per outage).
+      routes_.reflector().ServerAnswersAgain();
+      namespaces_.reflector().ServerAnswersAgain();
       // Why before the re-queue: a 5xx during the outage put its route in
       // its own backoff, which would make the re-queue skip it.
       syncer_.EndServerErrorBackoffs();

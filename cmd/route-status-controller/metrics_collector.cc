@@ -245,6 +245,34 @@ void CollectInformers(
     f.Add(s.events_bookmark, {{"resource", res}, {"type", "bookmark"}});
     f.Add(s.events_error, {{"resource", res}, {"type", "error"}});
   }
+  f.Begin("routestatus_informer_initial_states_total",
+          "Full states the informer obtained (the first and every relist), by resource and "
+          "source: streamed (a watch list: the API server streamed its watch cache), "
+          "watch_cache (one list its watch cache answered), storage (a list read from etcd, "
+          "page by page).",
+          MetricType::Counter);
+  for (const auto& [res, s] : all) {
+    for (size_t i = 0; i < kubeclient::cache::kInitialStateSourceCount; ++i) {
+      f.Add(static_cast<double>(s.initial_states[i]),
+            {{"resource", res},
+             {"source", kubeclient::cache::InitialStateSourceName(
+                            static_cast<kubeclient::cache::InitialStateSource>(i))}});
+    }
+  }
+  f.Begin("routestatus_informer_stream_fallbacks_total",
+          "Streamed initial states that failed and were replaced by a list, by resource and "
+          "reason: refused (400/422: kube 1.26, 1.33), error_event (an ERROR event: kube 1.32+ "
+          "over an etcd without RequestWatchProgress), server_error, no_end_bookmark, "
+          "stream_ended.",
+          MetricType::Counter);
+  for (const auto& [res, s] : all) {
+    for (size_t i = 0; i < kubeclient::cache::kStreamFallbackCount; ++i) {
+      f.Add(static_cast<double>(s.stream_fallbacks[i]),
+            {{"resource", res},
+             {"reason", kubeclient::cache::StreamFallbackName(
+                            static_cast<kubeclient::cache::StreamFallback>(i))}});
+    }
+  }
   auto per_resource = [&](const std::string& name, const std::string& help, MetricType type,
                           auto get) {
     f.Begin(name, help, type);
@@ -268,6 +296,10 @@ void CollectInformers(
                [](const S& s) { return s.stale_events_ignored; });
   per_resource("routestatus_informer_decode_errors_total", "Objects that failed to decode.",
                MetricType::Counter, [](const S& s) { return s.decode_errors; });
+  per_resource("routestatus_informer_streaming_paused",
+               "1 while relists list instead of streaming, for 10 min after a failed streamed "
+               "initial state, else 0.",
+               MetricType::Gauge, [](const S& s) { return s.streaming_paused ? 1 : 0; });
   per_resource("routestatus_informer_objects", "Objects in the cache.", MetricType::Gauge,
                [](const S& s) { return s.objects; });
   per_resource("routestatus_informer_synced",

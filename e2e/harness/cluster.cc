@@ -81,11 +81,13 @@ ServerWrites ServerWritesFromSamples(const std::vector<PromSample>& samples) {
   return w;
 }
 
-LocalApiServer::LocalApiServer(const std::string& dir, const std::string& binary, bool tls)
+LocalApiServer::LocalApiServer(const std::string& dir, const std::string& binary, bool tls,
+                               const std::vector<std::string>& args)
     : kubeconfig_(dir + "/kubeconfig") {
   std::vector<std::string> argv = {binary.empty() ? E2eEnvFromProcess().apiserver_binary : binary,
                                    "--listen", "127.0.0.1:0", "--kubeconfig-out", kubeconfig_};
   if (tls) argv.push_back("--tls");
+  argv.insert(argv.end(), args.begin(), args.end());
   process_ = std::make_unique<Subprocess>(DieWithParent(argv), dir + "/local-apiserver.log");
 }
 
@@ -156,7 +158,8 @@ std::unique_ptr<TestCluster> TestCluster::Start(const E2eEnv& env, std::string* 
   c->temp_dir_ = MakeTempDir("routestatus-e2e");
   if (env.kubeconfig.empty()) {
     c->apiserver_ =
-        std::make_unique<LocalApiServer>(c->temp_dir_, env.apiserver_binary, env.apiserver_tls);
+        std::make_unique<LocalApiServer>(c->temp_dir_, env.apiserver_binary, env.apiserver_tls,
+                                         env.apiserver_args);
     if (!c->apiserver_->WaitStarted(std::chrono::seconds(20), error)) {
       *error = env.apiserver_binary + ": " + *error;
       return nullptr;
@@ -337,9 +340,10 @@ Status TestCluster::Compact() { return AdminPost("/admin/compact", ""); }
 Status TestCluster::DropConnections() { return AdminPost("/admin/drop-connections", ""); }
 
 StatusOr<std::chrono::steady_clock::time_point> TestCluster::RestartServer(
-    std::chrono::milliseconds down) {
+    std::chrono::milliseconds down, std::chrono::milliseconds startup) {
   using std::chrono::milliseconds;
-  Status posted = AdminPost("/admin/restart", json{{"downMs", down.count()}}.dump());
+  Status posted = AdminPost("/admin/restart",
+                            json{{"downMs", down.count()}, {"startupMs", startup.count()}}.dump());
   if (!posted.ok()) return posted;
   auto answers = [this] {
     int code = 0;
@@ -351,7 +355,7 @@ StatusOr<std::chrono::steady_clock::time_point> TestCluster::RestartServer(
   if (!WaitFor([&] { return !answers(); }, milliseconds(5000), milliseconds(5))) {
     return Status(StatusCode::kInternal, "the API server did not go down for the restart");
   }
-  if (!WaitFor(answers, down + milliseconds(30000), milliseconds(10))) {
+  if (!WaitFor(answers, down + startup + milliseconds(30000), milliseconds(10))) {
     return Status(StatusCode::kUnavailable, "the API server did not come back after the restart");
   }
   return std::chrono::steady_clock::now();

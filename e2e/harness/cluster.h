@@ -35,6 +35,8 @@ struct E2eEnv {
   // harness's reach (they are read over plain HTTP): no faults, no
   // server-side write counts.
   bool apiserver_tls = false;
+  // Set by a test: more local-apiserver flags (e.g. "--watch-list=gate-off").
+  std::vector<std::string> apiserver_args;
 };
 
 // Reads E2eEnv from the process environment (defaults as documented above).
@@ -76,7 +78,7 @@ class LocalApiServer {
   // Starts `binary` (default: E2eEnvFromProcess().apiserver_binary), over
   // HTTPS with a self-signed certificate when `tls`.
   explicit LocalApiServer(const std::string& dir, const std::string& binary = "",
-                          bool tls = false);
+                          bool tls = false, const std::vector<std::string>& args = {});
   // False (with the log in *error) if it did not print its URL in time.
   bool WaitStarted(std::chrono::milliseconds timeout, std::string* error);
   const std::string& url() const { return url_; }
@@ -171,10 +173,17 @@ class TestCluster {
   Status DropConnections();
   // A kube-apiserver restart (POST /admin/restart): every connection closed,
   // new ones refused for `down`, then the same objects with a fresh watch
-  // history (older resourceVersions get 410). Blocks until the server
-  // answers again; returns when it first did (/readyz polled every 10 ms).
+  // history (older resourceVersions get 410), starting for `startup` (routes
+  // 503 "server is starting" with Retry-After 10, /readyz 500, as a real
+  // kube-apiserver answers until its CRD informer has synced). Blocks until
+  // the server is ready again; returns when it first was (/readyz polled
+  // every 10 ms).
   StatusOr<std::chrono::steady_clock::time_point> RestartServer(
-      std::chrono::milliseconds down);
+      std::chrono::milliseconds down,
+      std::chrono::milliseconds startup = kRestartStartup);
+  // A kube-apiserver's start-up as RestartServer models it by default: a
+  // real one is ready a second or more after it listens again.
+  static constexpr std::chrono::milliseconds kRestartStartup{1500};
 
   // The server's log (embedded), for failure reports.
   std::string ServerLog() const;

@@ -10,22 +10,25 @@ namespace routestatus::kubeclient::cache {
 
 namespace {
 
-// Logs the fallback from streamed initial events to lists once per
-// process at INFO (every informer of a replica meets the same server), and
-// each informer's own at VLOG(1). Why INFO: no kube-apiserver before 1.27,
-// nor 1.27+ without the WatchList feature, streams them; that is the
-// normal case, nothing an operator must act on (issue 43).
-void LogStreamFallback(const std::string& name, const Status& why, int64_t page_size) {
+// Logs a fallback from a streamed initial state to lists once per process
+// at INFO (every informer of a replica meets the same server), and each
+// informer's own at VLOG(1). Why INFO: kube 1.26, 1.33 (its WatchList gate
+// is off by default) and 1.32 over an etcd before 3.4.31/3.5.13 do not
+// stream; the list serves as well, nothing an operator must act on.
+void LogStreamFallback(const std::string& name, StreamFallback reason, const Status& why,
+                       Duration retry_after) {
   static std::once_flag logged;
+  const auto minutes = std::chrono::duration_cast<std::chrono::minutes>(retry_after).count();
   std::call_once(logged, [&] {
-    LOG(INFO) << "the API server does not stream initial events (" << why.ToString()
-              << "); informers list from its watch cache instead (resourceVersion 0; from "
-              << "storage in pages of " << page_size << " only where the cache cannot serve), "
-              << "as kube-apiserver before 1.27 or without the WatchList feature requires "
-              << "(logged once a process)";
+    LOG(INFO) << "the API server did not stream the initial state ("
+              << StreamFallbackName(reason) << ": " << why.ToString()
+              << "); informers list instead (from the API server's watch cache where it has "
+              << "one) and try streaming again at the first relist " << minutes
+              << " min later; kube 1.26, 1.33, and 1.32 over an etcd without "
+              << "RequestWatchProgress do not stream (logged once a process)";
   });
-  VLOG(1) << name << ": listing: the API server does not stream initial events ("
-          << why.ToString() << ")";
+  VLOG(1) << name << ": listing: the streamed initial state failed ("
+          << StreamFallbackName(reason) << ": " << why.ToString() << ")";
 }
 
 // Failures that mean the server is not there (down, restarting, cut off):
@@ -58,7 +61,8 @@ Reflector::Reflector(KubeClient& client, const ResourceRef& resource, const Cloc
       backoff_(options_.backoff, options_.seed),
       reconnect_(options_.reconnect, options_.seed ^ 0x5851f42d4c957f2dULL),
       relist_guard_(options_.backoff, options_.seed ^ 0x2545f4914f6cdd1dULL),
-      rng_(options_.seed ^ 0x9e3779b97f4a7c15ULL) {}
+      rng_(options_.seed ^ 0x9e3779b97f4a7c15ULL),
+      recovery_rng_(options_.seed ^ 0xd1b54a32d192ed03ULL) {}
 
 Reflector::~Reflector() { Stop(); }
 
@@ -84,18 +88,44 @@ void Reflector::Run() {
     {
       std::lock_guard<std::mutex> l(mu_);
       if (stopping_) return;
+      if (reset_backoff_) {
+        backoff_.Reset();
+        reconnect_.Reset();
+        reset_backoff_ = false;
+      }
     }
     Duration wait = Step();
     std::unique_lock<std::mutex> l(mu_);
-    SteadyTime deadline = clock_.Now() + wait;
     if (wait > Duration::zero()) {
-      waiting_until_ = deadline;
+      waiting_until_ = clock_.Now() + wait;
       ++waits_;
       cv_.notify_all();
     }
-    while (!stopping_ && clock_.Now() < deadline) clock_.WaitUntil(cv_, l, deadline);
+    // Why waiting_until_ is re-read: ServerAnswersAgain() may bring it forward.
+    while (!stopping_ && waiting_until_ && clock_.Now() < *waiting_until_) {
+      clock_.WaitUntil(cv_, l, *waiting_until_);
+    }
     waiting_until_.reset();
   }
+}
+
+void Reflector::ServerAnswersAgain() {
+  std::lock_guard<std::mutex> l(mu_);
+  reset_backoff_ = true;
+  if (!waiting_until_) return;
+  const auto jitter_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(options_.recovery_jitter).count();
+  std::uniform_int_distribution<int64_t> dist(0, std::max<int64_t>(jitter_ns - 1, 0));
+  const SteadyTime soon = clock_.Now() + std::chrono::nanoseconds(dist(recovery_rng_));
+  if (soon >= *waiting_until_) return;
+  VLOG(1) << options_.name << ": the API server answers again; retrying within "
+          << std::chrono::duration_cast<std::chrono::milliseconds>(soon - clock_.Now()).count()
+          << " ms instead of "
+          << std::chrono::duration_cast<std::chrono::milliseconds>(*waiting_until_ - clock_.Now())
+                 .count()
+          << " ms";
+  waiting_until_ = soon;
+  cv_.notify_all();
 }
 
 std::optional<SteadyTime> Reflector::AwaitIdleWait(uint64_t* seen) {
@@ -140,11 +170,7 @@ Duration Reflector::Step() {
       return Duration::zero();
     }
     if (s.code() == StatusCode::kCancelled) return Duration::zero();
-    if (IsNoAnswer(FailureClassOf(s))) {
-      VLOG(1) << options_.name << ": list failed: " << s.ToString();
-    } else {
-      LOG(WARNING) << options_.name << ": list failed: " << s.ToString();
-    }
+    LogListFailure(s);
     if (ServerGone(s)) just_listed_ = false;
     return RetryDelay(s);
   }
@@ -202,33 +228,67 @@ Duration Reflector::Step() {
   }
 }
 
+void Reflector::LogListFailure(const Status& s) {
+  // Why VLOG for no answer: the binary reports outages once per process.
+  // Why not a WARNING per attempt: a server that refuses for minutes would
+  // fill the log with one line per backoff step; the first one names it.
+  const SteadyTime now = clock_.Now();
+  const std::string text = s.ToString();
+  if (IsNoAnswer(FailureClassOf(s)) ||
+      (text == last_list_warning_ && now - last_list_warning_at_ < options_.list_failure_log_interval)) {
+    VLOG(1) << options_.name << ": list failed: " << text;
+    return;
+  }
+  LOG(WARNING) << options_.name << ": list failed: " << text;
+  last_list_warning_ = text;
+  last_list_warning_at_ = now;
+}
+
 Status Reflector::ListAndReplace() {
   ObjectMap buffer;
   // Why: a relist holds about as many objects as the store; growing the
   // buffer from empty rehashes it ~17 times at 100,000 objects.
   buffer.reserve(store_.Size());
-  std::string list_rv;
-  if (options_.stream_initial_events && !stream_unsupported_) {
-    bool unsupported = false;
-    Status s = StreamInto(&buffer, &list_rv, &unsupported);
+  if (options_.stream_initial_events && (!stream_paused_ || clock_.Now() >= stream_paused_until_)) {
+    std::string list_rv;
+    std::optional<StreamFallback> fallback;
+    Status s = StreamInto(&buffer, &list_rv, &fallback);
     if (s.ok()) {
-      ReplaceWith(std::move(buffer), list_rv, /*streamed=*/true);
+      stream_paused_ = false;
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        stats_.streaming_paused = false;
+      }
+      ReplaceWith(std::move(buffer), list_rv, InitialStateSource::kStreamed);
       return Status::Ok();
     }
-    if (!unsupported) {
+    if (!fallback) {
       std::lock_guard<std::mutex> l(mu_);
-      ++stats_.list_failures;
-      stats_.last_list_error = s.ToString();
+      if (s.code() != StatusCode::kCancelled) {
+        ++stats_.list_failures;
+        stats_.last_list_error = s.ToString();
+      }
       return s;
     }
-    stream_unsupported_ = true;
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      stats_.stream_unsupported = true;
-    }
-    LogStreamFallback(options_.name, s, options_.page_size);
+    NoteStreamFallback(*fallback, s);
     buffer.clear();
   }
+  return ListInto(std::move(buffer));
+}
+
+void Reflector::NoteStreamFallback(StreamFallback reason, const Status& why) {
+  stream_paused_ = true;
+  stream_paused_until_ = clock_.Now() + options_.stream_retry_after;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ++stats_.stream_fallbacks[static_cast<size_t>(reason)];
+    stats_.streaming_paused = true;
+    stats_.last_stream_failure = why.ToString();
+  }
+  LogStreamFallback(options_.name, reason, why, options_.stream_retry_after);
+}
+
+Status Reflector::ListInto(ObjectMap buffer) {
   // As client-go's reflector lists: the first list from the API server's
   // watch cache (resourceVersion "0": no storage read; kube-apiserver
   // ignores the limit there and answers in one page), a relist at least as
@@ -236,12 +296,14 @@ Status Reflector::ListAndReplace() {
   // the cache serves it once it has caught up, so it never goes back in
   // time), and a quorum read of storage, page by page, only when the cache
   // cannot serve (410, or a version too large for it).
+  std::string list_rv;
   ListOptions lo;
   lo.label_selector = options_.label_selector;
   lo.resource_version = list_from_storage_ ? "" : (last_rv_.empty() ? "0" : last_rv_);
   lo.limit = lo.resource_version.empty() || lo.resource_version == "0" || paginated_
                  ? options_.page_size
                  : 0;
+  bool from_storage = lo.resource_version.empty();
   for (;;) {
     {
       std::lock_guard<std::mutex> l(mu_);
@@ -254,6 +316,7 @@ Status Reflector::ListAndReplace() {
       VLOG(1) << options_.name << ": the watch cache cannot serve resourceVersion "
               << lo.resource_version << " (" << s.ToString() << "); listing from storage";
       list_from_storage_ = true;
+      from_storage = true;
       lo.resource_version.clear();
       lo.limit = options_.page_size;
       buffer.clear();
@@ -274,26 +337,30 @@ Status Reflector::ListAndReplace() {
     }
     if (!s.ok()) {
       std::lock_guard<std::mutex> l(mu_);
-      ++stats_.list_failures;
-      stats_.last_list_error = s.ToString();
+      if (s.code() != StatusCode::kCancelled) {
+        ++stats_.list_failures;
+        stats_.last_list_error = s.ToString();
+      }
       return s;
     }
     if (next.empty()) break;
     // Why: a server that pages a cached list has its watch cache off for
     // this resource: keep paging (client-go's paginatedResult).
     if (!lo.resource_version.empty() && lo.continue_token.empty()) paginated_ = true;
+    from_storage = true;  // Why: the watch cache answers in one page.
     lo.continue_token = std::move(next);
     // Why: kube-apiserver refuses a continue token with a resourceVersion
     // (the token carries it).
     lo.resource_version.clear();
   }
   list_from_storage_ = false;
-  ReplaceWith(std::move(buffer), list_rv, /*streamed=*/false);
+  ReplaceWith(std::move(buffer), list_rv,
+              from_storage ? InitialStateSource::kStorage : InitialStateSource::kWatchCache);
   return Status::Ok();
 }
 
-Status Reflector::StreamInto(ObjectMap* buffer,
-                             std::string* list_rv, bool* unsupported) {
+Status Reflector::StreamInto(ObjectMap* buffer, std::string* list_rv,
+                             std::optional<StreamFallback>* fallback) {
   if (pending_stream_) {
     Untrack();
     pending_stream_.reset();
@@ -311,24 +378,36 @@ Status Reflector::StreamInto(ObjectMap* buffer,
   }
   auto opened = client_.Watch(resource_, options_.namespace_name, wo);
   if (!opened.ok()) {
-    // Why only kInvalid: 400/422 is "this server does not take the
-    // parameters"; anything else (403, 5xx, no answer) a paged list would
-    // meet too.
-    *unsupported = opened.status().code() == StatusCode::kInvalid;
+    StreamFallback reason;
+    if (FallbackForOpenFailure(opened.status(), &reason)) *fallback = reason;
     return opened.status();
   }
   std::unique_ptr<WatchStream> stream = std::move(opened).value();
   if (!Track(stream.get())) return Status(StatusCode::kCancelled, "informer stopped");
+  // Why every failure below falls back: the server accepted the request,
+  // so it is there; whatever broke the stream, a list may not meet it
+  // (client-go: "making progress is better than deadlocking").
   Status result;
   for (;;) {
     auto event = decode_text_ ? stream->NextRaw() : stream->Next();
     if (!event.ok()) {
       result = event.status();
+      if (result.code() == StatusCode::kOk || result.code() == StatusCode::kClosed) {
+        result = Status(StatusCode::kUnavailable,
+                        "the watch list ended before the end of its initial events (" +
+                            result.message() + ")");
+      }
+      *fallback = StreamFallback::kStreamEnded;
       break;
     }
     if (event->type == WatchEventType::kError) {
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        ++stats_.events_error;
+      }
       result = event->ErrorStatus();
       if (result.ok()) result = Status(StatusCode::kInternal, "watch ERROR event without a status");
+      *fallback = StreamFallback::kErrorEvent;
       break;
     }
     if (event->type == WatchEventType::kBookmark) {
@@ -337,13 +416,13 @@ Status Reflector::StreamInto(ObjectMap* buffer,
         pending_stream_ = std::move(stream);  // Why: still tracked; WatchOnce goes on with it.
         return Status::Ok();
       }
-      *unsupported = true;
+      *fallback = StreamFallback::kNoEndBookmark;
       result = Status(StatusCode::kInvalid, "a bookmark without k8s.io/initial-events-end came "
                                             "before the end of the initial events");
       break;
     }
     if (event->type != WatchEventType::kAdded) {
-      *unsupported = true;
+      *fallback = StreamFallback::kNoEndBookmark;
       result = Status(StatusCode::kInvalid, std::string("a ") + WatchEventTypeName(event->type) +
                                                 " event among the initial events");
       break;
@@ -356,8 +435,12 @@ Status Reflector::StreamInto(ObjectMap* buffer,
   stream->Cancel();
   {
     std::lock_guard<std::mutex> l(mu_);
-    if (stopping_) return Status(StatusCode::kCancelled, "informer stopped");
+    if (stopping_) {
+      fallback->reset();
+      return Status(StatusCode::kCancelled, "informer stopped");
+    }
   }
+  if (result.code() == StatusCode::kCancelled) fallback->reset();
   return result;
 }
 
@@ -377,8 +460,9 @@ void Reflector::Untrack() {
   current_stream_ = nullptr;
 }
 
-void Reflector::ReplaceWith(ObjectMap buffer,
-                            const std::string& list_rv, bool streamed) {
+void Reflector::ReplaceWith(ObjectMap buffer, const std::string& list_rv,
+                            InitialStateSource source) {
+  const bool streamed = source == InitialStateSource::kStreamed;
   ReplaceResult result = store_.Replace(std::move(buffer));
   bool first = !synced_.load();
   last_rv_ = list_rv;
@@ -388,12 +472,13 @@ void Reflector::ReplaceWith(ObjectMap buffer,
     stats_.tombstones = 0;
     ++stats_.lists;
     if (streamed) ++stats_.streamed_lists;
+    ++stats_.initial_states[static_cast<size_t>(source)];
     if (!first) ++stats_.relists;
     stats_.last_sync = clock_.WallNow();
     stats_.last_list_error.clear();
     stats_.resource_version = last_rv_;
   }
-  VLOG(2) << options_.name << ": " << (streamed ? "streamed" : "listed") << " at " << list_rv
+  VLOG(2) << options_.name << ": " << InitialStateSourceName(source) << " at " << list_rv
           << ": " << result.added.size() << " added, " << result.updated.size() << " updated, "
           << result.deleted.size() << " deleted";
   for (RawEventHandler* h : handlers_) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -21,6 +22,7 @@
 #include "base/status.h"
 #include "kubeclient/cache/backoff.h"
 #include "kubeclient/cache/indexed_store.h"
+#include "kubeclient/cache/initial_state.h"
 #include "kubeclient/kube_client.h"
 
 namespace routestatus::kubeclient::cache {
@@ -50,20 +52,32 @@ struct InformerOptions {
   int64_t page_size = 500;
   // How a full list is obtained. true: a watch list first (the server
   // streams its watch cache's state: no storage read, no page in memory,
-  // and the same watch goes on afterwards); when the server answers it
-  // 400/422 (kube 1.26, or 1.27+ without the WatchList feature) or streams
-  // without the end-of-initial-events bookmark, paged lists from then on.
-  // false: paged lists only.
-  // Why false by default: paged lists are what every server (and every
+  // and the same watch goes on afterwards). Any failure of it that the
+  // server answered (a 400/422 refusal, a 5xx, an ERROR event, a bookmark
+  // without the end marker, a stream that ends before the end bookmark)
+  // falls back to a list at once, as client-go does ("progress over
+  // deadlock"), and lists are used until `stream_retry_after` has passed;
+  // the first relist after that streams again. A request the server did not
+  // answer at all (an outage) is retried, not a fallback.
+  // false: lists only.
+  // Why false by default: lists are what every server (and every
   // fake KubeClient in the tests) serves; the controller binary turns
   // streaming on with its --watch-list option (default true).
   bool stream_initial_events = false;
+  // How long a failed stream makes relists list before streaming is tried
+  // again. Why 10 min: relists are rare (a 410 after a long disconnect), so
+  // a server that cannot stream costs at most one failed request an informer
+  // in that time, and a server upgraded to stream is used within it.
+  Duration stream_retry_after = std::chrono::minutes(10);
   // The watch timeoutSeconds is drawn uniformly from [min, max] per watch.
   std::chrono::seconds watch_timeout_min{300};
   std::chrono::seconds watch_timeout_max{600};
   // Failures the server answered (5xx, 429, a watch that ends at once, a
   // relist loop): 200 ms doubling, jitter +[0, 50%), cap 30 s.
   Backoff::Options backoff;
+  // ServerAnswersAgain() ends a wait after a failure within a random
+  // [0, this): a fleet woken by one recovering server spreads its retries.
+  Duration recovery_jitter = std::chrono::milliseconds(250);
   // Failures without an answer (connection refused or reset, timeout) are
   // retried on this schedule instead (200 ms doubling, cap 500 ms), leaving
   // `backoff` as it was: a probe of a server that is down costs it nothing,
@@ -73,6 +87,9 @@ struct InformerOptions {
                              0.5};
   uint64_t seed = 1;
   Duration decode_error_log_interval = std::chrono::minutes(1);
+  // A list failure the server answered is a WARNING when its message is new
+  // or the last WARNING is this old; repeats in between are VLOG(1).
+  Duration list_failure_log_interval = std::chrono::minutes(1);
   // A watch that ends normally sooner than this without any event counts as
   // a failure (backoff), so a server that closes at once cannot spin us.
   Duration min_healthy_watch = std::chrono::seconds(1);
@@ -95,8 +112,15 @@ struct InformerStats {
   uint64_t decode_errors = 0;
   uint64_t lists = 0;            // successful full lists (the first included)
   uint64_t streamed_lists = 0;   // ... of them, watch lists (initial events streamed)
-  // The server does not stream initial events: lists are paged.
-  bool stream_unsupported = false;
+  // Successful full lists by how the state came (InitialStateSource).
+  std::array<uint64_t, kInitialStateSourceCount> initial_states{};
+  // Streamed initial states that failed and were replaced by a list, by
+  // reason (StreamFallback).
+  std::array<uint64_t, kStreamFallbackCount> stream_fallbacks{};
+  // Streaming is off after a failed stream: lists until stream_retry_after.
+  bool streaming_paused = false;
+  // The server's words for the last failed stream ("" = none yet).
+  std::string last_stream_failure;
   uint64_t relists = 0;          // successful full lists after the first
   uint64_t list_failures = 0;
   uint64_t watch_restarts = 0;   // watches opened after the first
@@ -132,6 +156,14 @@ class Reflector {
   // Makes Run() return promptly: cancels the in-flight watch, wakes any
   // backoff wait, joins the Start() thread. Idempotent; thread-safe.
   void Stop();
+  // The API server answers again after an outage (any request of the
+  // process succeeded): a wait after a failed list or watch ends within
+  // options.recovery_jitter, and the failures' backoff starts over, so a
+  // backoff grown during the outage does not delay the cache.
+  // Why every wait: Step() waits only after a failure. A running Step()
+  // is unaffected.
+  // Thread-safe.
+  void ServerAnswersAgain();
 
   // One step of the loop: a full list when one is needed, else one watch
   // session until its stream ends. Returns how long to wait before the
@@ -165,13 +197,18 @@ class Reflector {
  private:
   Status HandleEvent(const WatchEvent& event);
   // A watch list into `buffer`: sets *list_rv to the end bookmark's version
-  // and keeps the open stream in pending_stream_. *unsupported when the
-  // server answered that it does not stream initial events.
+  // and keeps the open stream in pending_stream_. On a failure that calls
+  // for a list instead, sets *fallback (see StreamFallback).
   Status StreamInto(ObjectMap* buffer, std::string* list_rv,
-                    bool* unsupported);
+                    std::optional<StreamFallback>* fallback);
+  // Counts and logs a failed stream, and pauses streaming.
+  void NoteStreamFallback(StreamFallback reason, const Status& why);
+  // A list (paged, from the watch cache or storage) into the cache.
+  Status ListInto(ObjectMap buffer);
+  // Logs a list failure the server answered (see list_failure_log_interval).
+  void LogListFailure(const Status& s);
   // Swaps `buffer` in as the cache at `list_rv` and tells the handlers.
-  void ReplaceWith(ObjectMap buffer,
-                   const std::string& list_rv, bool streamed);
+  void ReplaceWith(ObjectMap buffer, const std::string& list_rv, InitialStateSource source);
   // Makes `stream` the one Stop() cancels; false (stream cancelled) when
   // stopping.
   bool Track(WatchStream* stream);
@@ -213,7 +250,11 @@ class Reflector {
   // min_healthy_watch or lost the server: a 410 now is a relist loop.
   bool just_listed_ = false;
   std::string last_rv_;
-  bool stream_unsupported_ = false;
+  // Lists, not streams, until then (after a failed stream).
+  SteadyTime stream_paused_until_{};
+  bool stream_paused_ = false;
+  std::string last_list_warning_;  // the message of the last list WARNING
+  SteadyTime last_list_warning_at_{};
   // The watch cache could not serve the last list's version: the next list
   // reads storage (resourceVersion "", paged), as client-go's
   // isLastSyncResourceVersionUnavailable.
@@ -232,6 +273,8 @@ class Reflector {
   bool stopping_ = false;                // GUARDED_BY(mu_)
   WatchStream* current_stream_ = nullptr;  // GUARDED_BY(mu_)
   std::optional<SteadyTime> waiting_until_;  // GUARDED_BY(mu_)
+  bool reset_backoff_ = false;               // GUARDED_BY(mu_): set by ServerAnswersAgain()
+  std::mt19937_64 recovery_rng_;             // GUARDED_BY(mu_)
   uint64_t waits_ = 0;                       // GUARDED_BY(mu_)
   InformerStats stats_;                  // GUARDED_BY(mu_)
   uint64_t watches_opened_ = 0;          // GUARDED_BY(mu_)

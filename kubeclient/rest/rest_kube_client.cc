@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <random>
 #include <stdexcept>
 #include <utility>
 
@@ -691,11 +692,57 @@ class RestKubeClient final : public KubeClient {
     std::chrono::milliseconds wait =
         std::min(error.retry_after().value_or(std::chrono::seconds(1)), options_.max_retry_wait);
     VLOG(2) << what << ": HTTP " << code << ", retrying in " << wait.count() << " ms";
-    if (!clock_.SleepFor(wait, &shutdown_)) {
+    if (!WaitToRetry(code, wait, creds)) {
       *result = Cancelled(what);
       return false;
     }
     return true;
+  }
+
+  // Waits `wait` before a retry the server asked for; for a 503, until the
+  // server's /readyz answers 200 if that comes first (readiness_probe_interval).
+  // false once shut down.
+  bool WaitToRetry(int code, std::chrono::milliseconds wait, const Credentials& creds) {
+    const std::chrono::milliseconds step = options_.readiness_probe_interval;
+    if (code != 503 || step.count() <= 0 || wait <= step) return clock_.SleepFor(wait, &shutdown_);
+    const SteadyTime until = clock_.Now() + wait;
+    for (;;) {
+      const SteadyTime next = std::min(until, clock_.Now() + JitteredProbeStep());
+      if (!clock_.SleepUntil(next, &shutdown_)) return false;
+      if (next >= until) return true;
+      if (ServerSaysReady(creds)) {
+        VLOG(1) << "the API server's /readyz answers 200: retrying before its Retry-After ends";
+        return true;
+      }
+    }
+  }
+
+  Duration JitteredProbeStep() {
+    std::lock_guard<std::mutex> l(rng_mu_);
+    std::uniform_real_distribution<double> stretch(0.5, 1.5);
+    return std::chrono::duration_cast<Duration>(options_.readiness_probe_interval *
+                                                stretch(rng_));
+  }
+
+  // GET /readyz on a new connection: true for a 200.
+  bool ServerSaysReady(const Credentials& creds) {
+    const SteadyTime now = clock_.Now();
+    SocketGetRequest req;
+    req.path = "/readyz";
+    req.headers = RequestHeaders(creds.token);
+    req.connect_deadline = now + std::min<Duration>(options_.connect_timeout.count() > 0
+                                                        ? Duration(options_.connect_timeout)
+                                                        : Duration(std::chrono::seconds(2)),
+                                                    std::chrono::seconds(2));
+    req.head_deadline = now + std::chrono::seconds(2);
+    SocketTarget target = target_;
+    target.tls = TlsFor(creds);
+    SocketGetStage stage;
+    auto got = SocketGet(target, clock_, req, NewWake(), &stage);
+    if (got.ok()) NoteHeard();
+    const bool ready = got.ok() && got->head.status == 200;
+    if (options_.observer != nullptr) options_.observer->OnReadinessProbe(ready);
+    return ready;
   }
 
   void NoteRetry(std::string_view reason) {
@@ -863,6 +910,8 @@ class RestKubeClient final : public KubeClient {
   std::shared_ptr<std::mutex> probing_ = std::make_shared<std::mutex>();
   std::mutex wakes_mu_;
   std::vector<std::weak_ptr<Wake>> wakes_;  // GUARDED_BY(wakes_mu_): fired by Shutdown()
+  std::mutex rng_mu_;
+  std::mt19937_64 rng_{options_.seed != 0 ? options_.seed : std::random_device{}()};  // GUARDED_BY(rng_mu_): probe jitter
   // Shutdown() trips shutdown_, which fires every open watch's Wake. In
   // this order so that the registration is destroyed first.
   Cancellation shutdown_;

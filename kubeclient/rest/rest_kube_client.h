@@ -32,6 +32,9 @@ class RestObserver {
     (void)outcome;
     (void)sent;
   }
+  // A 503's Retry-After wait asked the server's /readyz whether it is ready
+  // (RestOptions::readiness_probe_interval): `ready` when it answered 200.
+  virtual void OnReadinessProbe(bool ready) { (void)ready; }
 };
 
 // Tunables of the REST client.
@@ -84,6 +87,15 @@ struct RestOptions {
   // kUnavailable) with retry_after set. max_retries 0 = never retry.
   int max_retries = 3;
   std::chrono::milliseconds max_retry_wait{10000};
+  // During the wait before retrying a 503 (a server starting or stopping:
+  // kube-apiserver answers a custom resource 503 "server is starting" with
+  // Retry-After 10 until its CRD informer has synced, about a second after
+  // it listens again), the client asks the server's /readyz about this
+  // often (jittered x[0.5, 1.5)) and retries as soon as it answers 200.
+  // 0 = wait out the Retry-After.
+  std::chrono::milliseconds readiness_probe_interval{500};
+  // Seeds that jitter (tests); 0 = a random seed, so replicas differ.
+  uint64_t seed = 0;
   // An exec credential plugin running longer than this is killed (its
   // request fails kUnauthorized).
   std::chrono::milliseconds exec_timeout{60000};

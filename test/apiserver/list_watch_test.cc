@@ -230,6 +230,110 @@ TEST_F(Kube126ServerTest, WatchListIsRefusedAsKube126RefusesIt) {
             "resourceVersionMatch is forbidden unless resourceVersion is provided]");
 }
 
+constexpr char kWatchListQuery[] =
+    "?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&"
+    "timeoutSeconds=5";
+
+class Kube133ServerTest : public ServerTest {
+  ServerOptions Options() override {
+    ServerOptions o = ServerTest::Options();
+    o.watch_list_answer = ServerOptions::WatchListAnswer::kGateOff;
+    return o;
+  }
+};
+
+// kube 1.33 (its WatchList gate off by default) refuses a watch list with
+// the body ../shared/kube-apiserver-1.32/watchlist-feature-gate-off.txt
+// recorded; a plain watch is served.
+TEST_F(Kube133ServerTest, WatchListIsRefusedAsAServerWithTheGateOffRefusesIt) {
+  HttpResponse r = http_->Get(RoutesPath() + kWatchListQuery);
+  EXPECT_EQ(r.code, 422);
+  json body = Body(r);
+  EXPECT_EQ(body["message"],
+            "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: "
+            "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled");
+  EXPECT_EQ(body["reason"], "Invalid");
+  ASSERT_EQ(body["details"]["causes"].size(), 1u);
+  EXPECT_EQ(body["details"]["causes"][0]["field"], "sendInitialEvents");
+  EXPECT_EQ(body["details"]["causes"][0]["reason"], "FieldValueForbidden");
+  MustCreate("a", "a.example.com");
+  LineStream w(server_->port(), RoutesPath() + "?watch=1&allowWatchBookmarks=true");
+  EXPECT_EQ(w.code(), 200);
+}
+
+class OldEtcdServerTest : public ServerTest {
+  ServerOptions Options() override {
+    ServerOptions o = ServerTest::Options();
+    o.watch_list_answer = ServerOptions::WatchListAnswer::kNoProgressNotify;
+    return o;
+  }
+};
+
+// kube 1.32 over an etcd without RequestWatchProgress accepts a watch list
+// (200), sends one ERROR event with a 500 Status, and ends the stream
+// (../shared/kube-apiserver-1.32/watchlist-etcd-3.4.23.txt); lists and
+// watches from a version are served.
+TEST_F(OldEtcdServerTest, WatchListGetsOneInternalErrorEventThenTheStreamEnds) {
+  json a = MustCreate("a", "a.example.com");
+  LineStream w(server_->port(), RoutesPath() + kWatchListQuery);
+  ASSERT_EQ(w.code(), 200);
+  auto line = w.NextLine(milliseconds(5000));
+  ASSERT_TRUE(line.has_value());
+  EXPECT_EQ(json::parse(*line),
+            json::parse("{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\","
+                        "\"metadata\":{},\"status\":\"Failure\",\"message\":\"a watch stream was "
+                        "requested by the client but the required storage feature "
+                        "RequestWatchProgress is disabled\",\"reason\":\"InternalError\",\"code\":500}}"));
+  EXPECT_FALSE(w.NextLine(milliseconds(2000)).has_value());
+  EXPECT_TRUE(w.ended());
+  EXPECT_EQ(http_->Get(RoutesPath() + "?resourceVersion=0").code, 200);
+  LineStream plain(server_->port(), RoutesPath() + "?watch=1&resourceVersion=" +
+                                        a["metadata"]["resourceVersion"].get<std::string>());
+  EXPECT_EQ(plain.code(), 200);
+}
+
+class Kube132ServerTest : public ServerTest {
+  ServerOptions Options() override {
+    ServerOptions o = ServerTest::Options();
+    o.initial_events_blueprint = true;
+    return o;
+  }
+};
+
+// kube 1.32's end bookmark also carries the empty list, base64, exactly as
+// ../shared/kube-apiserver-1.32/watchlist-sample.txt recorded it.
+TEST_F(Kube132ServerTest, TheEndBookmarkCarriesTheListBlueprint) {
+  LineStream w(server_->port(), RoutesPath() + kWatchListQuery);
+  ASSERT_EQ(w.code(), 200);
+  auto line = w.NextLine(milliseconds(5000));
+  ASSERT_TRUE(line.has_value());
+  json e = json::parse(*line);
+  ASSERT_EQ(e["type"], "BOOKMARK");
+  const json& annotations = e["object"]["metadata"]["annotations"];
+  EXPECT_EQ(annotations["k8s.io/initial-events-end"], "true");
+  EXPECT_EQ(annotations["kubernetes.io/initial-events-list-blueprint"],
+            "eyJhcGlWZXJzaW9uIjoicm91dGUub3BlbnNoaWZ0LmlvL3YxIiwiaXRlbXMiOltdLCJraW5kIjoiUm91dGVM"
+            "aXN0In0K");
+}
+
+// A restart's start-up answers as kube-apiserver before its CRD informer
+// has synced: routes 503 "server is starting" (Retry-After 10), /readyz 500;
+// /version and namespaces are served. Then everything is.
+TEST_F(ServerTest, ARestartStartsUpAsKubeApiserverDoes) {
+  ASSERT_TRUE(server_->Restart(milliseconds(0), milliseconds(60000)).ok());
+  HttpResponse r = http_->Get(RoutesPath());
+  EXPECT_EQ(r.code, 503);
+  EXPECT_EQ(Body(r)["message"], "server is starting");
+  EXPECT_EQ(Body(r)["reason"], "ServiceUnavailable");
+  EXPECT_EQ(Body(r)["details"]["retryAfterSeconds"], 10);
+  EXPECT_EQ(http_->Get("/readyz").code, 500);
+  EXPECT_EQ(http_->Get("/version").code, 200);
+  EXPECT_EQ(http_->Get("/api/v1/namespaces").code, 200);
+  ASSERT_TRUE(server_->Restart(milliseconds(0), milliseconds(0)).ok());
+  EXPECT_EQ(http_->Get(RoutesPath()).code, 200);
+  EXPECT_EQ(http_->Get("/readyz").code, 200);
+}
+
 TEST_F(ServerTest, WatchFromCompactedVersionGetsGoneErrorEvent) {
   json a = MustCreate("a", "a.example.com");
   MustCreate("b", "b.example.com");

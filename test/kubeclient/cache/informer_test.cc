@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <glog/logging.h>
@@ -148,7 +150,8 @@ TEST_F(InformerTest, StreamedInitialEventsSyncAndTheSameWatchGoesOn) {
   InformerStats s = inf.Stats();
   EXPECT_EQ(s.streamed_lists, 1u);
   EXPECT_EQ(s.stale_events_ignored, 1u);
-  EXPECT_FALSE(s.stream_unsupported);
+  EXPECT_FALSE(s.streaming_paused);
+  EXPECT_EQ(s.initial_states[static_cast<size_t>(InitialStateSource::kStreamed)], 1u);
   inf.reflector().Step();  // the stream closed: resume after the newest version
   ASSERT_EQ(client_.watch_calls().size(), 2u);
   EXPECT_FALSE(client_.watch_calls()[1].send_initial_events);
@@ -156,8 +159,9 @@ TEST_F(InformerTest, StreamedInitialEventsSyncAndTheSameWatchGoesOn) {
 }
 
 // kube-apiserver 1.26 answers the watch list 422 ("resourceVersionMatch is
-// forbidden for watch"): page through lists, then and on every relist.
-TEST_F(InformerTest, RefusedWatchListFallsBackToPagedListsForGood) {
+// forbidden for watch"): page through lists, then and on every relist for
+// stream_retry_after; the first relist after that streams again.
+TEST_F(InformerTest, RefusedWatchListFallsBackToListsUntilTheRetryInterval) {
   options_.stream_initial_events = true;
   for (int i = 0; i < 600; ++i) AddServerRoute("ns", "r" + std::to_string(i), 10);
   client_.SetListResourceVersion(50);
@@ -175,7 +179,8 @@ TEST_F(InformerTest, RefusedWatchListFallsBackToPagedListsForGood) {
   EXPECT_TRUE(inf.HasSynced());
   EXPECT_EQ(client_.list_calls(), 2);
   EXPECT_EQ(inf.List().size(), 600u);
-  EXPECT_TRUE(inf.Stats().stream_unsupported);
+  EXPECT_TRUE(inf.Stats().streaming_paused);
+  EXPECT_EQ(inf.Stats().stream_fallbacks[static_cast<size_t>(StreamFallback::kRefused)], 1u);
   inf.reflector().Step();  // 410: relist
   inf.reflector().Step();  // paged again, no second watch-list attempt
   EXPECT_EQ(client_.list_calls(), 4);
@@ -183,6 +188,25 @@ TEST_F(InformerTest, RefusedWatchListFallsBackToPagedListsForGood) {
   ASSERT_EQ(calls.size(), 2u);
   EXPECT_FALSE(calls[1].send_initial_events);
   EXPECT_EQ(inf.Stats().streamed_lists, 0u);
+  // Ten minutes on (the server upgraded meanwhile), the next relist streams.
+  clock_.Advance(options_.stream_retry_after);
+  inf.reflector().Step();  // the third script: a watch that closes at once
+  WatchScript gone_again;
+  gone_again.events = {GoneEvent()};
+  client_.AddWatch(gone_again);
+  WatchScript streams;
+  streams.events = {Event(WatchEventType::kAdded, MakeRouteJson("ns", "r1", 10)),
+                    InitialEventsEnd(60)};
+  client_.AddWatch(streams);
+  inf.reflector().Step();  // 410
+  inf.reflector().Step();  // the relist: streamed
+  EXPECT_EQ(client_.list_calls(), 4);
+  calls = client_.watch_calls();
+  ASSERT_EQ(calls.size(), 5u);
+  EXPECT_TRUE(calls[4].send_initial_events);
+  EXPECT_EQ(inf.Stats().streamed_lists, 1u);
+  EXPECT_FALSE(inf.Stats().streaming_paused);
+  EXPECT_EQ(CacheContent(inf), std::vector<std::string>{"ns/r1@10"});
 }
 
 // Counts the glog lines that say the server does not stream initial
@@ -192,7 +216,7 @@ class FallbackLogSink : public google::LogSink {
   using google::LogSink::send;
   void send(google::LogSeverity severity, const char*, const char*, int,
             const google::LogMessageTime&, const char* message, size_t len) override {
-    if (std::string(message, len).find("does not stream initial events") == std::string::npos) {
+    if (std::string(message, len).find("did not stream the initial state") == std::string::npos) {
       return;
     }
     std::lock_guard<std::mutex> l(mu_);
@@ -221,7 +245,7 @@ TEST_F(InformerTest, TheFallbackToPagedListsIsLoggedOnceAtInfo) {
     client_.AddWatch(refused);
     RouteInformer inf(client_, clock_, options_);
     EXPECT_EQ(inf.reflector().Step(), Duration::zero());  // refused, then a paged list
-    EXPECT_TRUE(inf.Stats().stream_unsupported);
+    EXPECT_TRUE(inf.Stats().streaming_paused);
   }
   google::RemoveLogSink(&sink);
   EXPECT_EQ(sink.Count(google::GLOG_WARNING), 0);
@@ -242,7 +266,8 @@ TEST_F(InformerTest, BookmarkWithoutTheEndMarkerMeansNoStreaming) {
   EXPECT_EQ(inf.reflector().Step(), Duration::zero());
   EXPECT_TRUE(inf.HasSynced());
   EXPECT_EQ(client_.list_calls(), 1);
-  EXPECT_TRUE(inf.Stats().stream_unsupported);
+  EXPECT_TRUE(inf.Stats().streaming_paused);
+  EXPECT_EQ(inf.Stats().stream_fallbacks[static_cast<size_t>(StreamFallback::kNoEndBookmark)], 1u);
   EXPECT_EQ(CacheContent(inf), std::vector<std::string>{"ns/a@5"});
 }
 
@@ -839,6 +864,29 @@ TEST_F(InformerTest, StopWakesBackoffWait) {
   inf.Stop();  // returns although fake time never advances
   EXPECT_FALSE(inf.HasSynced());
   EXPECT_FALSE(inf.WaitForSync());
+}
+
+// Issue 57: a backoff grown by failures during an outage does not delay the
+// cache once the server answers again: the wait ends within the jitter.
+TEST_F(InformerTest, ServerAnswersAgainEndsAGrownBackoffWithinTheJitter) {
+  client_.FailNextLists(std::vector<Status>(6, StatusFromResponse(503, "")));
+  AddServerRoute("ns", "a", 5);
+  RouteInformer inf(client_, clock_, options_);
+  inf.Start();
+  uint64_t seen = 0;
+  std::optional<SteadyTime> until;
+  for (int i = 0; i < 6; ++i) {
+    until = inf.reflector().AwaitIdleWait(&seen);
+    ASSERT_TRUE(until.has_value());
+    if (i < 5) clock_.Advance(*until - clock_.Now());
+  }
+  EXPECT_GE(*until - clock_.Now(), milliseconds(6400)) << "200 ms doubled five times";
+  inf.reflector().ServerAnswersAgain();
+  clock_.Advance(options_.recovery_jitter);
+  // Real time: the informer thread notices the fake clock within ~1 ms.
+  for (int i = 0; i < 500 && !inf.HasSynced(); ++i) std::this_thread::sleep_for(milliseconds(10));
+  EXPECT_TRUE(inf.HasSynced()) << "still waiting out the grown backoff";
+  inf.Stop();
 }
 
 TEST_F(InformerTest, NamespaceInformerDecodesLabels) {

@@ -2,6 +2,7 @@
 // a bearer token, configured from the kubeconfig the server writes.
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -390,6 +391,36 @@ TEST(RestClientTlsMaterialTest, ClientCertificateAndKeyAreChecked) {
   EXPECT_NE(mismatched.status().message().find("does not match"), std::string::npos)
       << mismatched.status().message();
   EXPECT_NE(mismatched.status().message().find("/k"), std::string::npos);
+}
+
+// Counts the client's /readyz probes.
+class ReadinessCounter final : public RestObserver {
+ public:
+  void OnConnectionRetry(std::string_view) override {}
+  void OnExecPlugin(std::string_view) override {}
+  void OnReadinessProbe(bool ready) override { (ready ? ready_ : not_ready_)++; }
+  std::atomic<int> ready_{0}, not_ready_{0};
+};
+
+// Issue 57: a server that is starting answers routes 503 with Retry-After
+// 10 (kube-apiserver before its CRD informer has synced); the client asks
+// /readyz about every 0.5 s meanwhile and retries as soon as it is ready,
+// not 10 s later.
+TEST_P(RestClientApiserverTest, A503IsRetriedWhenReadyzSaysReadyNotAtItsRetryAfter) {
+  ReadinessCounter probes;
+  RestOptions opts;
+  opts.observer = &probes;
+  opts.seed = 7;
+  auto client = NewClient(clock_, opts);
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(server_->Restart(milliseconds(0), milliseconds(1500)).ok());
+  const auto start = std::chrono::steady_clock::now();
+  auto listed = client->List(RoutesResource(), ns_, ListOptions{});
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_EQ(probes.ready_.load(), 1);
+  EXPECT_GE(probes.not_ready_.load(), 1);
+  EXPECT_LT(took, seconds(5)) << "waited out the Retry-After (10 s)";
 }
 
 INSTANTIATE_TEST_SUITE_P(HttpAndHttps, RestClientApiserverTest, ::testing::Bool(),
