@@ -122,10 +122,20 @@ const std::vector<OptionSpec>& Specs() {
        "longest server-side watch timeout", &Options::watch_timeout_max},
       {"list-page-size", {"ROUTESTATUS_LIST_PAGE_SIZE"}, "items per list page (limit=)",
        &Options::list_page_size},
+      {"router-ready-url", {"ROUTESTATUS_ROUTER_READY_URL"},
+       "the router's own readiness endpoint (e.g. http://127.0.0.1:1936/healthz/ready, "
+       "openshift-router's): while it does not answer 2xx this replica writes no status and "
+       "takes over nothing, and /readyz says why; empty: always report",
+       &Options::router_ready_url},
+      {"router-ready-interval", {"ROUTESTATUS_ROUTER_READY_INTERVAL"},
+       "how often the router's readiness endpoint is probed", &Options::router_ready_interval},
+      {"router-ready-timeout", {"ROUTESTATUS_ROUTER_READY_TIMEOUT"},
+       "a readiness probe without a 2xx answer by then fails (a hung router costs at most this)",
+       &Options::router_ready_timeout},
       {"watch-list", {"ROUTESTATUS_WATCH_LIST"},
        "get the initial state by a watch list (sendInitialEvents: the API server streams its "
-       "watch cache, no storage read; kube 1.27+ with WatchList), paged lists where the server "
-       "refuses it; false: paged lists only",
+       "watch cache, no storage read; kube 1.27+ with WatchList), a list where the stream fails "
+       "(docs/operations.md#kubernetes-versions); false: lists only",
        &Options::watch_list},
       {"workers", {"ROUTESTATUS_WORKERS"}, "reconcile worker threads", &Options::workers},
       {"qps", {"ROUTESTATUS_QPS"}, "API requests per second (token bucket rate), 0.1 to 100000", &Options::qps},

@@ -43,6 +43,11 @@ struct Options {
   bool disable_namespace_ownership_check = false;
   bool extended_validation = true;  // openshift-router's EXTENDED_VALIDATION (spec.tls checks)
   bool update_status = true;  // false = observe only, write nothing
+  // The router's own readiness endpoint (a sidecar beside it): the replica
+  // writes status and takes over only while it answers 2xx. "" = always.
+  std::string router_ready_url;
+  Duration router_ready_interval = std::chrono::seconds(1);
+  Duration router_ready_timeout = std::chrono::seconds(1);
 
   // Write lease and contention tracker.
   // false = no lease and no contention tracker: every replica writes

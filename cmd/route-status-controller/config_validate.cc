@@ -206,6 +206,13 @@ void ValidateOptions(const Options& o, Command command, bool router_name_set,
                      FormatDuration(o.watch_timeout_min) + "); watches time out in whole seconds");
   }
   CheckPositive("shutdown-timeout", o.shutdown_timeout, errors);
+  CheckPositive("router-ready-interval", o.router_ready_interval, errors);
+  CheckPositive("router-ready-timeout", o.router_ready_timeout, errors);
+  if (!o.router_ready_url.empty() && o.router_ready_url.rfind("http://", 0) != 0 &&
+      o.router_ready_url.rfind("https://", 0) != 0) {
+    errors.push_back("--router-ready-url: \"" + RedactUrlCredentials(o.router_ready_url) +
+                     "\" must start with http:// or https://");
+  }
   // Why upper bounds: beyond them a setting means "never" anyway, and
   // deadlines computed from it (several intervals, in nanoseconds) stay far
   // from overflowing.
@@ -218,7 +225,9 @@ void ValidateOptions(const Options& o, Command command, bool router_name_set,
                                            {"resync-interval", o.resync_interval, hours(168)},
                                            {"watch-timeout-min", o.watch_timeout_min, hours(24)},
                                            {"watch-timeout-max", o.watch_timeout_max, hours(24)},
-                                           {"shutdown-timeout", o.shutdown_timeout, hours(1)}}) {
+                                           {"shutdown-timeout", o.shutdown_timeout, hours(1)},
+                                           {"router-ready-interval", o.router_ready_interval, hours(1)},
+                                           {"router-ready-timeout", o.router_ready_timeout, hours(1)}}) {
     if (value > limit) {
       errors.push_back(std::string("--") + flag + " must be at most " + FormatDuration(limit) +
                        " (got " + FormatDuration(value) + ")");

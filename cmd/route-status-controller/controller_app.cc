@@ -65,7 +65,8 @@ kubeclient::cache::RateLimitingWorkQueue::Options QueueOptions(
 
 ControllerApp::ControllerApp(const Options& options, const ComponentOptions& components,
                              std::unique_ptr<kubeclient::KubeClient> client,
-                             prometheus::Registry& registry, ApiReachability* api)
+                             prometheus::Registry& registry, ApiReachability* api,
+                             RouterReadiness* router)
     : options_(options),
       components_(components),
       client_(std::move(client)),
@@ -82,6 +83,11 @@ ControllerApp::ControllerApp(const Options& options, const ComponentOptions& com
       observe_only_(options.update_status ? nullptr : std::make_unique<lease::ObserveOnlyLease>()),
       unleased_(lease_ && !options.write_lease ? std::make_unique<lease::UnleasedWriteLease>(*lease_)
                                                : nullptr),
+      router_(router),
+      gated_(router && lease_ ? std::make_unique<GatedWriteLease>(
+                                    unleased_ ? static_cast<lease::WriteLease&>(*unleased_)
+                                              : static_cast<lease::WriteLease&>(*lease_))
+                              : nullptr),
       tracker_(clock_, components.tracker),
       gate_(tracker_),
       shard_(components.shard, &namespaces_),
@@ -107,10 +113,18 @@ ControllerApp::ControllerApp(const Options& options, const ComponentOptions& com
     // writes; it must neither report itself leader nor write as one when it
     // is back (docs/design.md section 7).
     api->SetOutageHandler([this] {
-      if (lease_) lease_->SetCutOff(true);
+      {
+        std::lock_guard<std::mutex> l(cut_off_mu_);
+        api_cut_off_ = true;
+      }
+      UpdateCutOff();
     });
     api->SetRecoveryHandler([this] {
-      if (lease_) lease_->SetCutOff(false);
+      {
+        std::lock_guard<std::mutex> l(cut_off_mu_);
+        api_cut_off_ = false;
+      }
+      UpdateCutOff();
       // Why: a list or watch backoff grown during the outage must not delay
       // the caches now that the server answers (jittered, once per outage).
       routes_.reflector().ServerAnswersAgain();
@@ -121,8 +135,21 @@ ControllerApp::ControllerApp(const Options& options, const ComponentOptions& com
       RequeueAllRoutes("API server back");
     });
   }
+  if (router_ != nullptr) {
+    {
+      std::lock_guard<std::mutex> l(cut_off_mu_);
+      router_down_ = true;  // Why: until the first probe says otherwise
+    }
+    UpdateCutOff();
+    router_->SetHandler([this](bool ready) { OnRouterReadiness(ready); });
+  } else {
+    std::lock_guard<std::mutex> l(cut_off_mu_);
+    router_down_ = false;
+  }
   MetricsSources sources;
   sources.clock = &clock_;
+  sources.router = router_;
+  sources.gated = gated_.get();
   sources.status = &stats_;
   sources.lease = lease_.get();
   sources.unleased = unleased_.get();
@@ -139,6 +166,24 @@ ControllerApp::ControllerApp(const Options& options, const ComponentOptions& com
   collector_ = std::make_shared<MetricsCollector>(std::move(sources));
 }
 
+void ControllerApp::UpdateCutOff() {
+  if (!lease_) return;
+  std::lock_guard<std::mutex> l(cut_off_mu_);
+  lease_->SetCutOff(api_cut_off_ || router_down_);
+}
+
+void ControllerApp::OnRouterReadiness(bool ready) {
+  {
+    std::lock_guard<std::mutex> l(cut_off_mu_);
+    router_down_ = !ready;
+  }
+  if (gated_) gated_->SetOpen(ready);
+  UpdateCutOff();
+  // Why: work that came due while the router was down was dropped; each
+  // route whose entry differs is written once, the rest skip.
+  if (ready) RequeueAllRoutes("router ready");
+}
+
 void ControllerApp::RequeueAllRoutes(const char* why) {
   auto keys = routes_.Keys();
   VLOG(1) << why << ": re-queueing " << keys.size() << " routes";
@@ -147,6 +192,7 @@ void ControllerApp::RequeueAllRoutes(const char* why) {
 
 lease::WriteLease& ControllerApp::StatusLease() {
   if (observe_only_) return *observe_only_;
+  if (gated_) return *gated_;
   if (unleased_) return *unleased_;
   return *lease_;
 }
@@ -231,6 +277,15 @@ void ControllerApp::FlushLoop() {
 
 Readiness ControllerApp::Ready() const {
   bool r = routes_.HasSynced(), n = namespaces_.HasSynced();
+  if (router_ != nullptr && !router_->ready()) {
+    RouterReadinessSnapshot s = router_->Snapshot();
+    std::string reason = "the router is not ready (" + router_->options().url;
+    if (!s.last_error.empty()) reason += ": " + s.last_error;
+    if (s.since != SteadyTime{}) {
+      reason += ", for " + FormatDuration(std::chrono::duration_cast<Duration>(clock_.Now() - s.since));
+    }
+    return {false, reason + "); this replica reports nothing for it until it is"};
+  }
   if (r && n) return {true, ""};
   std::string reason = "waiting for the caches to sync (reconcile workers start then):";
   auto add = [&reason](const char* name, const kubeclient::cache::InformerStats& s) {

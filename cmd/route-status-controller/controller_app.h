@@ -15,8 +15,10 @@
 #include "base/clock.h"
 #include "cmd/route-status-controller/component_options.h"
 #include "cmd/route-status-controller/config.h"
+#include "cmd/route-status-controller/gated_write_lease.h"
 #include "cmd/route-status-controller/http_endpoint.h"
 #include "cmd/route-status-controller/metrics_collector.h"
+#include "cmd/route-status-controller/router_readiness.h"
 #include "conflict/contention_tracker.h"
 #include "controller/controller.h"
 #include "controller/shard.h"
@@ -52,10 +54,15 @@ class ControllerApp {
   // must `api` when set: the client's reachability, exported as metrics;
   // when the API server answers again after an outage every cached route is
   // re-queued once (status writes that failed meanwhile wait for their retry
-  // interval otherwise; correct entries are not written).
+  // interval otherwise; correct entries are not written). With `router`
+  // (--router-ready-url; it must outlive the app, and its caller starts and
+  // stops it) the replica reports only while the router is ready: closed,
+  // it writes nothing and takes over nothing (GatedWriteLease), follows,
+  // and /readyz says why; when the router is ready again every cached route
+  // is re-queued (only those whose entry differs are written).
   ControllerApp(const Options& options, const ComponentOptions& components,
                 std::unique_ptr<kubeclient::KubeClient> client, prometheus::Registry& registry,
-                ApiReachability* api = nullptr);
+                ApiReachability* api = nullptr, RouterReadiness* router = nullptr);
   // Stops (bounded by options.shutdown_timeout) if still running. If a
   // thread did not end in time this aborts the process after logging
   // (prefer calling Stop() and handling its result).
@@ -64,7 +71,8 @@ class ControllerApp {
   ControllerApp& operator=(const ControllerApp&) = delete;
 
   void Start();
-  // Ready once both informers have synced.
+  // Ready once both informers have synced and the router (when probed) is
+  // ready.
   Readiness Ready() const;
   // Stops taking work (informers, resync, queue, lease), gives running
   // status writes half of `timeout` to finish, then shuts the client down
@@ -89,6 +97,10 @@ class ControllerApp {
   // Queues every cached route for a reconcile (`why` for the log).
   void RequeueAllRoutes(const char* why);
   void FlushLoop();
+  // Follows (lease cut off) while the API server is unreachable or the
+  // router is not ready.
+  void UpdateCutOff();
+  void OnRouterReadiness(bool ready);
 
   const Options options_;
   const ComponentOptions components_;
@@ -101,6 +113,8 @@ class ControllerApp {
   std::unique_ptr<lease::BackoffWriteLease> lease_;  // null when observe-only
   std::unique_ptr<lease::ObserveOnlyLease> observe_only_;   // null when writing
   std::unique_ptr<lease::UnleasedWriteLease> unleased_;     // set with --write-lease=false
+  RouterReadiness* const router_;                           // null without --router-ready-url
+  std::unique_ptr<GatedWriteLease> gated_;                  // set with router_ and a lease
   conflict::ContentionTracker tracker_;
   controller::TrackerGate gate_;
   controller::NoContentionGate no_gate_;  // used instead of gate_ without a lease
@@ -117,6 +131,9 @@ class ControllerApp {
   bool stopping_ = false;  // GUARDED_BY(mu_)
   bool stopped_ = false;   // GUARDED_BY(mu_)
   size_t exited_ = 0;      // GUARDED_BY(mu_): threads whose body returned
+  bool api_cut_off_ = false;   // GUARDED_BY(cut_off_mu_)
+  bool router_down_ = true;    // GUARDED_BY(cut_off_mu_)
+  std::mutex cut_off_mu_;
   std::vector<std::thread> threads_;
 };
 

@@ -31,6 +31,8 @@
 #include "cmd/route-status-controller/heap_trimmer.h"
 #include "cmd/route-status-controller/http_endpoint.h"
 #include "cmd/route-status-controller/metrics_collector.h"
+#include "cmd/route-status-controller/router_probe.h"
+#include "cmd/route-status-controller/router_readiness.h"
 #include "controller/clear.h"
 #include "kubeclient/cache/periodic_resync.h"
 #include "kubeclient/rest/kube_config.h"
@@ -222,10 +224,24 @@ int Main(int argc, char** argv) {
     return RunClear(options, **client, clock, components->clear);
   }
 
+  // Why before the app: the app keeps a pointer to it, and stops using it
+  // before it is destroyed (reverse order).
+  std::unique_ptr<RouterReadiness> router;
+  if (!options.router_ready_url.empty()) {
+    auto probe = HttpRouterProbe(options.router_ready_url, clock);
+    if (!probe.ok()) return ConfigError("--router-ready-url: " + probe.status().message());
+    RouterReadinessOptions ro;
+    ro.url = options.router_ready_url;
+    ro.interval = options.router_ready_interval;
+    ro.timeout = options.router_ready_timeout;
+    router = std::make_unique<RouterReadiness>(clock, ro, std::move(probe).value());
+    LOG(INFO) << "reporting only while the router is ready: " << ro.url << " probed every "
+              << FormatDuration(options.router_ready_interval);
+  }
   auto app = std::make_unique<ControllerApp>(
       options, *components,
       std::make_unique<InstrumentedKubeClient>(std::move(client).value(), registry, &reachability),
-      registry, &reachability);
+      registry, &reachability, router.get());
   std::atomic<bool> shutting_down{false};
   HttpEndpoint::Options http_options;
   http_options.address = options.metrics_address;
@@ -243,6 +259,7 @@ int Main(int argc, char** argv) {
   signal(SIGCHLD, SIG_DFL);
   (*endpoint)->AddCollectable(app->collector());
   app->Start();
+  if (router) router->Start();
   // Why: a cold start replaces every cached route once its status is
   // written and drains the work queued for every route; glibc keeps what
   // that frees (heap_trimmer.h). Why every 10 s: each check costs up to
@@ -255,6 +272,7 @@ int Main(int argc, char** argv) {
   int sig = WaitForStopSignal(stop_signals);
   LOG(INFO) << "received " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ", shutting down";
   shutting_down = true;
+  if (router) router->Stop();  // Why first: its handler re-queues into the app.
   // Why the margin: the whole exit must fit in shutdown_timeout (5 s by
   // default); stopping the endpoint takes the rest.
   auto budget = std::max(options.shutdown_timeout - std::chrono::milliseconds(700),

@@ -340,6 +340,35 @@ void CollectApi(const ApiReachability& api, Families& f) {
   }
 }
 
+void CollectRouter(const RouterReadiness& router, const GatedWriteLease* gated, const Clock& clock,
+                   Families& f) {
+  RouterReadinessSnapshot s = router.Snapshot();
+  f.Gauge("routestatus_router_ready",
+          "1 while the router beside this replica answers its readiness URL (--router-ready-url) "
+          "with 2xx, else 0: the replica writes status and takes over only while it is 1.",
+          s.ready ? 1 : 0);
+  const double not_ready_for =
+      s.ready || s.since == SteadyTime{}
+          ? 0
+          : std::chrono::duration<double>(clock.Now() - s.since).count();
+  f.Gauge("routestatus_router_not_ready_seconds",
+          "How long the router has not been ready, in seconds (0 while it is; one WARNING past a "
+          "minute).",
+          not_ready_for);
+  f.Begin("routestatus_router_readiness_probes_total",
+          "Probes of the router's readiness URL, by result: ready (2xx) or not_ready (another "
+          "answer, or none within --router-ready-timeout).",
+          MetricType::Counter);
+  f.Add(static_cast<double>(s.probes_ready), {{"result", "ready"}});
+  f.Add(static_cast<double>(s.probes_not_ready), {{"result", "not_ready"}});
+  if (gated != nullptr) {
+    f.Counter("routestatus_status_writes_withheld_total",
+              "Status writes that came due while the router was not ready and were not made (the "
+              "routes are re-queued when it is ready again).",
+              static_cast<double>(gated->withheld()));
+  }
+}
+
 }  // namespace
 
 const char* BuildVersion() { return ROUTESTATUS_VERSION; }
@@ -360,6 +389,7 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   if (s_.namespaces) AddInformer(*s_.namespaces, "namespaces", &informers);
   CollectInformers(informers, f);
   if (s_.api) CollectApi(*s_.api, f);
+  if (s_.router && s_.clock) CollectRouter(*s_.router, s_.gated, *s_.clock, f);
   if (s_.resync) {
     f.Counter("routestatus_resyncs_total", "Periodic resyncs (every cached route re-queued).",
               static_cast<double>(s_.resync->runs()));

@@ -9,6 +9,8 @@
 
 #include "base/clock.h"
 #include "cmd/route-status-controller/api_reachability.h"
+#include "cmd/route-status-controller/gated_write_lease.h"
+#include "cmd/route-status-controller/router_readiness.h"
 #include "conflict/contention_tracker.h"
 #include "controller/status_stats.h"
 #include "kubeclient/cache/informer.h"
@@ -35,6 +37,9 @@ struct MetricsSources {
   const kubeclient::cache::NamespaceInformer* namespaces = nullptr;
   const kubeclient::cache::PeriodicResync* resync = nullptr;
   const ApiReachability* api = nullptr;
+  // Set with --router-ready-url (`gated` when the replica writes status).
+  const RouterReadiness* router = nullptr;
+  const GatedWriteLease* gated = nullptr;
   std::string router_name;
   std::string version;
 };
