@@ -53,6 +53,9 @@ std::string ReadSource(const std::string& rel) {
   return s.str();
 }
 
+// The rules of the ClusterRole in `rel`.
+YAML::Node ReadRulesOf(const std::string& rel) { return YAML::Load(ReadSource(rel))["rules"]; }
+
 class DeployTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -188,6 +191,62 @@ TEST_F(DeployTest, DeploymentConfigurationParses) {
   EXPECT_THAT(parsed.errors, IsEmpty());
   EXPECT_EQ(parsed.options.router_name, env["ROUTER_SERVICE_NAME"]);
   EXPECT_EQ(parsed.options.metrics_address, "0.0.0.0:1936");
+}
+
+// Issue 60: the sidecar Component, through its example overlay, adds the
+// controller to the router's pod: both containers, the router's settings
+// from the router's own ConfigMap (the same one, renamed with its hash),
+// its own metrics port apart from the router's 1936, the router's
+// readiness URL, a liveness probe and no readiness probe (a pod is Ready
+// only when every container is), the least-privilege ClusterRole bound to
+// the router's service account; the configuration parses.
+TEST(SidecarDeployTest, TheExampleOverlayAddsTheControllerToTheRoutersPod) {
+  if (!HaveKubectl()) GTEST_SKIP() << "kubectl not installed";
+  bool ok = false;
+  std::string rendered = Kustomize(kSourceDir + "/deploy/examples/sidecar", &ok);
+  ASSERT_TRUE(ok) << rendered;
+  YAML::Node deployment, config_map, binding, role;
+  for (const YAML::Node& d : YAML::LoadAll(rendered)) {
+    const std::string kind = d["kind"].as<std::string>();
+    if (kind == "Deployment") deployment = d;
+    if (kind == "ConfigMap") config_map = d;
+    if (kind == "ClusterRoleBinding") binding = d;
+    if (kind == "ClusterRole") role = d;
+  }
+  ASSERT_TRUE(deployment && config_map && binding && role);
+  YAML::Node pod = deployment["spec"]["template"]["spec"];
+  YAML::Node router, sidecar;
+  for (const YAML::Node& c : pod["containers"]) {
+    if (c["name"].as<std::string>() == "router") router = c;
+    if (c["name"].as<std::string>() == "route-status-controller") sidecar = c;
+  }
+  ASSERT_EQ(pod["containers"].size(), 2u);
+  ASSERT_TRUE(router && sidecar);
+  const std::string cm = config_map["metadata"]["name"].as<std::string>();
+  EXPECT_EQ(router["envFrom"][0]["configMapRef"]["name"].as<std::string>(), cm);
+  EXPECT_EQ(sidecar["envFrom"][0]["configMapRef"]["name"].as<std::string>(), cm);
+  EXPECT_FALSE(sidecar["readinessProbe"]) << "the controller must not take the router out of its Service";
+  EXPECT_EQ(sidecar["livenessProbe"]["httpGet"]["path"].as<std::string>(), "/healthz");
+  EXPECT_EQ(sidecar["ports"][0]["containerPort"].as<int>(), 1937);
+  EXPECT_TRUE(sidecar["securityContext"]["readOnlyRootFilesystem"].as<bool>());
+  std::vector<std::string> args;
+  for (const YAML::Node& a : sidecar["args"]) args.push_back(a.as<std::string>());
+  EnvMap env;
+  for (const auto& kv : config_map["data"]) env[kv.first.as<std::string>()] = kv.second.as<std::string>();
+  ParsedConfig parsed = ParseConfig(args, env, nullptr);
+  EXPECT_THAT(parsed.errors, IsEmpty());
+  EXPECT_EQ(parsed.options.router_name, "default");
+  EXPECT_EQ(parsed.options.route_labels, "shard!=internal");
+  EXPECT_EQ(parsed.options.metrics_address, "0.0.0.0:1937");
+  EXPECT_EQ(parsed.options.router_ready_url, "http://127.0.0.1:1936/healthz/ready");
+  EXPECT_EQ(router["readinessProbe"]["httpGet"]["path"].as<std::string>(), "/healthz/ready");
+  EXPECT_EQ(router["readinessProbe"]["httpGet"]["port"].as<int>(), 1936);
+  EXPECT_EQ(binding["roleRef"]["name"].as<std::string>(), role["metadata"]["name"].as<std::string>());
+  EXPECT_EQ(binding["subjects"][0]["name"].as<std::string>(),
+            pod["serviceAccountName"].as<std::string>());
+  EXPECT_EQ(binding["subjects"][0]["namespace"].as<std::string>(),
+            deployment["metadata"]["namespace"].as<std::string>());
+  EXPECT_EQ(role["rules"].size(), ReadRulesOf("deploy/controller/clusterrole.yaml").size());
 }
 
 TEST_F(DeployTest, ServiceMonitorServiceAndPdbSelectThePods) {
