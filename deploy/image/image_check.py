@@ -9,7 +9,10 @@ mmdebstrap (base_images.py, no registry being reachable). On GitHub
 fails above the image size bound, and (unless --build-only) runs the
 Deployment's replicas from deployment.yaml (pod_spec.py) against an API
 server (clusters.py: local-apiserver over TLS here, kind's there) and checks
-them (replica_check.py). Prints a report; exits 1 on the first failure.
+them (replica_check.py); then, against local-apiserver, the sidecar shape:
+deploy/sidecar's Component as deploy/examples/sidecar renders it, each
+replica beside a stand-in router (sidecar_check.py). Prints a report; exits
+1 on the first failure.
 """
 
 import argparse
@@ -17,6 +20,7 @@ import fcntl
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import time
 
@@ -30,6 +34,7 @@ from check_util import CheckError, say  # noqa: E402
 from clusters import KubeconfigCluster, LocalApiserver  # noqa: E402
 from engines import Docker, Podman  # noqa: E402
 from replica_check import ReplicaCheck  # noqa: E402
+from sidecar_check import SidecarCheck  # noqa: E402
 
 MAX_IMAGE_MB = 120
 
@@ -54,6 +59,9 @@ def parse_args():
     parser.add_argument("--max-image-mb", type=float, default=MAX_IMAGE_MB,
                         help=f"image size bound in MB of 10^6 bytes (default {MAX_IMAGE_MB})")
     parser.add_argument("--deployment", default="deploy/controller/deployment.yaml")
+    parser.add_argument("--sidecar-overlay", default="deploy/examples/sidecar",
+                        help="kustomize overlay of the sidecar shape, run after the Deployment "
+                             "against local-apiserver (\"\" skips it)")
     parser.add_argument("--apiserver", help="local-apiserver binary to run the replicas against")
     cluster = parser.add_argument_group("an existing cluster instead (kind)")
     cluster.add_argument("--kubeconfig", help="the check's credentials (admin)")
@@ -117,6 +125,8 @@ def main():
                 f"says (logs in {run_dir})")
             try:
                 ReplicaCheck(engine, args.image, spec, cluster, run_dir, report).check()
+                if args.apiserver and args.sidecar_overlay:
+                    check_sidecar(engine, args, cluster, run_dir, report)
             finally:
                 cluster.stop()
             report.insert(1, ("API server", cluster.describe()))
@@ -127,6 +137,20 @@ def main():
     print_report(report)
     say(f"image-check: PASS in {time.monotonic() - started:.1f} s")
     return 0
+
+
+def check_sidecar(engine, args, cluster, run_dir, report):
+    """The sidecar shape: the overlay rendered by kubectl kustomize, its
+    controller container run beside stand-in routers."""
+    rendered = subprocess.run(["kubectl", "kustomize", args.sidecar_overlay], capture_output=True,
+                              text=True, stdin=subprocess.DEVNULL)
+    if rendered.returncode != 0:
+        raise CheckError(f"kubectl kustomize {args.sidecar_overlay}: {rendered.stderr[-2000:]}")
+    spec = pod_spec.load_sidecar(rendered.stdout, path=args.sidecar_overlay)
+    say(f"image-check: the sidecar shape, {spec.replicas} pods of {args.sidecar_overlay} "
+        f"(a stand-in router and {args.image} each)")
+    report.append(("sidecar shape", f"{args.sidecar_overlay}: {spec.replicas} pods"))
+    SidecarCheck(engine, args.image, spec, cluster, run_dir, report).check()
 
 
 def print_report(report):

@@ -47,7 +47,8 @@ class PodSpec:
     notes: list = field(default_factory=list)  # what each Deployment field became
 
 
-KNOWN_CONTAINER_FIELDS = {"name", "image", "imagePullPolicy", "args", "command", "env", "ports",
+KNOWN_CONTAINER_FIELDS = {"name", "image", "imagePullPolicy", "args", "command", "env", "envFrom",
+                          "ports",
                           "livenessProbe", "readinessProbe", "resources", "securityContext",
                           "volumeMounts"}
 KNOWN_POD_FIELDS = {"serviceAccountName", "terminationGracePeriodSeconds", "securityContext",
@@ -79,15 +80,35 @@ def load(path):
     return parse(deployments[0], path)
 
 
-def parse(deployment, path="deployment"):
+def load_sidecar(rendered, container="route-status-controller", path="the sidecar overlay"):
+    """The controller's container of a rendered sidecar overlay (the output of
+    `kubectl kustomize deploy/examples/sidecar`): the Deployment's container
+    named `container`, its envFrom ConfigMaps resolved from the same
+    output."""
+    docs = [d for d in yaml.safe_load_all(rendered) if d]
+    deployments = [d for d in docs if d.get("kind") == "Deployment"]
+    if len(deployments) != 1:
+        raise CheckError(f"{path}: expected one Deployment, found {len(deployments)}")
+    config_maps = {d["metadata"]["name"]: d.get("data", {}) for d in docs
+                   if d.get("kind") == "ConfigMap"}
+    return parse(deployments[0], path, container, config_maps)
+
+
+def parse(deployment, path="deployment", container=None, config_maps=None):
     meta = deployment["metadata"]
     pod = deployment["spec"]["template"]["spec"]
     unknown = set(pod) - KNOWN_POD_FIELDS
     if unknown:
         raise CheckError(f"{path}: pod fields this check does not run: {sorted(unknown)}")
-    if len(pod["containers"]) != 1:
-        raise CheckError(f"{path}: expected one container, found {len(pod['containers'])}")
-    c = pod["containers"][0]
+    if container is None:
+        if len(pod["containers"]) != 1:
+            raise CheckError(f"{path}: expected one container, found {len(pod['containers'])}")
+        c = pod["containers"][0]
+    else:
+        named = [x for x in pod["containers"] if x["name"] == container]
+        if len(named) != 1:
+            raise CheckError(f"{path}: no container named {container}")
+        c = named[0]
     unknown = set(c) - KNOWN_CONTAINER_FIELDS
     if unknown:
         raise CheckError(f"{path}: container fields this check does not run: {sorted(unknown)}")
@@ -161,6 +182,13 @@ def parse(deployment, path="deployment"):
         ports[p.get("name", str(p["containerPort"]))] = int(p["containerPort"])
 
     env = {}
+    for source in c.get("envFrom", []):
+        name = source.get("configMapRef", {}).get("name")
+        if name is None or name not in (config_maps or {}):
+            raise CheckError(f"{path}: envFrom {source}: only ConfigMaps of the same output are "
+                             "run by the check")
+        env.update({k: str(v) for k, v in config_maps[name].items()})
+        notes.append(f"envFrom ConfigMap {name} -> {len(config_maps[name])} variables")
     for e in c.get("env", []):
         if "value" not in e:
             raise CheckError(f"{path}: env {e['name']}: only literal values are run by the check")

@@ -251,7 +251,11 @@ class ReplicaCheck:
         self.check_metrics(writes["ok"])
         self.check_probes()
         self.check_security()
+        self.check_more()
         self.check_stop()
+
+    def check_more(self):
+        """What a shape adds before the replicas are stopped (SidecarCheck)."""
 
     def check_metrics(self, server_ok):
         port = self.spec.ports.get("metrics") or next(iter(self.spec.ports.values()))
