@@ -18,7 +18,6 @@ struct StringTable {
 };
 constexpr StringTable kStringTable;
 
-bool IsWs(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 // Length of the well-formed UTF-8 sequence at p (RFC 3629), 0 if malformed.
@@ -64,11 +63,6 @@ void AppendUtf8(std::string* out, unsigned cp) {
 
 void JsonReader::SkipBom() {
   if (end_ - p_ >= 3 && std::string_view(p_, 3) == "\xEF\xBB\xBF") p_ += 3;
-}
-
-char JsonReader::Peek() {
-  while (p_ < end_ && IsWs(*p_)) ++p_;
-  return p_ < end_ ? *p_ : '\0';
 }
 
 bool JsonReader::BeginObject() {
@@ -189,7 +183,11 @@ bool JsonReader::String(std::string* out) {
   if (out) out->clear();
   const char* run = p_;
   for (;;) {
-    while (p_ < end_ && kStringTable.cls[static_cast<unsigned char>(*p_)] == kPlain) ++p_;
+    // Why a local cursor: a char read may alias p_ itself, so a loop on
+    // p_ stored it back on every byte (the restart's hottest loop).
+    const char* q = p_;
+    while (q < end_ && kStringTable.cls[static_cast<unsigned char>(*q)] == kPlain) ++q;
+    p_ = q;
     if (p_ >= end_) return false;
     switch (kStringTable.cls[static_cast<unsigned char>(*p_)]) {
       case kQuote:
