@@ -208,5 +208,61 @@ TEST(ExtendedValidationTest, AdmitRejectsAndTheRouteKeepsItsHost) {
   EXPECT_TRUE(Admit(bad, {}, o).admitted);
 }
 
+// openshift-router hands a route its admission function rejects, or one
+// with no host or an invalid host, on down its chain as a deletion, and
+// the extended validator still checks it: a failing spec.tls is recorded
+// last. Only a route that lost its host to an older one is not handed on.
+TEST(ExtendedValidationTest, FailingTlsIsRecordedAfterEveryEarlierReasonButAClaim) {
+  TestCert c = MakeCert({});
+  RouteTlsMaterial bad_key = Pair(c);
+  bad_key.key = MakeCert({}).key_pem;
+  AdmissionOptions o;
+  o.router_name = "default";
+  o.denied_domains = {"denied.example.com"};
+  struct Case {
+    const char* name;
+    std::string host;
+    std::string wildcard_policy;
+    const char* without_validation;  // the reason with extended validation off
+  } cases[] = {
+      {"no host", "", "", kReasonNoHostValue},
+      {"invalid host", "WWW.example.com", "", kReasonInvalidHost},
+      {"denied domain", "www.denied.example.com", "", kReasonRouteNotAdmitted},
+      {"wildcards not allowed", "www.example.com", "Subdomain", kReasonRouteNotAdmitted},
+      {"unknown wildcard policy", "www.example.com", "Sometimes", kReasonRouteNotAdmitted},
+  };
+  for (const Case& k : cases) {
+    Route r = TlsRoute("edge", bad_key, "a", "r", 10);
+    r.spec.host = k.host;
+    r.spec.wildcard_policy = k.wildcard_policy;
+    o.extended_validation = true;
+    AdmissionDecision d = Admit(r, {}, o);
+    EXPECT_EQ(d.reason, kReasonExtendedValidationFailed) << k.name;
+    EXPECT_EQ(d.rule, AdmissionRule::kExtendedValidation) << k.name;
+    EXPECT_THAT(d.message, HasSubstr("spec.tls.key")) << k.name;
+    // The message also says what fixing spec.tls leaves.
+    EXPECT_THAT(d.message, HasSubstr(k.without_validation)) << k.name;
+    o.extended_validation = false;
+    EXPECT_EQ(Admit(r, {}, o).reason, k.without_validation) << k.name;
+  }
+
+  // Still no claim: a younger route of another namespace takes the host.
+  o.extended_validation = true;
+  Route wildcard = TlsRoute("edge", bad_key, "a", "wildcard", 10);
+  wildcard.spec.wildcard_policy = "Subdomain";
+  ASSERT_EQ(Admit(wildcard, {}, o).reason, kReasonExtendedValidationFailed);
+  Route younger = TlsRoute("edge", Pair(c), "b", "younger", 20);
+  EXPECT_TRUE(Admit(younger, {std::make_shared<const Route>(wildcard)}, o).admitted);
+
+  // HostAlreadyClaimed stays: openshift-router stops such a route there.
+  Route older = TlsRoute("edge", Pair(c), "b", "older", 5);
+  Route loser = TlsRoute("edge", bad_key, "a", "loser", 10);
+  EXPECT_EQ(Admit(loser, {std::make_shared<const Route>(older)}, o).reason,
+            kReasonHostAlreadyClaimed);
+  o.allow_wildcard_routes = true;
+  EXPECT_EQ(Admit(loser, {std::make_shared<const Route>(older)}, o).reason,
+            kReasonHostAlreadyClaimed);
+}
+
 }  // namespace
 }  // namespace routestatus::controller
