@@ -4,14 +4,14 @@
 #include <string>
 #include <vector>
 
-#include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/objects.h>
-#include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
+
+#include "controller/pem_blocks.h"
 
 namespace routestatus::controller {
 namespace {
@@ -26,38 +26,8 @@ struct Deleter {
     Free(p);
   }
 };
-// Why a struct of its own: OPENSSL_free is a macro, not a function.
-struct OpenSslFree {
-  void operator()(void* p) const { OPENSSL_free(p); }
-};
 using Cert = std::unique_ptr<X509, Deleter<X509_free>>;
 using Pkey = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY_free>>;
-
-// One PEM block: its type ("CERTIFICATE") and decoded bytes.
-struct PemBlock {
-  std::string type;
-  std::string der;
-};
-
-// The PEM blocks of `text` in order, text around them ignored (as Go's
-// pem.Decode does). Stops at the first block that does not decode.
-std::vector<PemBlock> PemBlocks(const std::string& text) {
-  std::vector<PemBlock> out;
-  std::unique_ptr<BIO, Deleter<BIO_free>> bio(
-      BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
-  while (bio) {
-    char* name = nullptr;
-    char* header = nullptr;
-    unsigned char* data = nullptr;
-    long len = 0;
-    if (PEM_read_bio(bio.get(), &name, &header, &data, &len) != 1) break;
-    std::unique_ptr<char, OpenSslFree> n(name), h(header);
-    std::unique_ptr<unsigned char, OpenSslFree> d(data);
-    out.push_back({name, std::string(reinterpret_cast<const char*>(data), static_cast<size_t>(len))});
-  }
-  ERR_clear_error();
-  return out;
-}
 
 const unsigned char* Bytes(const std::string& der) {
   return reinterpret_cast<const unsigned char*>(der.data());
@@ -95,16 +65,20 @@ bool IsPrivateKeyType(const std::string& type) {
          type == "PRIVATE KEY";
 }
 
-// "" when every PEM block of `text` is of a type openshift-router knows and
-// parses (its sanitizePEM), else what is wrong.
-std::string SanitizeProblem(const std::string& text) {
-  for (const PemBlock& block : PemBlocks(text)) {
+bool IsPublicKeyType(const std::string& type) {
+  return type == "PUBLIC KEY" || type == "RSA PUBLIC KEY" || type == "DSA PUBLIC KEY" ||
+         type == "ECDSA PUBLIC KEY";
+}
+
+// "" when every block is of a type openshift-router knows and parses (its
+// sanitizePEM), else what is wrong.
+std::string SanitizeProblem(const std::vector<PemBlock>& blocks) {
+  for (const PemBlock& block : blocks) {
     if (block.type == "CERTIFICATE") {
       if (!ParseCert(block.der)) return "a CERTIFICATE block does not parse";
     } else if (IsPrivateKeyType(block.type)) {
       if (!ParsePrivateKey(block.der)) return "block " + block.type + " is not valid";
-    } else if (block.type == "PUBLIC KEY" || block.type == "RSA PUBLIC KEY" ||
-               block.type == "DSA PUBLIC KEY" || block.type == "ECDSA PUBLIC KEY") {
+    } else if (IsPublicKeyType(block.type)) {
       const unsigned char* p = Bytes(block.der);
       Pkey key(d2i_PUBKEY(nullptr, &p, static_cast<long>(block.der.size())));
       ERR_clear_error();
@@ -116,12 +90,13 @@ std::string SanitizeProblem(const std::string& text) {
   return "";
 }
 
-// The certificates of `text` (its CERTIFICATE blocks); `problem` says why
-// there are none or one does not parse.
-std::vector<Cert> ParseCerts(const std::string& text, std::string* problem) {
+// The certificates of `blocks` (their CERTIFICATE blocks without headers,
+// as client-go's ParseCertsPEM reads them); `problem` says why there are
+// none or one does not parse.
+std::vector<Cert> ParseCerts(const std::vector<PemBlock>& blocks, std::string* problem) {
   std::vector<Cert> certs;
-  for (const PemBlock& block : PemBlocks(text)) {
-    if (block.type != "CERTIFICATE") continue;
+  for (const PemBlock& block : blocks) {
+    if (block.type != "CERTIFICATE" || block.has_headers) continue;
     Cert cert = ParseCert(block.der);
     if (!cert) {
       *problem = "a certificate does not parse";
@@ -220,34 +195,48 @@ void CheckTermination(const std::string& termination, const RouteTlsMaterial& m,
   }
 }
 
+// caCertificate or destinationCACertificate (`field`, `what` for the
+// message): certificates that parse, blocks openshift-router knows, no
+// CA-signed certificate with a weak digest. Returns the certificates.
+std::vector<Cert> CheckCaField(const char* field, const char* what, const std::string& text,
+                               Problems& problems) {
+  const std::vector<PemBlock> blocks = DecodePemBlocks(text);
+  std::string problem;
+  std::vector<Cert> certs = ParseCerts(blocks, &problem);
+  if (!problem.empty()) {
+    problems.Add(field, std::string("failed to parse ") + what + ": " + problem);
+    return {};
+  }
+  problems.Add(field, SanitizeProblem(blocks));
+  problems.Add(field, SignatureProblem(certs));
+  return certs;
+}
+
 // openshift-router's check that the certificate comes with its private key
 // (in spec.tls.certificate or spec.tls.key): Go's tls.X509KeyPair on the
-// first certificate and the first private key. `key_sanitized`: the key
-// field passed SanitizeProblem.
-std::string KeyPairProblem(const RouteTlsMaterial& m, bool key_sanitized) {
-  std::vector<PemBlock> keys;
-  for (PemBlock& block : PemBlocks(m.certificate)) {
-    if (IsPrivateKeyType(block.type)) keys.push_back(std::move(block));
+// first certificate and the first private key. `key_text` is the key field
+// and `key_blocks` its blocks; `key_sanitized`: it passed SanitizeProblem.
+std::string KeyPairProblem(const std::vector<PemBlock>& cert_blocks, const std::string& key_text,
+                           const std::vector<PemBlock>& key_blocks, bool key_sanitized) {
+  std::vector<const PemBlock*> keys;
+  const PemBlock* leaf_block = nullptr;
+  for (const PemBlock& block : cert_blocks) {
+    if (IsPrivateKeyType(block.type)) keys.push_back(&block);
+    if (block.type == "CERTIFICATE" && leaf_block == nullptr) leaf_block = &block;
   }
-  const std::vector<PemBlock> key_field = PemBlocks(m.key);
-  // Why: openshift-router keeps only the PEM blocks of a key field it could
-  // sanitize (text holding none becomes empty) and the text as given
-  // otherwise.
-  const bool key_text = key_sanitized ? !key_field.empty() : !m.key.empty();
-  if (keys.empty() && !key_text) return "no key specified";
-  for (const PemBlock& block : key_field) {
-    if (IsPrivateKeyType(block.type)) keys.push_back(block);
+  // Why: openshift-router keeps of a key field it could sanitize only the
+  // blocks it rewrites (text holding none becomes empty, EC PARAMETERS are
+  // dropped), and the text as given otherwise.
+  bool key_given = !key_sanitized && !key_text.empty();
+  for (const PemBlock& block : key_blocks) {
+    if (key_sanitized && block.type != "EC PARAMETERS") key_given = true;
+    if (IsPrivateKeyType(block.type)) keys.push_back(&block);
   }
-  Cert leaf;
-  for (const PemBlock& block : PemBlocks(m.certificate)) {
-    if (block.type == "CERTIFICATE") {
-      leaf = ParseCert(block.der);
-      break;
-    }
-  }
+  if (keys.empty() && !key_given) return "no key specified";
+  Cert leaf = leaf_block != nullptr ? ParseCert(leaf_block->der) : nullptr;
   if (!leaf) return "found no certificate in spec.tls.certificate to pair the key with";
   if (keys.empty()) return "found no private key in the PEM data";
-  Pkey key = ParsePrivateKey(keys.front().der);
+  Pkey key = ParsePrivateKey(keys.front()->der);
   if (!key) return "failed to parse the private key";
   const bool match = EVP_PKEY_eq(X509_get0_pubkey(leaf.get()), key.get()) == 1;
   ERR_clear_error();
@@ -264,37 +253,28 @@ std::string ExtendedValidationProblem(const kubeclient::Route& route) {
   CheckTermination(std::string(route.spec.tls_termination), m, problems);
   std::vector<Cert> cas;
   if (!m.ca_certificate.empty()) {
-    std::string problem;
-    cas = ParseCerts(m.ca_certificate, &problem);
-    if (!problem.empty()) {
-      problems.Add("caCertificate", "failed to parse CA certificate: " + problem);
-    } else {
-      problems.Add("caCertificate", SanitizeProblem(m.ca_certificate));
-      problems.Add("caCertificate", SignatureProblem(cas));
-    }
+    cas = CheckCaField("caCertificate", "CA certificate", m.ca_certificate, problems);
   }
+  // Why each field decoded once: a route's decision runs these checks on
+  // every reconcile, and all of them at start-up.
+  const std::vector<PemBlock> cert_blocks = DecodePemBlocks(m.certificate);
   if (!m.certificate.empty()) {
     std::string problem;
-    std::vector<Cert> certs = ParseCerts(m.certificate, &problem);
+    std::vector<Cert> certs = ParseCerts(cert_blocks, &problem);
     if (problem.empty()) problem = SignatureProblem(certs);
     if (problem.empty() && !cas.empty()) problem = VerifyProblem(certs.front().get(), cas);
-    if (problem.empty()) problem = SanitizeProblem(m.certificate);
+    if (problem.empty()) problem = SanitizeProblem(cert_blocks);
     problems.Add("certificate", problem);
   }
-  std::string key_problem = m.key.empty() ? "" : SanitizeProblem(m.key);
+  const std::vector<PemBlock> key_blocks = DecodePemBlocks(m.key);
+  const std::string key_problem = m.key.empty() ? "" : SanitizeProblem(key_blocks);
   problems.Add("key", key_problem);
   if (!m.certificate.empty()) {
-    problems.Add("key", KeyPairProblem(m, key_problem.empty()));
+    problems.Add("key", KeyPairProblem(cert_blocks, m.key, key_blocks, key_problem.empty()));
   }
   if (!m.destination_ca_certificate.empty()) {
-    std::string problem;
-    std::vector<Cert> dest = ParseCerts(m.destination_ca_certificate, &problem);
-    if (!problem.empty()) {
-      problems.Add("destinationCACertificate", "failed to parse destination CA certificate: " + problem);
-    } else {
-      problems.Add("destinationCACertificate", SanitizeProblem(m.destination_ca_certificate));
-      problems.Add("destinationCACertificate", SignatureProblem(dest));
-    }
+    CheckCaField("destinationCACertificate", "destination CA certificate",
+                 m.destination_ca_certificate, problems);
   }
   return problems.text();
 }

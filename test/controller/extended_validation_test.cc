@@ -111,6 +111,39 @@ TEST(ExtendedValidationTest, GarbagePem) {
               HasSubstr("spec.tls.caCertificate: failed to parse CA certificate"));
 }
 
+// openshift-router's Go decoder skips a PEM block it cannot read and goes
+// on at the next BEGIN line: a broken entry in a CA bundle, or junk before
+// the key, costs nothing there.
+TEST(ExtendedValidationTest, AnUnreadablePemBlockBeforeAGoodOneIsSkipped) {
+  const std::string broken =
+      "-----BEGIN CERTIFICATE-----\n!!!! not base64 !!!!\n-----END CERTIFICATE-----\n";
+  TestCert leaf = MakeCert({.issuer = &Root()});
+  RouteTlsMaterial bundle = Pair(leaf);
+  bundle.ca_certificate = Intermediate().cert_pem + broken + Root().cert_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", bundle)), IsEmpty());
+  RouteTlsMaterial junk_key = Pair(leaf);
+  junk_key.key = "-----BEGIN EC PRIVATE KEY-----\nnot a key\n-----END EC PRIVATE KEY-----\n" +
+                 leaf.key_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", junk_key)), IsEmpty());
+  // A block without its END line: the next BEGIN line starts the next one.
+  RouteTlsMaterial cut = Pair(leaf);
+  cut.certificate = "-----BEGIN CERTIFICATE-----\nMIIB\n" + leaf.cert_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", cut)), IsEmpty());
+  // A block that decodes but is no certificate is no reason to skip it.
+  RouteTlsMaterial not_der = Pair(leaf);
+  not_der.certificate = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n" +
+                        leaf.cert_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", not_der)),
+              HasSubstr("spec.tls.certificate: a certificate does not parse"));
+  // client-go's certificate reader passes over a CERTIFICATE block with
+  // headers, so such a block alone is no certificate.
+  RouteTlsMaterial headers = Pair(leaf);
+  headers.certificate = leaf.cert_pem;
+  headers.certificate.insert(headers.certificate.find('\n') + 1, "Comment: x\n\n");
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", headers)),
+              HasSubstr("spec.tls.certificate: no PEM certificate found"));
+}
+
 // openshift-router serves expired certificates (the client decides), so
 // expiry is no reason to reject.
 TEST(ExtendedValidationTest, ExpiredCertificatePasses) {
