@@ -90,6 +90,20 @@ std::string SanitizeProblem(const std::vector<PemBlock>& blocks) {
   return "";
 }
 
+// SanitizeProblem for spec.tls.certificate and spec.tls.key, where
+// openshift-router also refuses a public key block: only the certificate
+// chain and the private key belong there.
+std::string CertOrKeyProblem(const std::vector<PemBlock>& blocks) {
+  if (std::string problem = SanitizeProblem(blocks); !problem.empty()) return problem;
+  for (const PemBlock& block : blocks) {
+    if (IsPublicKeyType(block.type)) {
+      return "holds a " + block.type + " block; give the certificate chain and the private "
+             "key only";
+    }
+  }
+  return "";
+}
+
 // The certificates of `blocks` (their CERTIFICATE blocks without headers,
 // as client-go's ParseCertsPEM reads them); `problem` says why there are
 // none or one does not parse.
@@ -215,7 +229,7 @@ std::vector<Cert> CheckCaField(const char* field, const char* what, const std::s
 // openshift-router's check that the certificate comes with its private key
 // (in spec.tls.certificate or spec.tls.key): Go's tls.X509KeyPair on the
 // first certificate and the first private key. `key_text` is the key field
-// and `key_blocks` its blocks; `key_sanitized`: it passed SanitizeProblem.
+// and `key_blocks` its blocks; `key_sanitized`: it passed CertOrKeyProblem.
 std::string KeyPairProblem(const std::vector<PemBlock>& cert_blocks, const std::string& key_text,
                            const std::vector<PemBlock>& key_blocks, bool key_sanitized) {
   std::vector<const PemBlock*> keys;
@@ -263,11 +277,11 @@ std::string ExtendedValidationProblem(const kubeclient::Route& route) {
     std::vector<Cert> certs = ParseCerts(cert_blocks, &problem);
     if (problem.empty()) problem = SignatureProblem(certs);
     if (problem.empty() && !cas.empty()) problem = VerifyProblem(certs.front().get(), cas);
-    if (problem.empty()) problem = SanitizeProblem(cert_blocks);
+    if (problem.empty()) problem = CertOrKeyProblem(cert_blocks);
     problems.Add("certificate", problem);
   }
   const std::vector<PemBlock> key_blocks = DecodePemBlocks(m.key);
-  const std::string key_problem = m.key.empty() ? "" : SanitizeProblem(key_blocks);
+  const std::string key_problem = m.key.empty() ? "" : CertOrKeyProblem(key_blocks);
   problems.Add("key", key_problem);
   if (!m.certificate.empty()) {
     problems.Add("key", KeyPairProblem(cert_blocks, m.key, key_blocks, key_problem.empty()));

@@ -144,6 +144,24 @@ TEST(ExtendedValidationTest, AnUnreadablePemBlockBeforeAGoodOneIsSkipped) {
               HasSubstr("spec.tls.certificate: no PEM certificate found"));
 }
 
+// openshift-router refuses a public key block next to the certificate or
+// the key; in a CA bundle its sanitizer keeps one.
+TEST(ExtendedValidationTest, APublicKeyBlockInTheCertificateOrTheKeyIsRefused) {
+  TestCert c = MakeCert({});
+  RouteTlsMaterial in_cert = Pair(c);
+  in_cert.certificate = c.cert_pem + c.public_key_pem;
+  EXPECT_EQ(ExtendedValidationProblem(TlsRoute("edge", in_cert)),
+            "spec.tls.certificate: holds a PUBLIC KEY block; give the certificate chain and "
+            "the private key only");
+  RouteTlsMaterial in_key = Pair(c);
+  in_key.key = c.key_pem + c.public_key_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", in_key)),
+              HasSubstr("spec.tls.key: holds a PUBLIC KEY block"));
+  RouteTlsMaterial in_ca = Pair(c);
+  in_ca.ca_certificate = c.cert_pem + c.public_key_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", in_ca)), IsEmpty());
+}
+
 // openshift-router serves expired certificates (the client decides), so
 // expiry is no reason to reject.
 TEST(ExtendedValidationTest, ExpiredCertificatePasses) {
