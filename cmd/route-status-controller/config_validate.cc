@@ -34,15 +34,18 @@ std::string SelectorError(const std::string& text) {
   return parsed.ok() ? "" : parsed.status().message();
 }
 
+// Why "*.", a leading '.' and upper case are let through: openshift-router
+// starts with them (matched literally, they match no valid host);
+// controller::AdmissionOptionWarnings tells the operator what to write.
 void CheckDomains(const char* flag, const std::vector<std::string>& domains,
                   std::vector<std::string>& errors) {
   for (const std::string& d : domains) {
-    std::string_view v = d;
-    if (v.rfind("*.", 0) == 0) v.remove_prefix(2);
-    if (!v.empty() && v.front() == '.') v.remove_prefix(1);
+    std::string v = d.rfind("*.", 0) == 0 ? d.substr(2) : d;
+    if (!v.empty() && v.front() == '.') v.erase(0, 1);
+    for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (!IsDns1123Subdomain(v)) {
       errors.push_back(std::string("--") + flag + ": \"" + d +
-                       "\" is not a DNS domain (lower-case letters, digits, '-' and '.')");
+                       "\" is not a DNS domain (letters, digits, '-' and '.')");
     }
   }
 }
