@@ -90,20 +90,6 @@ std::string SanitizeProblem(const std::vector<PemBlock>& blocks) {
   return "";
 }
 
-// SanitizeProblem for spec.tls.certificate and spec.tls.key, where
-// openshift-router also refuses a public key block: only the certificate
-// chain and the private key belong there.
-std::string CertOrKeyProblem(const std::vector<PemBlock>& blocks) {
-  if (std::string problem = SanitizeProblem(blocks); !problem.empty()) return problem;
-  for (const PemBlock& block : blocks) {
-    if (IsPublicKeyType(block.type)) {
-      return "holds a " + block.type + " block; give the certificate chain and the private "
-             "key only";
-    }
-  }
-  return "";
-}
-
 // The certificates of `blocks` (their CERTIFICATE blocks without headers,
 // as client-go's ParseCertsPEM reads them); `problem` says why there are
 // none or one does not parse.
@@ -226,35 +212,64 @@ std::vector<Cert> CheckCaField(const char* field, const char* what, const std::s
   return certs;
 }
 
-// openshift-router's check that the certificate comes with its private key
-// (in spec.tls.certificate or spec.tls.key): Go's tls.X509KeyPair on the
-// first certificate and the first private key. `key_text` is the key field
-// and `key_blocks` its blocks; `key_sanitized`: it passed CertOrKeyProblem.
-std::string KeyPairProblem(const std::vector<PemBlock>& cert_blocks, const std::string& key_text,
-                           const std::vector<PemBlock>& key_blocks, bool key_sanitized) {
+// openshift-router's checks of the certificate and its private key (in
+// spec.tls.certificate or spec.tls.key), once there is a key: the key
+// material holds private keys only and the certificate material no public
+// key (openshift/router#669), and Go's tls.X509KeyPair on the first
+// certificate and the first private key. `key_text` is the key field and
+// `key_blocks` its blocks; `key_sanitized`: they passed SanitizeProblem.
+void CheckKeyPair(const std::vector<PemBlock>& cert_blocks, const std::string& key_text,
+                  const std::vector<PemBlock>& key_blocks, bool key_sanitized, Problems& problems) {
   std::vector<const PemBlock*> keys;
   const PemBlock* leaf_block = nullptr;
+  const PemBlock* public_key = nullptr;
   for (const PemBlock& block : cert_blocks) {
     if (IsPrivateKeyType(block.type)) keys.push_back(&block);
     if (block.type == "CERTIFICATE" && leaf_block == nullptr) leaf_block = &block;
+    if (IsPublicKeyType(block.type) && public_key == nullptr) public_key = &block;
   }
   // Why: openshift-router keeps of a key field it could sanitize only the
   // blocks it rewrites (text holding none becomes empty, EC PARAMETERS are
   // dropped), and the text as given otherwise.
   bool key_given = !key_sanitized && !key_text.empty();
+  const PemBlock* not_private = nullptr;
   for (const PemBlock& block : key_blocks) {
-    if (key_sanitized && block.type != "EC PARAMETERS") key_given = true;
-    if (IsPrivateKeyType(block.type)) keys.push_back(&block);
+    if (block.type == "EC PARAMETERS") continue;
+    key_given = true;
+    if (IsPrivateKeyType(block.type)) {
+      keys.push_back(&block);
+    } else if (not_private == nullptr) {
+      not_private = &block;
+    }
   }
-  if (keys.empty() && !key_given) return "no key specified";
+  if (keys.empty() && !key_given) {
+    problems.Add("key", "no key specified");
+    return;
+  }
+  if (not_private != nullptr) {
+    problems.Add("key", "holds a " + not_private->type + " block; give the private key only");
+  }
+  if (public_key != nullptr) {
+    problems.Add("certificate", "holds a " + public_key->type + " block; give the certificate "
+                                "chain (and perhaps its private key) only");
+  }
   Cert leaf = leaf_block != nullptr ? ParseCert(leaf_block->der) : nullptr;
-  if (!leaf) return "found no certificate in spec.tls.certificate to pair the key with";
-  if (keys.empty()) return "found no private key in the PEM data";
+  if (!leaf) {
+    problems.Add("key", "found no certificate in spec.tls.certificate to pair the key with");
+    return;
+  }
+  if (keys.empty()) {
+    problems.Add("key", "found no private key in the PEM data");
+    return;
+  }
   Pkey key = ParsePrivateKey(keys.front()->der);
-  if (!key) return "failed to parse the private key";
+  if (!key) {
+    problems.Add("key", "failed to parse the private key");
+    return;
+  }
   const bool match = EVP_PKEY_eq(X509_get0_pubkey(leaf.get()), key.get()) == 1;
   ERR_clear_error();
-  return match ? "" : "private key does not match the certificate's public key";
+  if (!match) problems.Add("key", "private key does not match the certificate's public key");
 }
 
 }  // namespace
@@ -277,14 +292,14 @@ std::string ExtendedValidationProblem(const kubeclient::Route& route) {
     std::vector<Cert> certs = ParseCerts(cert_blocks, &problem);
     if (problem.empty()) problem = SignatureProblem(certs);
     if (problem.empty() && !cas.empty()) problem = VerifyProblem(certs.front().get(), cas);
-    if (problem.empty()) problem = CertOrKeyProblem(cert_blocks);
+    if (problem.empty()) problem = SanitizeProblem(cert_blocks);
     problems.Add("certificate", problem);
   }
   const std::vector<PemBlock> key_blocks = DecodePemBlocks(m.key);
-  const std::string key_problem = m.key.empty() ? "" : CertOrKeyProblem(key_blocks);
+  const std::string key_problem = m.key.empty() ? "" : SanitizeProblem(key_blocks);
   problems.Add("key", key_problem);
   if (!m.certificate.empty()) {
-    problems.Add("key", KeyPairProblem(cert_blocks, m.key, key_blocks, key_problem.empty()));
+    CheckKeyPair(cert_blocks, m.key, key_blocks, key_problem.empty(), problems);
   }
   if (!m.destination_ca_certificate.empty()) {
     CheckCaField("destinationCACertificate", "destination CA certificate",

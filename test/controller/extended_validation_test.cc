@@ -144,19 +144,33 @@ TEST(ExtendedValidationTest, AnUnreadablePemBlockBeforeAGoodOneIsSkipped) {
               HasSubstr("spec.tls.certificate: no PEM certificate found"));
 }
 
-// openshift-router refuses a public key block next to the certificate or
-// the key; in a CA bundle its sanitizer keeps one.
-TEST(ExtendedValidationTest, APublicKeyBlockInTheCertificateOrTheKeyIsRefused) {
+// openshift-router (openshift/router#669) refuses a route whose key
+// material holds anything but private keys, or whose certificate material
+// holds a public key, once it has a certificate and a key to pair.
+TEST(ExtendedValidationTest, KeyMaterialHoldsPrivateKeysOnlyCertificateMaterialNoPublicKey) {
   TestCert c = MakeCert({});
   RouteTlsMaterial in_cert = Pair(c);
   in_cert.certificate = c.cert_pem + c.public_key_pem;
   EXPECT_EQ(ExtendedValidationProblem(TlsRoute("edge", in_cert)),
-            "spec.tls.certificate: holds a PUBLIC KEY block; give the certificate chain and "
-            "the private key only");
+            "spec.tls.certificate: holds a PUBLIC KEY block; give the certificate chain (and "
+            "perhaps its private key) only");
   RouteTlsMaterial in_key = Pair(c);
   in_key.key = c.key_pem + c.public_key_pem;
-  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", in_key)),
-              HasSubstr("spec.tls.key: holds a PUBLIC KEY block"));
+  EXPECT_EQ(ExtendedValidationProblem(TlsRoute("edge", in_key)),
+            "spec.tls.key: holds a PUBLIC KEY block; give the private key only");
+  RouteTlsMaterial cert_in_key = Pair(c);
+  cert_in_key.key = c.key_pem + c.cert_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", cert_in_key)),
+              HasSubstr("spec.tls.key: holds a CERTIFICATE block"));
+  // The private key may still come with the certificate.
+  RouteTlsMaterial key_in_cert;
+  key_in_cert.certificate = c.cert_pem + c.key_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", key_in_cert)), IsEmpty());
+  // Without a certificate to pair there is no such check; in a CA bundle
+  // its sanitizer keeps a public key.
+  RouteTlsMaterial key_only;
+  key_only.key = c.key_pem + c.public_key_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", key_only)), IsEmpty());
   RouteTlsMaterial in_ca = Pair(c);
   in_ca.ca_certificate = c.cert_pem + c.public_key_pem;
   EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", in_ca)), IsEmpty());
