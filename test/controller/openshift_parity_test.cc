@@ -11,7 +11,6 @@
 // set and class of option and lists every disagreement with its case id;
 // the test fails on any.
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <string>
@@ -25,6 +24,7 @@
 #include "controller/route_decision.h"
 #include "controller/status_syncer.h"
 #include "test/controller/fakes.h"
+#include "test/testing/admission_corpus.h"
 
 namespace routestatus::controller {
 namespace {
@@ -32,10 +32,9 @@ namespace {
 using kubeclient::Route;
 using nlohmann::json;
 using testing::FakeStore;
-
-const std::string kCorpus =
-    std::string(ROUTESTATUS_SOURCE_DIR) +
-    "/test/controller/testdata/openshift_router_admission/cases.jsonl";
+using ::routestatus::testing::CorpusOutcome;
+using ::routestatus::testing::CorpusRouteObject;
+using ::routestatus::testing::ReadAdmissionCorpus;
 
 // The corpus's option keys and the environment variable openshift-router
 // reads each from (ours takes the same names as aliases).
@@ -85,39 +84,15 @@ cmd::EnvMap EnvOf(const json& options, std::vector<std::string>& unmapped) {
   return env;
 }
 
-// The route as the API server would serve it, spec.tls with every
-// certificate field the corpus gives.
+// The route as the API server would serve it (CorpusRouteObject plus what
+// the server sets), spec.tls with every certificate field the corpus gives.
 json RouteJson(const json& r) {
-  const std::string ns = r.at("namespace").get<std::string>();
-  const std::string name = r.at("name").get<std::string>();
-  json spec = {{"host", r.value("host", "")},
-               {"subdomain", r.value("subdomain", "")},
-               {"path", r.value("path", "")},
-               {"wildcardPolicy", r.value("wildcardPolicy", "")},
-               {"to", {{"kind", "Service"}, {"name", "web"}}}};
-  if (!r.value("tls", "").empty()) {
-    json tls = {{"termination", r.at("tls")}};
-    for (const char* field : {"certificate", "key", "caCertificate", "destinationCACertificate",
-                              "insecureEdgeTerminationPolicy"}) {
-      if (r.contains(field)) tls[field] = r.at(field);
-    }
-    spec["tls"] = std::move(tls);
-  }
-  return {{"apiVersion", "route.openshift.io/v1"},
-          {"kind", "Route"},
-          {"metadata",
-           {{"namespace", ns},
-            {"name", name},
-            {"uid", "uid-" + ns + "-" + name},
-            {"resourceVersion", "1"},
-            {"creationTimestamp", r.at("creationTimestamp")}}},
-          {"spec", std::move(spec)}};
-}
-
-// "admitted" or "rejected/<reason>".
-std::string Outcome(const json& expected) {
-  const std::string outcome = expected.at("outcome").get<std::string>();
-  return outcome == "admitted" ? outcome : outcome + "/" + expected.value("reason", "");
+  json object = CorpusRouteObject(r);
+  json& meta = object["metadata"];
+  meta["uid"] = "uid-" + r.at("namespace").get<std::string>() + "-" + r.at("name").get<std::string>();
+  meta["resourceVersion"] = "1";
+  meta["creationTimestamp"] = r.at("creationTimestamp");
+  return object;
 }
 
 // "random", "core" or "tls", from the id ("tls-1003-7").
@@ -157,16 +132,14 @@ struct Tally {
 };
 
 TEST(OpenshiftParityTest, EveryCorpusRouteDecidesAsOpenshiftRouter) {
-  std::ifstream in(kCorpus);
-  ASSERT_TRUE(in) << "the corpus is missing: " << kCorpus;
+  const std::vector<json> corpus = ReadAdmissionCorpus();
+  ASSERT_FALSE(corpus.empty()) << "the corpus is missing (test/controller/testdata)";
   std::map<std::string, Tally> tally;
   Tally refusals;
   int refused_routes = 0;
   std::vector<std::string> disagreements;
   int sets = 0;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    const json c = json::parse(line);
+  for (const json& c : corpus) {
     ++sets;
     const std::string id = c.at("id").get<std::string>();
     std::vector<std::string> unmapped;
@@ -215,7 +188,7 @@ TEST(OpenshiftParityTest, EveryCorpusRouteDecidesAsOpenshiftRouter) {
     for (const auto& r : c.at("routes")) {
       const std::string key =
           r.at("namespace").get<std::string>() + "/" + r.at("name").get<std::string>();
-      const std::string want = Outcome(c.at("expected").at(key));
+      const std::string want = CorpusOutcome(c.at("expected").at(key));
       const RouteDecision d =
           DecideRoute(*routes.Get(key), std::nullopt, routes, shard, options, SystemTime{});
       const std::string got =
