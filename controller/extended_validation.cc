@@ -1,6 +1,8 @@
 #include "controller/extended_validation.h"
 
 #include <memory>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -70,14 +72,44 @@ bool IsPublicKeyType(const std::string& type) {
          type == "ECDSA PUBLIC KEY";
 }
 
-// "" when every block is of a type openshift-router knows and parses (its
-// sanitizePEM), else what is wrong.
-std::string SanitizeProblem(const std::vector<PemBlock>& blocks) {
-  for (const PemBlock& block : blocks) {
+// One PEM field of spec.tls, decoded once, each block parsed at most once:
+// with OpenSSL 3 a parse costs a few hundred microseconds (its decoders),
+// and the checks below read a block up to three times. Not thread-safe;
+// one per validation.
+class PemField {
+ public:
+  explicit PemField(const std::string& text)
+      : blocks_(DecodePemBlocks(text)), certs_(blocks_.size()), keys_(blocks_.size()) {}
+
+  const std::vector<PemBlock>& blocks() const { return blocks_; }
+  // Block `i` as a certificate (ParseCert), null when it does not parse.
+  // Owned by this field.
+  X509* CertAt(size_t i) {
+    if (!certs_[i]) certs_[i] = ParseCert(blocks_[i].der);
+    return certs_[i]->get();
+  }
+  // Block `i` as a private key (ParsePrivateKey), null when it does not
+  // parse. Owned by this field.
+  EVP_PKEY* KeyAt(size_t i) {
+    if (!keys_[i]) keys_[i] = ParsePrivateKey(blocks_[i].der);
+    return keys_[i]->get();
+  }
+
+ private:
+  const std::vector<PemBlock> blocks_;
+  std::vector<std::optional<Cert>> certs_;
+  std::vector<std::optional<Pkey>> keys_;
+};
+
+// "" when every block of `field` is of a type openshift-router knows and
+// parses (its sanitizePEM), else what is wrong.
+std::string SanitizeProblem(PemField& field) {
+  for (size_t i = 0; i < field.blocks().size(); ++i) {
+    const PemBlock& block = field.blocks()[i];
     if (block.type == "CERTIFICATE") {
-      if (!ParseCert(block.der)) return "a CERTIFICATE block does not parse";
+      if (!field.CertAt(i)) return "a CERTIFICATE block does not parse";
     } else if (IsPrivateKeyType(block.type)) {
-      if (!ParsePrivateKey(block.der)) return "block " + block.type + " is not valid";
+      if (!field.KeyAt(i)) return "block " + block.type + " is not valid";
     } else if (IsPublicKeyType(block.type)) {
       const unsigned char* p = Bytes(block.der);
       Pkey key(d2i_PUBKEY(nullptr, &p, static_cast<long>(block.der.size())));
@@ -90,19 +122,20 @@ std::string SanitizeProblem(const std::vector<PemBlock>& blocks) {
   return "";
 }
 
-// The certificates of `blocks` (their CERTIFICATE blocks without headers,
-// as client-go's ParseCertsPEM reads them); `problem` says why there are
-// none or one does not parse.
-std::vector<Cert> ParseCerts(const std::vector<PemBlock>& blocks, std::string* problem) {
-  std::vector<Cert> certs;
-  for (const PemBlock& block : blocks) {
+// The certificates of `field` (its CERTIFICATE blocks without headers, as
+// client-go's ParseCertsPEM reads them), owned by `field`; `problem` says
+// why there are none or one does not parse.
+std::vector<X509*> ParseCerts(PemField& field, std::string* problem) {
+  std::vector<X509*> certs;
+  for (size_t i = 0; i < field.blocks().size(); ++i) {
+    const PemBlock& block = field.blocks()[i];
     if (block.type != "CERTIFICATE" || block.has_headers) continue;
-    Cert cert = ParseCert(block.der);
-    if (!cert) {
+    X509* cert = field.CertAt(i);
+    if (cert == nullptr) {
       *problem = "a certificate does not parse";
       return {};
     }
-    certs.push_back(std::move(cert));
+    certs.push_back(cert);
   }
   if (certs.empty()) *problem = "no PEM certificate found";
   return certs;
@@ -110,12 +143,12 @@ std::vector<Cert> ParseCerts(const std::vector<PemBlock>& blocks, std::string* p
 
 // "" unless a certificate signed by a CA (not self-signed) uses a
 // signature digest openshift-router refuses (SHA-1, MD5, MD2).
-std::string SignatureProblem(const std::vector<Cert>& certs) {
-  for (const Cert& cert : certs) {
-    if (X509_get_extension_flags(cert.get()) & EXFLAG_SS) continue;
+std::string SignatureProblem(const std::vector<X509*>& certs) {
+  for (X509* cert : certs) {
+    if (X509_get_extension_flags(cert) & EXFLAG_SS) continue;
     int digest = NID_undef;
     int key_type = NID_undef;
-    if (!OBJ_find_sigid_algs(X509_get_signature_nid(cert.get()), &digest, &key_type)) continue;
+    if (!OBJ_find_sigid_algs(X509_get_signature_nid(cert), &digest, &key_type)) continue;
     if (digest == NID_sha1) return "router does not support CA-signed certs using SHA1";
     if (digest == NID_md5) return "router does not support CA-signed certs using MD5";
     if (digest == NID_md2) return "router does not support CA-signed certs using MD2";
@@ -126,11 +159,11 @@ std::string SignatureProblem(const std::vector<Cert>& certs) {
 // "" when `leaf` chains to one of `cas` (each a trust anchor, as in Go's
 // x509 Verify with the CAs as roots and intermediates), expiry ignored as
 // openshift-router ignores it; else why not.
-std::string VerifyProblem(X509* leaf, const std::vector<Cert>& cas) {
+std::string VerifyProblem(X509* leaf, const std::vector<X509*>& cas) {
   std::unique_ptr<X509_STORE, Deleter<X509_STORE_free>> store(X509_STORE_new());
   std::unique_ptr<X509_STORE_CTX, Deleter<X509_STORE_CTX_free>> ctx(X509_STORE_CTX_new());
   if (!store || !ctx) return "out of memory";
-  for (const Cert& ca : cas) X509_STORE_add_cert(store.get(), ca.get());
+  for (X509* ca : cas) X509_STORE_add_cert(store.get(), ca);
   X509_STORE_set_flags(store.get(), X509_V_FLAG_PARTIAL_CHAIN | X509_V_FLAG_NO_CHECK_TIME);
   if (X509_STORE_CTX_init(ctx.get(), store.get(), leaf, nullptr) != 1) return "out of memory";
   const bool ok = X509_verify_cert(ctx.get()) == 1;
@@ -195,20 +228,20 @@ void CheckTermination(const std::string& termination, const RouteTlsMaterial& m,
   }
 }
 
-// caCertificate or destinationCACertificate (`field`, `what` for the
+// caCertificate or destinationCACertificate (`name`, `what` for the
 // message): certificates that parse, blocks openshift-router knows, no
-// CA-signed certificate with a weak digest. Returns the certificates.
-std::vector<Cert> CheckCaField(const char* field, const char* what, const std::string& text,
-                               Problems& problems) {
-  const std::vector<PemBlock> blocks = DecodePemBlocks(text);
+// CA-signed certificate with a weak digest. Returns the certificates
+// (owned by `field`).
+std::vector<X509*> CheckCaField(const char* name, const char* what, PemField& field,
+                                Problems& problems) {
   std::string problem;
-  std::vector<Cert> certs = ParseCerts(blocks, &problem);
+  std::vector<X509*> certs = ParseCerts(field, &problem);
   if (!problem.empty()) {
-    problems.Add(field, std::string("failed to parse ") + what + ": " + problem);
+    problems.Add(name, std::string("failed to parse ") + what + ": " + problem);
     return {};
   }
-  problems.Add(field, SanitizeProblem(blocks));
-  problems.Add(field, SignatureProblem(certs));
+  problems.Add(name, SanitizeProblem(field));
+  problems.Add(name, SignatureProblem(certs));
   return certs;
 }
 
@@ -217,15 +250,17 @@ std::vector<Cert> CheckCaField(const char* field, const char* what, const std::s
 // material holds private keys only and the certificate material no public
 // key (openshift/router#669), and Go's tls.X509KeyPair on the first
 // certificate and the first private key. `key_text` is the key field and
-// `key_blocks` its blocks; `key_sanitized`: they passed SanitizeProblem.
-void CheckKeyPair(const std::vector<PemBlock>& cert_blocks, const std::string& key_text,
-                  const std::vector<PemBlock>& key_blocks, bool key_sanitized, Problems& problems) {
-  std::vector<const PemBlock*> keys;
-  const PemBlock* leaf_block = nullptr;
+// `key` its blocks; `key_sanitized`: they passed SanitizeProblem.
+void CheckKeyPair(PemField& cert, const std::string& key_text, PemField& key, bool key_sanitized,
+                  Problems& problems) {
+  // The private keys of both fields in order, as (field, block index).
+  std::vector<std::pair<PemField*, size_t>> keys;
+  std::optional<size_t> leaf_block;
   const PemBlock* public_key = nullptr;
-  for (const PemBlock& block : cert_blocks) {
-    if (IsPrivateKeyType(block.type)) keys.push_back(&block);
-    if (block.type == "CERTIFICATE" && leaf_block == nullptr) leaf_block = &block;
+  for (size_t i = 0; i < cert.blocks().size(); ++i) {
+    const PemBlock& block = cert.blocks()[i];
+    if (IsPrivateKeyType(block.type)) keys.emplace_back(&cert, i);
+    if (block.type == "CERTIFICATE" && !leaf_block) leaf_block = i;
     if (IsPublicKeyType(block.type) && public_key == nullptr) public_key = &block;
   }
   // Why: openshift-router keeps of a key field it could sanitize only the
@@ -233,11 +268,12 @@ void CheckKeyPair(const std::vector<PemBlock>& cert_blocks, const std::string& k
   // dropped), and the text as given otherwise.
   bool key_given = !key_sanitized && !key_text.empty();
   const PemBlock* not_private = nullptr;
-  for (const PemBlock& block : key_blocks) {
+  for (size_t i = 0; i < key.blocks().size(); ++i) {
+    const PemBlock& block = key.blocks()[i];
     if (block.type == "EC PARAMETERS") continue;
     key_given = true;
     if (IsPrivateKeyType(block.type)) {
-      keys.push_back(&block);
+      keys.emplace_back(&key, i);
     } else if (not_private == nullptr) {
       not_private = &block;
     }
@@ -253,8 +289,8 @@ void CheckKeyPair(const std::vector<PemBlock>& cert_blocks, const std::string& k
     problems.Add("certificate", "holds a " + public_key->type + " block; give the certificate "
                                 "chain (and perhaps its private key) only");
   }
-  Cert leaf = leaf_block != nullptr ? ParseCert(leaf_block->der) : nullptr;
-  if (!leaf) {
+  X509* leaf = leaf_block ? cert.CertAt(*leaf_block) : nullptr;
+  if (leaf == nullptr) {
     problems.Add("key", "found no certificate in spec.tls.certificate to pair the key with");
     return;
   }
@@ -262,12 +298,12 @@ void CheckKeyPair(const std::vector<PemBlock>& cert_blocks, const std::string& k
     problems.Add("key", "found no private key in the PEM data");
     return;
   }
-  Pkey key = ParsePrivateKey(keys.front()->der);
-  if (!key) {
+  EVP_PKEY* first = keys.front().first->KeyAt(keys.front().second);
+  if (first == nullptr) {
     problems.Add("key", "failed to parse the private key");
     return;
   }
-  const bool match = EVP_PKEY_eq(X509_get0_pubkey(leaf.get()), key.get()) == 1;
+  const bool match = EVP_PKEY_eq(X509_get0_pubkey(leaf), first) == 1;
   ERR_clear_error();
   if (!match) problems.Add("key", "private key does not match the certificate's public key");
 }
@@ -280,30 +316,25 @@ std::string ExtendedValidationProblem(const kubeclient::Route& route) {
   const RouteTlsMaterial& m = route.spec.tls_material ? *route.spec.tls_material : kNone;
   Problems problems;
   CheckTermination(std::string(route.spec.tls_termination), m, problems);
-  std::vector<Cert> cas;
-  if (!m.ca_certificate.empty()) {
-    cas = CheckCaField("caCertificate", "CA certificate", m.ca_certificate, problems);
-  }
-  // Why each field decoded once: a route's decision runs these checks on
-  // every reconcile, and all of them at start-up.
-  const std::vector<PemBlock> cert_blocks = DecodePemBlocks(m.certificate);
+  PemField ca(m.ca_certificate);
+  std::vector<X509*> cas;
+  if (!m.ca_certificate.empty()) cas = CheckCaField("caCertificate", "CA certificate", ca, problems);
+  PemField cert(m.certificate);
   if (!m.certificate.empty()) {
     std::string problem;
-    std::vector<Cert> certs = ParseCerts(cert_blocks, &problem);
+    std::vector<X509*> certs = ParseCerts(cert, &problem);
     if (problem.empty()) problem = SignatureProblem(certs);
-    if (problem.empty() && !cas.empty()) problem = VerifyProblem(certs.front().get(), cas);
-    if (problem.empty()) problem = SanitizeProblem(cert_blocks);
+    if (problem.empty() && !cas.empty()) problem = VerifyProblem(certs.front(), cas);
+    if (problem.empty()) problem = SanitizeProblem(cert);
     problems.Add("certificate", problem);
   }
-  const std::vector<PemBlock> key_blocks = DecodePemBlocks(m.key);
-  const std::string key_problem = m.key.empty() ? "" : SanitizeProblem(key_blocks);
+  PemField key(m.key);
+  const std::string key_problem = m.key.empty() ? "" : SanitizeProblem(key);
   problems.Add("key", key_problem);
-  if (!m.certificate.empty()) {
-    CheckKeyPair(cert_blocks, m.key, key_blocks, key_problem.empty(), problems);
-  }
+  if (!m.certificate.empty()) CheckKeyPair(cert, m.key, key, key_problem.empty(), problems);
   if (!m.destination_ca_certificate.empty()) {
-    CheckCaField("destinationCACertificate", "destination CA certificate",
-                 m.destination_ca_certificate, problems);
+    PemField destination(m.destination_ca_certificate);
+    CheckCaField("destinationCACertificate", "destination CA certificate", destination, problems);
   }
   return problems.text();
 }
