@@ -107,7 +107,10 @@ enum class AdmissionRule {
   kNoHost,                 // NoHostValue: no spec.host, subdomain or template host
   kInvalidHost,            // InvalidHost: ValidateHost failed
   kPassthroughSharesHost,  // HostAlreadyClaimed: a passthrough and another TLS route on one host
-  kExtendedValidation,     // ExtendedValidationFailed: spec.tls did not pass
+  // ExtendedValidationFailed: spec.tls did not pass. Recorded last, over
+  // every reason above but HostAlreadyClaimed (openshift-router validates
+  // the routes its earlier plugins reject, except those that lost a claim).
+  kExtendedValidation,
 };
 
 // "admitted", "denied-domain", "not-in-allowed-domains",
@@ -159,8 +162,10 @@ bool IsOlder(const kubeclient::Route& a, const kubeclient::Route& b);
 // `route` and the routes of `peers` older than it are offered to its
 // admission chain oldest first (host admitter claims, host validity, the
 // unique-host index, extended validation) and `route`'s outcome is
-// returned. A rejected route holds no claim, except one rejected by
-// extended validation. `peers` must hold every older route whose claims
+// returned. A failing spec.tls is reported over every earlier reason but
+// HostAlreadyClaimed, as openshift-router records it last. A rejected route
+// holds no claim, except one the unique-host index admitted before extended
+// validation rejected it. `peers` must hold every older route whose claims
 // may meet `route`'s, directly or through other older routes
 // (ClaimClosure); younger ones and `route` itself are ignored. Pure;
 // thread-safe.

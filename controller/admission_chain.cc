@@ -173,13 +173,19 @@ AdmissionDecision Admit(const Route& route, const std::vector<RoutePtr>& peers,
   // Why an aliasing pointer to `route`: the replay keeps the routes it has
   // admitted; `route` outlives it (this call) and is never handed out.
   AdmissionDecision d = replay.Offer(RoutePtr(RoutePtr(), &route));
-  if (d.admitted && options.extended_validation) {
+  // Why after a rejection too: openshift-router hands a route that its
+  // admission function rejected, or that has no valid host, on down its
+  // chain as a deletion; its extended validator still checks it and records
+  // a failure last. A route that lost a host claim is not handed on.
+  if (options.extended_validation && d.reason != kReasonHostAlreadyClaimed) {
     if (std::string problem = ExtendedValidationProblem(route); !problem.empty()) {
+      const std::string left =
+          d.admitted ? "" : "; with spec.tls fixed it is still rejected " + d.reason + ": " + d.message;
       d.admitted = false;
       d.rule = AdmissionRule::kExtendedValidation;
       d.reason = kReasonExtendedValidationFailed;
       d.host_problem = problem;
-      d.message = "route " + route.Key() + ": " + problem;
+      d.message = "route " + route.Key() + ": " + problem + left;
     }
   }
   return d;

@@ -1,5 +1,7 @@
 #include "controller/admission_warnings.h"
 
+#include <cctype>
+
 #include "controller/hostname_template.h"
 
 namespace routestatus::controller {
@@ -8,12 +10,18 @@ namespace {
 void DomainWarnings(const char* flag, const char* env, const std::vector<std::string>& domains,
                     const char* effect, std::vector<std::string>& out) {
   for (const std::string& d : domains) {
-    if (d.rfind("*.", 0) != 0 && d.rfind('.', 0) != 0) continue;
-    const std::string plain = d.substr(d.find('.') + 1);
+    const bool prefixed = d.rfind("*.", 0) == 0 || d.rfind('.', 0) == 0;
+    std::string plain = prefixed ? d.substr(d.find('.') + 1) : d;
+    bool upper = false;
+    for (char& c : plain) {
+      upper = upper || (c >= 'A' && c <= 'Z');
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    if (!prefixed && !upper) continue;
     out.push_back(std::string("--") + flag + " (" + env + ") entry \"" + d +
-                  "\" matches no host: domains are matched literally, as openshift-router "
-                  "does, so " + effect + "; write \"" + plain +
-                  "\" for that domain and every host under it");
+                  "\" matches no valid host: domains are matched literally, as openshift-router "
+                  "does" + (upper ? ", and a valid host is lower case" : "") + ", so " + effect +
+                  "; write \"" + plain + "\" for that domain and every host under it");
   }
 }
 

@@ -1,17 +1,19 @@
 #include "controller/extended_validation.h"
 
 #include <memory>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
-#include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/objects.h>
-#include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
+
+#include "controller/pem_blocks.h"
 
 namespace routestatus::controller {
 namespace {
@@ -26,38 +28,8 @@ struct Deleter {
     Free(p);
   }
 };
-// Why a struct of its own: OPENSSL_free is a macro, not a function.
-struct OpenSslFree {
-  void operator()(void* p) const { OPENSSL_free(p); }
-};
 using Cert = std::unique_ptr<X509, Deleter<X509_free>>;
 using Pkey = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY_free>>;
-
-// One PEM block: its type ("CERTIFICATE") and decoded bytes.
-struct PemBlock {
-  std::string type;
-  std::string der;
-};
-
-// The PEM blocks of `text` in order, text around them ignored (as Go's
-// pem.Decode does). Stops at the first block that does not decode.
-std::vector<PemBlock> PemBlocks(const std::string& text) {
-  std::vector<PemBlock> out;
-  std::unique_ptr<BIO, Deleter<BIO_free>> bio(
-      BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
-  while (bio) {
-    char* name = nullptr;
-    char* header = nullptr;
-    unsigned char* data = nullptr;
-    long len = 0;
-    if (PEM_read_bio(bio.get(), &name, &header, &data, &len) != 1) break;
-    std::unique_ptr<char, OpenSslFree> n(name), h(header);
-    std::unique_ptr<unsigned char, OpenSslFree> d(data);
-    out.push_back({name, std::string(reinterpret_cast<const char*>(data), static_cast<size_t>(len))});
-  }
-  ERR_clear_error();
-  return out;
-}
 
 const unsigned char* Bytes(const std::string& der) {
   return reinterpret_cast<const unsigned char*>(der.data());
@@ -95,16 +67,50 @@ bool IsPrivateKeyType(const std::string& type) {
          type == "PRIVATE KEY";
 }
 
-// "" when every PEM block of `text` is of a type openshift-router knows and
+bool IsPublicKeyType(const std::string& type) {
+  return type == "PUBLIC KEY" || type == "RSA PUBLIC KEY" || type == "DSA PUBLIC KEY" ||
+         type == "ECDSA PUBLIC KEY";
+}
+
+// One PEM field of spec.tls, decoded once, each block parsed at most once:
+// with OpenSSL 3 a parse costs a few hundred microseconds (its decoders),
+// and the checks below read a block up to three times. Not thread-safe;
+// one per validation.
+class PemField {
+ public:
+  explicit PemField(const std::string& text)
+      : blocks_(DecodePemBlocks(text)), certs_(blocks_.size()), keys_(blocks_.size()) {}
+
+  const std::vector<PemBlock>& blocks() const { return blocks_; }
+  // Block `i` as a certificate (ParseCert), null when it does not parse.
+  // Owned by this field.
+  X509* CertAt(size_t i) {
+    if (!certs_[i]) certs_[i] = ParseCert(blocks_[i].der);
+    return certs_[i]->get();
+  }
+  // Block `i` as a private key (ParsePrivateKey), null when it does not
+  // parse. Owned by this field.
+  EVP_PKEY* KeyAt(size_t i) {
+    if (!keys_[i]) keys_[i] = ParsePrivateKey(blocks_[i].der);
+    return keys_[i]->get();
+  }
+
+ private:
+  const std::vector<PemBlock> blocks_;
+  std::vector<std::optional<Cert>> certs_;
+  std::vector<std::optional<Pkey>> keys_;
+};
+
+// "" when every block of `field` is of a type openshift-router knows and
 // parses (its sanitizePEM), else what is wrong.
-std::string SanitizeProblem(const std::string& text) {
-  for (const PemBlock& block : PemBlocks(text)) {
+std::string SanitizeProblem(PemField& field) {
+  for (size_t i = 0; i < field.blocks().size(); ++i) {
+    const PemBlock& block = field.blocks()[i];
     if (block.type == "CERTIFICATE") {
-      if (!ParseCert(block.der)) return "a CERTIFICATE block does not parse";
+      if (!field.CertAt(i)) return "a CERTIFICATE block does not parse";
     } else if (IsPrivateKeyType(block.type)) {
-      if (!ParsePrivateKey(block.der)) return "block " + block.type + " is not valid";
-    } else if (block.type == "PUBLIC KEY" || block.type == "RSA PUBLIC KEY" ||
-               block.type == "DSA PUBLIC KEY" || block.type == "ECDSA PUBLIC KEY") {
+      if (!field.KeyAt(i)) return "block " + block.type + " is not valid";
+    } else if (IsPublicKeyType(block.type)) {
       const unsigned char* p = Bytes(block.der);
       Pkey key(d2i_PUBKEY(nullptr, &p, static_cast<long>(block.der.size())));
       ERR_clear_error();
@@ -116,18 +122,20 @@ std::string SanitizeProblem(const std::string& text) {
   return "";
 }
 
-// The certificates of `text` (its CERTIFICATE blocks); `problem` says why
-// there are none or one does not parse.
-std::vector<Cert> ParseCerts(const std::string& text, std::string* problem) {
-  std::vector<Cert> certs;
-  for (const PemBlock& block : PemBlocks(text)) {
-    if (block.type != "CERTIFICATE") continue;
-    Cert cert = ParseCert(block.der);
-    if (!cert) {
+// The certificates of `field` (its CERTIFICATE blocks without headers, as
+// client-go's ParseCertsPEM reads them), owned by `field`; `problem` says
+// why there are none or one does not parse.
+std::vector<X509*> ParseCerts(PemField& field, std::string* problem) {
+  std::vector<X509*> certs;
+  for (size_t i = 0; i < field.blocks().size(); ++i) {
+    const PemBlock& block = field.blocks()[i];
+    if (block.type != "CERTIFICATE" || block.has_headers) continue;
+    X509* cert = field.CertAt(i);
+    if (cert == nullptr) {
       *problem = "a certificate does not parse";
       return {};
     }
-    certs.push_back(std::move(cert));
+    certs.push_back(cert);
   }
   if (certs.empty()) *problem = "no PEM certificate found";
   return certs;
@@ -135,12 +143,12 @@ std::vector<Cert> ParseCerts(const std::string& text, std::string* problem) {
 
 // "" unless a certificate signed by a CA (not self-signed) uses a
 // signature digest openshift-router refuses (SHA-1, MD5, MD2).
-std::string SignatureProblem(const std::vector<Cert>& certs) {
-  for (const Cert& cert : certs) {
-    if (X509_get_extension_flags(cert.get()) & EXFLAG_SS) continue;
+std::string SignatureProblem(const std::vector<X509*>& certs) {
+  for (X509* cert : certs) {
+    if (X509_get_extension_flags(cert) & EXFLAG_SS) continue;
     int digest = NID_undef;
     int key_type = NID_undef;
-    if (!OBJ_find_sigid_algs(X509_get_signature_nid(cert.get()), &digest, &key_type)) continue;
+    if (!OBJ_find_sigid_algs(X509_get_signature_nid(cert), &digest, &key_type)) continue;
     if (digest == NID_sha1) return "router does not support CA-signed certs using SHA1";
     if (digest == NID_md5) return "router does not support CA-signed certs using MD5";
     if (digest == NID_md2) return "router does not support CA-signed certs using MD2";
@@ -151,11 +159,11 @@ std::string SignatureProblem(const std::vector<Cert>& certs) {
 // "" when `leaf` chains to one of `cas` (each a trust anchor, as in Go's
 // x509 Verify with the CAs as roots and intermediates), expiry ignored as
 // openshift-router ignores it; else why not.
-std::string VerifyProblem(X509* leaf, const std::vector<Cert>& cas) {
+std::string VerifyProblem(X509* leaf, const std::vector<X509*>& cas) {
   std::unique_ptr<X509_STORE, Deleter<X509_STORE_free>> store(X509_STORE_new());
   std::unique_ptr<X509_STORE_CTX, Deleter<X509_STORE_CTX_free>> ctx(X509_STORE_CTX_new());
   if (!store || !ctx) return "out of memory";
-  for (const Cert& ca : cas) X509_STORE_add_cert(store.get(), ca.get());
+  for (X509* ca : cas) X509_STORE_add_cert(store.get(), ca);
   X509_STORE_set_flags(store.get(), X509_V_FLAG_PARTIAL_CHAIN | X509_V_FLAG_NO_CHECK_TIME);
   if (X509_STORE_CTX_init(ctx.get(), store.get(), leaf, nullptr) != 1) return "out of memory";
   const bool ok = X509_verify_cert(ctx.get()) == 1;
@@ -220,38 +228,84 @@ void CheckTermination(const std::string& termination, const RouteTlsMaterial& m,
   }
 }
 
-// openshift-router's check that the certificate comes with its private key
-// (in spec.tls.certificate or spec.tls.key): Go's tls.X509KeyPair on the
-// first certificate and the first private key. `key_sanitized`: the key
-// field passed SanitizeProblem.
-std::string KeyPairProblem(const RouteTlsMaterial& m, bool key_sanitized) {
-  std::vector<PemBlock> keys;
-  for (PemBlock& block : PemBlocks(m.certificate)) {
-    if (IsPrivateKeyType(block.type)) keys.push_back(std::move(block));
+// caCertificate or destinationCACertificate (`name`, `what` for the
+// message): certificates that parse, blocks openshift-router knows, no
+// CA-signed certificate with a weak digest. Returns the certificates
+// (owned by `field`).
+std::vector<X509*> CheckCaField(const char* name, const char* what, PemField& field,
+                                Problems& problems) {
+  std::string problem;
+  std::vector<X509*> certs = ParseCerts(field, &problem);
+  if (!problem.empty()) {
+    problems.Add(name, std::string("failed to parse ") + what + ": " + problem);
+    return {};
   }
-  const std::vector<PemBlock> key_field = PemBlocks(m.key);
-  // Why: openshift-router keeps only the PEM blocks of a key field it could
-  // sanitize (text holding none becomes empty) and the text as given
-  // otherwise.
-  const bool key_text = key_sanitized ? !key_field.empty() : !m.key.empty();
-  if (keys.empty() && !key_text) return "no key specified";
-  for (const PemBlock& block : key_field) {
-    if (IsPrivateKeyType(block.type)) keys.push_back(block);
+  problems.Add(name, SanitizeProblem(field));
+  problems.Add(name, SignatureProblem(certs));
+  return certs;
+}
+
+// openshift-router's checks of the certificate and its private key (in
+// spec.tls.certificate or spec.tls.key), once there is a key: the key
+// material holds private keys only and the certificate material no public
+// key (openshift/router#669), and Go's tls.X509KeyPair on the first
+// certificate and the first private key. `key_text` is the key field and
+// `key` its blocks; `key_sanitized`: they passed SanitizeProblem.
+void CheckKeyPair(PemField& cert, const std::string& key_text, PemField& key, bool key_sanitized,
+                  Problems& problems) {
+  // The private keys of both fields in order, as (field, block index).
+  std::vector<std::pair<PemField*, size_t>> keys;
+  std::optional<size_t> leaf_block;
+  const PemBlock* public_key = nullptr;
+  for (size_t i = 0; i < cert.blocks().size(); ++i) {
+    const PemBlock& block = cert.blocks()[i];
+    if (IsPrivateKeyType(block.type)) keys.emplace_back(&cert, i);
+    if (block.type == "CERTIFICATE" && !leaf_block) leaf_block = i;
+    if (IsPublicKeyType(block.type) && public_key == nullptr) public_key = &block;
   }
-  Cert leaf;
-  for (const PemBlock& block : PemBlocks(m.certificate)) {
-    if (block.type == "CERTIFICATE") {
-      leaf = ParseCert(block.der);
-      break;
+  // Why: openshift-router keeps of a key field it could sanitize only the
+  // blocks it rewrites (text holding none becomes empty, EC PARAMETERS are
+  // dropped), and the text as given otherwise.
+  bool key_given = !key_sanitized && !key_text.empty();
+  const PemBlock* not_private = nullptr;
+  for (size_t i = 0; i < key.blocks().size(); ++i) {
+    const PemBlock& block = key.blocks()[i];
+    if (block.type == "EC PARAMETERS") continue;
+    key_given = true;
+    if (IsPrivateKeyType(block.type)) {
+      keys.emplace_back(&key, i);
+    } else if (not_private == nullptr) {
+      not_private = &block;
     }
   }
-  if (!leaf) return "found no certificate in spec.tls.certificate to pair the key with";
-  if (keys.empty()) return "found no private key in the PEM data";
-  Pkey key = ParsePrivateKey(keys.front().der);
-  if (!key) return "failed to parse the private key";
-  const bool match = EVP_PKEY_eq(X509_get0_pubkey(leaf.get()), key.get()) == 1;
+  if (keys.empty() && !key_given) {
+    problems.Add("key", "no key specified");
+    return;
+  }
+  if (not_private != nullptr) {
+    problems.Add("key", "holds a " + not_private->type + " block; give the private key only");
+  }
+  if (public_key != nullptr) {
+    problems.Add("certificate", "holds a " + public_key->type + " block; give the certificate "
+                                "chain (and perhaps its private key) only");
+  }
+  X509* leaf = leaf_block ? cert.CertAt(*leaf_block) : nullptr;
+  if (leaf == nullptr) {
+    problems.Add("key", "found no certificate in spec.tls.certificate to pair the key with");
+    return;
+  }
+  if (keys.empty()) {
+    problems.Add("key", "found no private key in the PEM data");
+    return;
+  }
+  EVP_PKEY* first = keys.front().first->KeyAt(keys.front().second);
+  if (first == nullptr) {
+    problems.Add("key", "failed to parse the private key");
+    return;
+  }
+  const bool match = EVP_PKEY_eq(X509_get0_pubkey(leaf), first) == 1;
   ERR_clear_error();
-  return match ? "" : "private key does not match the certificate's public key";
+  if (!match) problems.Add("key", "private key does not match the certificate's public key");
 }
 
 }  // namespace
@@ -262,39 +316,25 @@ std::string ExtendedValidationProblem(const kubeclient::Route& route) {
   const RouteTlsMaterial& m = route.spec.tls_material ? *route.spec.tls_material : kNone;
   Problems problems;
   CheckTermination(std::string(route.spec.tls_termination), m, problems);
-  std::vector<Cert> cas;
-  if (!m.ca_certificate.empty()) {
-    std::string problem;
-    cas = ParseCerts(m.ca_certificate, &problem);
-    if (!problem.empty()) {
-      problems.Add("caCertificate", "failed to parse CA certificate: " + problem);
-    } else {
-      problems.Add("caCertificate", SanitizeProblem(m.ca_certificate));
-      problems.Add("caCertificate", SignatureProblem(cas));
-    }
-  }
+  PemField ca(m.ca_certificate);
+  std::vector<X509*> cas;
+  if (!m.ca_certificate.empty()) cas = CheckCaField("caCertificate", "CA certificate", ca, problems);
+  PemField cert(m.certificate);
   if (!m.certificate.empty()) {
     std::string problem;
-    std::vector<Cert> certs = ParseCerts(m.certificate, &problem);
+    std::vector<X509*> certs = ParseCerts(cert, &problem);
     if (problem.empty()) problem = SignatureProblem(certs);
-    if (problem.empty() && !cas.empty()) problem = VerifyProblem(certs.front().get(), cas);
-    if (problem.empty()) problem = SanitizeProblem(m.certificate);
+    if (problem.empty() && !cas.empty()) problem = VerifyProblem(certs.front(), cas);
+    if (problem.empty()) problem = SanitizeProblem(cert);
     problems.Add("certificate", problem);
   }
-  std::string key_problem = m.key.empty() ? "" : SanitizeProblem(m.key);
+  PemField key(m.key);
+  const std::string key_problem = m.key.empty() ? "" : SanitizeProblem(key);
   problems.Add("key", key_problem);
-  if (!m.certificate.empty()) {
-    problems.Add("key", KeyPairProblem(m, key_problem.empty()));
-  }
+  if (!m.certificate.empty()) CheckKeyPair(cert, m.key, key, key_problem.empty(), problems);
   if (!m.destination_ca_certificate.empty()) {
-    std::string problem;
-    std::vector<Cert> dest = ParseCerts(m.destination_ca_certificate, &problem);
-    if (!problem.empty()) {
-      problems.Add("destinationCACertificate", "failed to parse destination CA certificate: " + problem);
-    } else {
-      problems.Add("destinationCACertificate", SanitizeProblem(m.destination_ca_certificate));
-      problems.Add("destinationCACertificate", SignatureProblem(dest));
-    }
+    PemField destination(m.destination_ca_certificate);
+    CheckCaField("destinationCACertificate", "destination CA certificate", destination, problems);
   }
   return problems.text();
 }

@@ -13,7 +13,9 @@ namespace routestatus::controller {
 // to spec.tls.caCertificate (expiry ignored), the private key matching it.
 // "" when the route passes, else one "spec.tls.<field>: <problem>" per
 // failure, joined by "; " (the message of reason ExtendedValidationFailed).
-// Parses with OpenSSL on every call. Pure; thread-safe.
+// Reads PEM as openshift-router's Go decoder does (DecodePemBlocks) and
+// parses with OpenSSL, on every call; returns at once for a route without
+// spec.tls. Pure; thread-safe.
 std::string ExtendedValidationProblem(const kubeclient::Route& route);
 
 }  // namespace routestatus::controller

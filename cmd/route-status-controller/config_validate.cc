@@ -34,16 +34,38 @@ std::string SelectorError(const std::string& text) {
   return parsed.ok() ? "" : parsed.status().message();
 }
 
+// Why "*.", a leading '.' and upper case are let through: openshift-router
+// starts with them (matched literally, they match no valid host);
+// controller::AdmissionOptionWarnings tells the operator what to write.
 void CheckDomains(const char* flag, const std::vector<std::string>& domains,
                   std::vector<std::string>& errors) {
   for (const std::string& d : domains) {
-    std::string_view v = d;
-    if (v.rfind("*.", 0) == 0) v.remove_prefix(2);
-    if (!v.empty() && v.front() == '.') v.remove_prefix(1);
+    std::string v = d.rfind("*.", 0) == 0 ? d.substr(2) : d;
+    if (!v.empty() && v.front() == '.') v.erase(0, 1);
+    for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (!IsDns1123Subdomain(v)) {
       errors.push_back(std::string("--") + flag + ": \"" + d +
-                       "\" is not a DNS domain (lower-case letters, digits, '-' and '.')");
+                       "\" is not a DNS domain (letters, digits, '-' and '.')");
     }
+  }
+}
+
+// True for a dotted IPv4 address (four numbers 0-255; leading zeros
+// allowed, as Kubernetes' address parser allows them). An IPv6 address is
+// never a DNS name, so it needs no check of its own here.
+bool IsIpv4Address(std::string_view s) {
+  int parts = 0;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = s.find('.', start);
+    const std::string_view part = s.substr(start, dot == std::string_view::npos ? s.npos : dot - start);
+    if (part.empty() || part.size() > 3 || part.find_first_not_of("0123456789") != part.npos ||
+        std::stoi(std::string(part)) > 255) {
+      return false;
+    }
+    ++parts;
+    if (dot == std::string_view::npos) return parts == 4;
+    start = dot + 1;
   }
 }
 
@@ -167,6 +189,10 @@ void ValidateOptions(const Options& o, Command command, bool router_name_set,
   if (!o.router_canonical_hostname.empty() && !IsDns1123Subdomain(o.router_canonical_hostname)) {
     errors.push_back("--router-canonical-hostname: \"" + o.router_canonical_hostname +
                      "\" is not a DNS hostname");
+  } else if (IsIpv4Address(o.router_canonical_hostname)) {
+    // Why: openshift-router refuses to start with one as well.
+    errors.push_back("--router-canonical-hostname: \"" + o.router_canonical_hostname +
+                     "\" is an IP address; give the router's DNS name");
   }
   if (!o.router_domain.empty() && !IsDns1123Subdomain(o.router_domain)) {
     errors.push_back("--router-domain: \"" + o.router_domain + "\" is not a DNS domain");

@@ -204,6 +204,19 @@ TEST(ConfigTest, ValidationOfHostSettings) {
   EXPECT_THAT(Parse({"--allowed-domains=example.com,*.apps.io", "--denied-domains=.bad.io"}).errors,
               IsEmpty());
   EXPECT_EQ(Parse({"--denied-domains=bad domain"}).errors.size(), 1u);
+  // openshift-router starts with an upper-case entry (it matches no valid
+  // host; controller::AdmissionOptionWarnings says so), so we start too.
+  EXPECT_THAT(Parse({"--denied-domains=X.EXAMPLE.COM", "--allowed-domains=*.Apps.example.com"}).errors,
+              IsEmpty());
+  EXPECT_THAT(Parse({}, {{"ROUTER_ALLOWED_DOMAINS", " X.Example.com, y.example.com"}}).errors,
+              IsEmpty());
+  EXPECT_EQ(Parse({"--allowed-domains=Bad_Domain.com"}).errors.size(), 1u);
+  // openshift-router refuses a canonical hostname that is an IP address.
+  EXPECT_THAT(Joined(Parse({}, {{"ROUTER_CANONICAL_HOSTNAME", "10.0.0.5"}}).errors),
+              HasSubstr("--router-canonical-hostname: \"10.0.0.5\" is an IP address"));
+  EXPECT_THAT(Parse({"--router-canonical-hostname=10.0.0.5.nip.io"}).errors, IsEmpty());
+  EXPECT_THAT(Parse({"--router-canonical-hostname=router-default.apps.example.com"}).errors,
+              IsEmpty());
   EXPECT_EQ(Parse({"--route-labels=a=b,,c"}).errors.size(), 1u);
   EXPECT_EQ(Parse({"--route-labels=env in (a,b"}).errors.size(), 1u);
   EXPECT_THAT(Parse({"--route-labels=shard=a,!legacy,tier notin (x,y)"}).errors, IsEmpty());

@@ -28,9 +28,24 @@ TEST(AdmissionWarningsTest, WildcardDomainEntriesMatchNothing) {
   o.denied_domains = {"ok.io", ".bad.io"};
   EXPECT_THAT(AdmissionOptionWarnings(o),
               ElementsAre(AllOf(HasSubstr("--allowed-domains (ROUTER_ALLOWED_DOMAINS) entry "
-                                          "\"*.example.com\" matches no host"),
+                                          "\"*.example.com\" matches no valid host"),
                                 HasSubstr("admits nothing"), HasSubstr("write \"example.com\"")),
                           AllOf(HasSubstr("\".bad.io\""), HasSubstr("denies nothing"))));
+}
+
+// Hosts are lower case (an upper-case one is InvalidHost), so such an
+// entry, matched literally, matches no valid host.
+TEST(AdmissionWarningsTest, UpperCaseDomainEntriesMatchNothing) {
+  AdmissionOptions o;
+  o.allowed_domains = {"X.EXAMPLE.COM", "y.example.com"};
+  o.denied_domains = {"*.Bad.io"};
+  EXPECT_THAT(AdmissionOptionWarnings(o),
+              ElementsAre(AllOf(HasSubstr("--allowed-domains (ROUTER_ALLOWED_DOMAINS) entry "
+                                          "\"X.EXAMPLE.COM\" matches no valid host"),
+                                HasSubstr("lower case"), HasSubstr("admits nothing"),
+                                HasSubstr("write \"x.example.com\"")),
+                          AllOf(HasSubstr("\"*.Bad.io\""), HasSubstr("denies nothing"),
+                                HasSubstr("write \"bad.io\""))));
 }
 
 TEST(AdmissionWarningsTest, TemplateWithAnUnknownKeyGivesNoHost) {

@@ -111,6 +111,71 @@ TEST(ExtendedValidationTest, GarbagePem) {
               HasSubstr("spec.tls.caCertificate: failed to parse CA certificate"));
 }
 
+// openshift-router's Go decoder skips a PEM block it cannot read and goes
+// on at the next BEGIN line: a broken entry in a CA bundle, or junk before
+// the key, costs nothing there.
+TEST(ExtendedValidationTest, AnUnreadablePemBlockBeforeAGoodOneIsSkipped) {
+  const std::string broken =
+      "-----BEGIN CERTIFICATE-----\n!!!! not base64 !!!!\n-----END CERTIFICATE-----\n";
+  TestCert leaf = MakeCert({.issuer = &Root()});
+  RouteTlsMaterial bundle = Pair(leaf);
+  bundle.ca_certificate = Intermediate().cert_pem + broken + Root().cert_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", bundle)), IsEmpty());
+  RouteTlsMaterial junk_key = Pair(leaf);
+  junk_key.key = "-----BEGIN EC PRIVATE KEY-----\nnot a key\n-----END EC PRIVATE KEY-----\n" +
+                 leaf.key_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", junk_key)), IsEmpty());
+  // A block without its END line: the next BEGIN line starts the next one.
+  RouteTlsMaterial cut = Pair(leaf);
+  cut.certificate = "-----BEGIN CERTIFICATE-----\nMIIB\n" + leaf.cert_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", cut)), IsEmpty());
+  // A block that decodes but is no certificate is no reason to skip it.
+  RouteTlsMaterial not_der = Pair(leaf);
+  not_der.certificate = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n" +
+                        leaf.cert_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", not_der)),
+              HasSubstr("spec.tls.certificate: a certificate does not parse"));
+  // client-go's certificate reader passes over a CERTIFICATE block with
+  // headers, so such a block alone is no certificate.
+  RouteTlsMaterial headers = Pair(leaf);
+  headers.certificate = leaf.cert_pem;
+  headers.certificate.insert(headers.certificate.find('\n') + 1, "Comment: x\n\n");
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", headers)),
+              HasSubstr("spec.tls.certificate: no PEM certificate found"));
+}
+
+// openshift-router (openshift/router#669) refuses a route whose key
+// material holds anything but private keys, or whose certificate material
+// holds a public key, once it has a certificate and a key to pair.
+TEST(ExtendedValidationTest, KeyMaterialHoldsPrivateKeysOnlyCertificateMaterialNoPublicKey) {
+  TestCert c = MakeCert({});
+  RouteTlsMaterial in_cert = Pair(c);
+  in_cert.certificate = c.cert_pem + c.public_key_pem;
+  EXPECT_EQ(ExtendedValidationProblem(TlsRoute("edge", in_cert)),
+            "spec.tls.certificate: holds a PUBLIC KEY block; give the certificate chain (and "
+            "perhaps its private key) only");
+  RouteTlsMaterial in_key = Pair(c);
+  in_key.key = c.key_pem + c.public_key_pem;
+  EXPECT_EQ(ExtendedValidationProblem(TlsRoute("edge", in_key)),
+            "spec.tls.key: holds a PUBLIC KEY block; give the private key only");
+  RouteTlsMaterial cert_in_key = Pair(c);
+  cert_in_key.key = c.key_pem + c.cert_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", cert_in_key)),
+              HasSubstr("spec.tls.key: holds a CERTIFICATE block"));
+  // The private key may still come with the certificate.
+  RouteTlsMaterial key_in_cert;
+  key_in_cert.certificate = c.cert_pem + c.key_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", key_in_cert)), IsEmpty());
+  // Without a certificate to pair there is no such check; in a CA bundle
+  // its sanitizer keeps a public key.
+  RouteTlsMaterial key_only;
+  key_only.key = c.key_pem + c.public_key_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", key_only)), IsEmpty());
+  RouteTlsMaterial in_ca = Pair(c);
+  in_ca.ca_certificate = c.cert_pem + c.public_key_pem;
+  EXPECT_THAT(ExtendedValidationProblem(TlsRoute("edge", in_ca)), IsEmpty());
+}
+
 // openshift-router serves expired certificates (the client decides), so
 // expiry is no reason to reject.
 TEST(ExtendedValidationTest, ExpiredCertificatePasses) {
@@ -206,6 +271,62 @@ TEST(ExtendedValidationTest, AdmitRejectsAndTheRouteKeepsItsHost) {
 
   o.extended_validation = false;
   EXPECT_TRUE(Admit(bad, {}, o).admitted);
+}
+
+// openshift-router hands a route its admission function rejects, or one
+// with no host or an invalid host, on down its chain as a deletion, and
+// the extended validator still checks it: a failing spec.tls is recorded
+// last. Only a route that lost its host to an older one is not handed on.
+TEST(ExtendedValidationTest, FailingTlsIsRecordedAfterEveryEarlierReasonButAClaim) {
+  TestCert c = MakeCert({});
+  RouteTlsMaterial bad_key = Pair(c);
+  bad_key.key = MakeCert({}).key_pem;
+  AdmissionOptions o;
+  o.router_name = "default";
+  o.denied_domains = {"denied.example.com"};
+  struct Case {
+    const char* name;
+    std::string host;
+    std::string wildcard_policy;
+    const char* without_validation;  // the reason with extended validation off
+  } cases[] = {
+      {"no host", "", "", kReasonNoHostValue},
+      {"invalid host", "WWW.example.com", "", kReasonInvalidHost},
+      {"denied domain", "www.denied.example.com", "", kReasonRouteNotAdmitted},
+      {"wildcards not allowed", "www.example.com", "Subdomain", kReasonRouteNotAdmitted},
+      {"unknown wildcard policy", "www.example.com", "Sometimes", kReasonRouteNotAdmitted},
+  };
+  for (const Case& k : cases) {
+    Route r = TlsRoute("edge", bad_key, "a", "r", 10);
+    r.spec.host = k.host;
+    r.spec.wildcard_policy = k.wildcard_policy;
+    o.extended_validation = true;
+    AdmissionDecision d = Admit(r, {}, o);
+    EXPECT_EQ(d.reason, kReasonExtendedValidationFailed) << k.name;
+    EXPECT_EQ(d.rule, AdmissionRule::kExtendedValidation) << k.name;
+    EXPECT_THAT(d.message, HasSubstr("spec.tls.key")) << k.name;
+    // The message also says what fixing spec.tls leaves.
+    EXPECT_THAT(d.message, HasSubstr(k.without_validation)) << k.name;
+    o.extended_validation = false;
+    EXPECT_EQ(Admit(r, {}, o).reason, k.without_validation) << k.name;
+  }
+
+  // Still no claim: a younger route of another namespace takes the host.
+  o.extended_validation = true;
+  Route wildcard = TlsRoute("edge", bad_key, "a", "wildcard", 10);
+  wildcard.spec.wildcard_policy = "Subdomain";
+  ASSERT_EQ(Admit(wildcard, {}, o).reason, kReasonExtendedValidationFailed);
+  Route younger = TlsRoute("edge", Pair(c), "b", "younger", 20);
+  EXPECT_TRUE(Admit(younger, {std::make_shared<const Route>(wildcard)}, o).admitted);
+
+  // HostAlreadyClaimed stays: openshift-router stops such a route there.
+  Route older = TlsRoute("edge", Pair(c), "b", "older", 5);
+  Route loser = TlsRoute("edge", bad_key, "a", "loser", 10);
+  EXPECT_EQ(Admit(loser, {std::make_shared<const Route>(older)}, o).reason,
+            kReasonHostAlreadyClaimed);
+  o.allow_wildcard_routes = true;
+  EXPECT_EQ(Admit(loser, {std::make_shared<const Route>(older)}, o).reason,
+            kReasonHostAlreadyClaimed);
 }
 
 }  // namespace

@@ -25,6 +25,7 @@ int WriteKey(BIO* bio, void* k) {
   return PEM_write_bio_PrivateKey(bio, static_cast<EVP_PKEY*>(k), nullptr, nullptr, 0, nullptr,
                                   nullptr);
 }
+int WritePublicKey(BIO* bio, void* k) { return PEM_write_bio_PUBKEY(bio, static_cast<EVP_PKEY*>(k)); }
 
 void AddExtension(X509* cert, X509* issuer, int nid, const char* value) {
   X509V3_CTX ctx;
@@ -71,6 +72,7 @@ TestCert MakeCert(const CertSpec& spec) {
   CHECK(X509_sign(cert, signer, spec.sha1 ? EVP_sha1() : EVP_sha256()) > 0) << "signing failed";
   out.cert_pem = ToPem(WriteCert, cert);
   out.key_pem = ToPem(WriteKey, out.key.get());
+  out.public_key_pem = ToPem(WritePublicKey, out.key.get());
   return out;
 }
 

@@ -12,6 +12,7 @@ namespace routestatus::controller::testing {
 struct TestCert {
   std::string cert_pem;
   std::string key_pem;
+  std::string public_key_pem;  // the key's public half, a "PUBLIC KEY" block
   std::shared_ptr<EVP_PKEY> key;
   std::shared_ptr<X509> cert;
 };
