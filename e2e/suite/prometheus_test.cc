@@ -22,6 +22,7 @@
 #include "e2e/harness/grafana_dashboard.h"
 #include "e2e/harness/prometheus_server.h"
 #include "e2e/harness/route_churn.h"
+#include "e2e/harness/stand_in_router.h"
 #include "e2e/suite/e2e_test_base.h"
 
 namespace routestatus::e2e {
@@ -289,7 +290,8 @@ TEST_F(PrometheusTest, HealthyFleetUnderChurnFiresNoAlert) {
          QueryOne(":apiserver_route_status_puts_per_route_change:ratio_rate5m"));
 }
 
-// The Grafana dashboard against three replicas with default flags under 40
+// The Grafana dashboard against three replicas with default flags (beside
+// a stand-in router that is always ready) under 40
 // route changes (some routes rejected: no host): every panel's every query
 // (Grafana's $__rate_interval as 1m) runs without error, every metric a
 // query names is in the scrape (those METRICS.md says no e2e run exports,
@@ -308,7 +310,12 @@ TEST_F(PrometheusTest, EveryDashboardQueryRunsOnTheScrapedMetrics) {
   CreateRoutes(ns, "r", 10);
   CreateHostlessRoutes(ns, "nohost", 3);
   if (HasFatalFailure()) return;
-  ReplicaSet& set = Replicas("dash", 3, TestReplicaOptions("e2e-dash"));
+  // Why beside a stand-in router (always ready): the sidecar panel's
+  // metrics exist only with --router-ready-url.
+  StandInRouter router;
+  ASSERT_TRUE(router.Start().ok());
+  ReplicaSet& set = Replicas("dash", 3,
+                             TestReplicaOptions("e2e-dash", {{"router-ready-url", router.ReadyUrl()}}));
   set.StartAll();
   StartPrometheus({&set});
   if (HasFatalFailure()) return;
