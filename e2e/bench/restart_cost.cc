@@ -289,15 +289,28 @@ bool ParseArgs(int argc, char** argv, Options* options) {
 int Run(const Options& options, const std::vector<std::string>& command_line) {
   const auto start = SteadyClock::now();
   const std::string load_before = LoadAverage();
+  // Why now: before --accept changes the tree (its commit is named).
+  const std::string provenance = Provenance(command_line, "restart-cost", load_before);
   const std::string valgrind = FindExecutable("valgrind", "ROUTESTATUS_VALGRIND");
   if (valgrind.empty()) {
     std::cout << "FAIL: valgrind not found: install the Debian package valgrind (make deps)\n";
     return 1;
   }
+  std::string valgrind_version;
+  if (FILE* pipe = popen((valgrind + " --version 2>/dev/null").c_str(), "r")) {
+    char buf[64] = "";
+    if (fgets(buf, sizeof buf, pipe) != nullptr) valgrind_version = buf;
+    pclose(pipe);
+  }
+  valgrind_version.erase(valgrind_version.find_last_not_of("\n") + 1);
   const std::string heading =
-      "One replica restarted with every status correct, counted by valgrind --tool=callgrind "
-      "from exec to the end of " + std::string(kEndOfRestart) + ", with " +
-      DescribeFlags(RestartFlags()) + " --qps=100000 --burst=100000.\n\n";
+      "One replica restarted with every status correct, counted by " + valgrind_version +
+      " --tool=callgrind from exec to the end of " + std::string(kEndOfRestart) + ", with " +
+      DescribeFlags(RestartFlags()) + " --qps=100000 --burst=100000; the controller " +
+      (std::getenv("E2E_CONTROLLER_BINARY") != nullptr
+           ? std::string("of E2E_CONTROLLER_BINARY=") + std::getenv("E2E_CONTROLLER_BINARY")
+           : std::string("built by ") + ROUTESTATUS_CXX_COMPILER) +
+      ".\n\n";
   std::cout << "restart cost: " << heading;
   const std::string results_dir = ROUTESTATUS_BENCH_RESULTS_DIR;
   Baseline baseline = Baseline::Load(results_dir + "/baseline.json");
@@ -388,8 +401,8 @@ int Run(const Options& options, const std::vector<std::string>& command_line) {
         WriteTextFile(results_dir + "/restart_cost.md",
                       "<!-- Written by routestatus-restart-cost --accept: edits are "
                       "overwritten. -->\n\n" +
-                          Provenance(command_line, "restart-cost", load_before) +
-                          "Load average at the end: " + LoadAverage() + ".\n\n" + md);
+                          provenance + "Load average at the end: " + LoadAverage() + ".\n\n" +
+                          md);
     std::cout << (saved ? "\nAccepted: " + Grouped(per_route) +
                               " instructions per route (baseline.json, restart_cost.md); commit "
                               "both and say why in the commit.\n"
