@@ -416,7 +416,8 @@ int Run(const Options& options, const std::vector<std::string>& command_line) {
     std::cout << Fmt("\nFAIL: the restart costs %s%s instructions per route, %.0f %% above the "
                      "accepted %s (tolerance %.0f %%). Where they go is above; "
                      "results/restart_cost.md has the same table for the accepted value, and "
-                     "callgrind_annotate reads the profiles. If the extra work is deliberate, "
+                     "callgrind_annotate --inclusive=yes reads the profiles (below). If the "
+                     "extra work is deliberate, "
                      "accept it: %s --accept, and commit results/baseline.json and "
                      "results/restart_cost.md saying why.\n",
                      at_least, Grouped(per_route).c_str(), 100 * (per_route / *accepted - 1),
