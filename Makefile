@@ -15,10 +15,11 @@ CCACHE := $(shell command -v ccache 2>/dev/null)
 LAUNCHER := $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE))
 # The optimised tree (what `make run` and `make bench` run) registers the
 # tests that need real speed: the e2e suite and demo smoke test (timing and
-# write bounds on real processes), the simulator with all its seeds, and
-# the lints (workflows; monitoring rules with promtool). The unit and
-# integration tests run in the sanitizer tree (below); `make test` runs
-# both, so every test runs once.
+# write bounds on real processes), the restart's instructions per route
+# (restart_cost: -O2's code under valgrind), the simulator with all its
+# seeds, and the lints (workflows; monitoring rules with promtool). The
+# unit and integration tests run in the sanitizer tree (below); `make test`
+# runs both, so every test runs once.
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O2 $(DEBUG_INFO) -DNDEBUG' \
   -DROUTESTATUS_TEST_LABELS='e2e;sim;lint' $(LAUNCHER)
@@ -29,9 +30,11 @@ CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 # at run time), never the package's service. etcd-server (3.4) likewise: the
 # embedded server's real-etcd storage test and the bench's paged storage
 # reads start their own etcd (the package's service is never used).
+# valgrind: the restart_cost test counts a restart's instructions with
+# callgrind.
 DEB_PACKAGES := $(shell sed 's/\#.*//' deploy/image/build-packages.txt) \
   procps curl python3-yaml shellcheck python3-kubernetes \
-  clang lld libclang-rt-dev prometheus etcd-server
+  clang lld libclang-rt-dev prometheus etcd-server valgrind
 
 .PHONY: all deps build build-tests test test-optimized build-sanitize test-sanitize run bench sim soak quiet-soak clean image-check docs
 

@@ -80,6 +80,17 @@ void BenchCluster::SeedRoute(const nlohmann::json& route) {
   CHECK(r.ok()) << "seed route " << route["metadata"].dump();
 }
 
+void BenchCluster::SeedPlainRoutes(int from, int to) {
+  std::vector<std::string> namespaces;
+  for (int i = 0; i < 10; ++i) namespaces.push_back("scale-" + std::to_string(i));
+  if (from == 0) SeedNamespaces(namespaces);
+  for (int i = from; i < to; ++i) {
+    const std::string& ns = namespaces[static_cast<size_t>(i) % namespaces.size()];
+    std::string name = "r-" + std::to_string(i);
+    SeedRoute(BenchRoute(ns, name, name + "." + ns + ".bench.example.com"));
+  }
+}
+
 std::vector<nlohmann::json> BenchCluster::ListRoutes() const {
   std::vector<nlohmann::json> out;
   auto page = server_->store().List(apiserver::RoutesInfo(), apiserver::ObjectFilter{}, 0, "");

@@ -40,6 +40,11 @@ class BenchCluster {
   void SeedNamespaces(const std::vector<std::string>& names);
   // Creates a route through the store, keeping any .status (no HTTP).
   void SeedRoute(const nlohmann::json& route);
+  // Creates routes number `from` .. `to` - 1 without status through the
+  // store: "r-<i>" in namespace "scale-<i % 10>" with host
+  // "r-<i>.scale-<i % 10>.bench.example.com" (the namespaces too when
+  // `from` is 0).
+  void SeedPlainRoutes(int from, int to);
   // Every route as stored (parsed JSON).
   std::vector<nlohmann::json> ListRoutes() const;
   // One route ("namespace/name") as stored, or nullopt.

@@ -29,18 +29,6 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-// Seeds `count` routes without status (through the store) in 10 namespaces.
-void SeedPlainRoutes(BenchCluster& cluster, int count) {
-  std::vector<std::string> namespaces;
-  for (int i = 0; i < 10; ++i) namespaces.push_back("scale-" + std::to_string(i));
-  cluster.SeedNamespaces(namespaces);
-  for (int i = 0; i < count; ++i) {
-    const std::string& ns = namespaces[static_cast<size_t>(i) % namespaces.size()];
-    std::string name = "r-" + std::to_string(i);
-    cluster.SeedRoute(BenchRoute(ns, name, name + "." + ns + ".bench.example.com"));
-  }
-}
-
 // Waits until `count` routes carry our entry and no status PUT happened for
 // `quiet`. Returns the time the last entry appeared (seconds since `start`),
 // or -1 on timeout.
@@ -209,7 +197,7 @@ void RunIdle(const BenchOptions& options) {
             << options.idle_seconds << " s)\n\n"
             << std::flush;
   BenchCluster cluster("idle");
-  SeedPlainRoutes(cluster, options.idle_routes);
+  cluster.SeedPlainRoutes(0, options.idle_routes);
   cluster.StartReplicas(3, DefaultRateLimits(ControllerFlags{}));
   CHECK(cluster.WaitReady(std::chrono::seconds(60))) << "replicas not ready";
   WaitAllEntries(cluster, static_cast<size_t>(options.idle_routes), SteadyClock::now(),
@@ -337,7 +325,7 @@ ScaleRun MeasureScale(const BenchOptions& options, const ControllerFlags& flags)
   ScaleRun run;
   BenchCluster cluster("scale");
   auto seed_start = SteadyClock::now();
-  SeedPlainRoutes(cluster, count);
+  cluster.SeedPlainRoutes(0, count);
   std::cerr << "  seeded " << count << " routes in " << Fmt("%.1f", Since(seed_start)) << " s"
             << std::endl;
 
