@@ -177,6 +177,14 @@ Status Server::StartListener(const std::string& listen) {
   mg_callbacks callbacks{};
   callbacks.log_message = LogMessage;
   callbacks.init_connection = &Server::InitConnection;
+  // Why begin_request, not mg_set_request_handler after mg_start2: the
+  // listener accepts as soon as it starts, and a request that came before
+  // the handler was set got civetweb's own answer (a restart's first
+  // DELETE was a 405 "DELETE method not allowed"). Every request is ours.
+  callbacks.begin_request = [](mg_connection* conn) -> int {
+    const mg_request_info* info = mg_get_request_info(conn);
+    return Server::HandleRequest(conn, info != nullptr ? info->user_data : nullptr) != 0 ? 1 : 0;
+  };
   char error[256] = "";
   mg_init_data init{};
   init.callbacks = &callbacks;
@@ -190,7 +198,6 @@ Status Server::StartListener(const std::string& listen) {
     return Status(StatusCode::kUnavailable,
                   "cannot listen on " + listen + ": " + std::string(error));
   }
-  mg_set_request_handler(ctx_, "/", &Server::HandleRequest, this);
   mg_server_port sp[4];
   int n = mg_get_server_ports(ctx_, 4, sp);
   if (n < 1) return Status(StatusCode::kInternal, "civetweb reports no listening port");
