@@ -303,48 +303,19 @@ void Engine::OnWrite(int writer, const StoredObject& before, const StoredObject&
     const Duration adjusted = raw - api_.request_injected();
     result_.failover_raw.push_back(raw);
     result_.failover_adjusted.push_back(adjusted);
-    if (!o_.legacy_checker) {
-      ++result_.failovers;
-      result_.max_failover_gap = std::max(result_.max_failover_gap, adjusted);
-      Trace("failover: change written " + Ms(raw) + " after it was made, " + Ms(adjusted) +
-            " less the " + Ms(api_.request_injected()) +
-            " the simulator injected into its request (bound " + Ms(probe_->bound) + ")");
-      if (adjusted > probe_->bound) {
-        Fail("failover: change of " + probe_->key + " written " + Ms(adjusted) +
-             " after it was made (" + Ms(raw) + " raw, less the delay injected into its "
-             "request), more than the bound (" + Ms(probe_->bound) +
-             (o_.takeover == lease::TakeoverMode::kOff
-                  ? ": lease interval + retry)"
-                  : ": crash -> next change written, with the takeover)") +
-             "; " + ProbeCircumstances());
-      }
-      probe_.reset();
-      return;
-    }
-    const SteadyTime seen = ProbeStart();
-    // Why less the write's own stall: the simulated network held that
-    // request back up to 1 s past its usual latency, as a watch's lag
-    // delays `seen`; neither is the fleet's doing (partitioned steady seeds
-    // 211260960261518 and 104877576859857: D 1.3-1.4 s learnt from a
-    // leader whose watch events stalled, the stretch, then a takeover PUT
-    // held back 0.8 s: 3.04-3.08 s).
-    const Duration backlog_stall = BacklogStall(writer, seen);
-    const Duration gap = clock_.Now() - seen - api_.request_stall() - backlog_stall;
     ++result_.failovers;
-    result_.max_failover_gap = std::max(result_.max_failover_gap, gap);
-    Trace("failover: change written after " + Ms(clock_.Now() - probe_->changed) + ", " +
-          Ms(gap) + " after a live, synced replica's watch or list brought it (or the last lost "
-          "race), less the " + Ms(backlog_stall) + " the network held back its earlier writes and the " +
-          Ms(api_.request_stall()) + " its request was held back (bound " + Ms(probe_->bound) +
-          ")");
-    if (gap > probe_->bound) {
-      Fail("failover: change of " + probe_->key + " written " + Ms(gap) +
-           " after a live, synced replica's watch or list brought it (or the last lost race; "
-           "less its request's stall), more than the bound (" +
-           Ms(probe_->bound) +
+    result_.max_failover_gap = std::max(result_.max_failover_gap, adjusted);
+    Trace("failover: change written " + Ms(raw) + " after it was made, " + Ms(adjusted) +
+          " less the " + Ms(api_.request_injected()) +
+          " the simulator injected into its request (bound " + Ms(probe_->bound) + ")");
+    if (adjusted > probe_->bound) {
+      Fail("failover: change of " + probe_->key + " written " + Ms(adjusted) +
+           " after it was made (" + Ms(raw) + " raw, less the delay injected into its "
+           "request), more than the bound (" + Ms(probe_->bound) +
            (o_.takeover == lease::TakeoverMode::kOff
                 ? ": lease interval + retry)"
-                : ": crash -> next change written, with the takeover)"));
+                : ": crash -> next change written, with the takeover)") +
+           "; " + ProbeCircumstances());
     }
     probe_.reset();
   }
@@ -358,38 +329,9 @@ std::string Engine::ProbeCircumstances() const {
          Ms(*probe_->seen - probe_->changed);
 }
 
-Duration Engine::BacklogStall(int writer, SteadyTime since) const {
-  // Why: a replica writes its backlog (changes made before the probe's,
-  // oldest first) with its lease workers, so a request of that backlog the
-  // simulated network held back (up to 1 s past its usual latency, 5% of
-  // requests each way) holds the probe's write back as long, divided among
-  // the workers; like the probe's own stall and the watch's lag, not the
-  // fleet's doing (claims seed 39613377831241: a namespace left the shard
-  // 19 ms before the probe, the new leader had 12 removals to write first,
-  // two of them stalled 0.95 and 0.87 s: 3.17 s).
-  if (writer < 0 || static_cast<size_t>(writer) >= slots_.size() || !probe_) return Duration::zero();
-  Duration held = Duration::zero();
-  for (const HeldRequest& r : held_requests_) {
-    if (r.writer == writer && r.sent >= since && r.key != probe_->key) held += r.held;
-  }
-  const int workers = std::max(1, slots_[static_cast<size_t>(writer)].spec.lease_workers);
-  return held / workers;
-}
-
 SteadyTime Engine::ProbeStart() const {
   // The honest checker counts from the change itself (issue 46).
-  if (!o_.legacy_checker) return probe_->changed;
-  // Why the last lost race: the racing peer that won it writes nothing
-  // more, like a new leader that died at once, so it is a crash of the
-  // fleet's leader, and the bound (crash -> next change written) counts
-  // from it: from when the loser's 409 reached it (its answer may be held
-  // back too; failover seed 243375101546207: answered 1 s after the race)
-  // (issue 23's soak at 73a49b2: failover seed 221454569952166, one host
-  // change moved four routes and the survivor lost three races in a row on
-  // its way to the probe's route, 3.8 s after it arrived and 0.9 s after
-  // the last race).
-  const SteadyTime seen = std::max(probe_->changed, probe_->seen.value_or(probe_->changed));
-  return std::max(seen, last_race_);
+  return probe_->changed;
 }
 
 void Engine::SeenBy(int replica, int64_t probe_seq) {
@@ -434,13 +376,9 @@ void Engine::Owner(const std::string& what, const std::function<void()>& op) {
       // owner's next change).
       const SteadyTime seen = ProbeStart();
       const Duration gap = clock_.Now() - seen;
-      // Why the sync exception only in the legacy checker: a user sees the
-      // change unwritten whichever replica was syncing (issue 46).
-      const bool excused = o_.legacy_checker && !probe_->seen && probe_->awaiting_sync;
-      if (gap > probe_->bound && !excused) {
+      if (gap > probe_->bound) {
         Fail("failover: change of " + probe_->key + " not written " + Ms(gap) +
-             (o_.legacy_checker ? " after a live, synced replica's watch or list brought it"
-                                : " after it was made") +
+             " after it was made" +
              ", when an owner replaced it (bound " + Ms(probe_->bound) + "); " +
              ProbeCircumstances());
       }
@@ -638,29 +576,9 @@ Duration Engine::FailoverBound() const {
   // the default flags (docs/design.md section 9); lease expiry without the
   // takeover.
   if (o_.takeover == lease::TakeoverMode::kOff) return o_.lease_interval + o_.lease_retry;
-  // Why the slow leader's own bound: its writes take 1 s by design, and the
-  // scenario asserts that it is not overrun (the PUT bound), so a takeover
-  // must wait out twice its cadence (D = 2 x p95 of its gaps, which reach
-  // 2-2.6 s with changes queued behind a 1 s PUT) plus jitter, then pays
-  // the 1 s PUT itself: 3-8.3 s over 300 partitioned seeds (1000..1299).
-  // The promise left for a leader this slow is the lease's: expiry bounds
-  // every deferral, as without the takeover (docs/design.md section 3).
-  //
-  // Why plus the backlog: a change waits behind the changes still unwritten
-  // when it was made, and with 1 s PUTs a new leader with one lease worker
-  // writes one a second (partitioned slow-leader seed 256506158515051: a
-  // namespace change had left 12 routes to write before the leader was cut
-  // off; the probe's change, made then, was written 18.5 s after it, 13 s
-  // after the takeover, in the order the changes came). Counted from the
-  // server's state and the oracle when the change is made (its own write
-  // included), 1.1 s each (the simulated PUT's two 500-514 ms legs, plus
-  // its 5% stalls).
-  // The honest checker keeps 3 s here too (issue 46): the backlog and the
-  // slow leader's pace are the controller's to meet; the 500 ms the
-  // simulator adds to the write's own request is left out of the figure.
-  if (o_.scenario == Scenario::kSlowLeader && o_.legacy_checker) {
-    return o_.lease_interval + o_.lease_retry + UnwrittenChanges() * milliseconds(1100);
-  }
+  // Why the slow leader's 3 s too: the backlog and the slow leader's
+  // pace are the controller's to meet; the 500 ms the simulator adds to
+  // the write's own request is left out of the figure (issue 46).
   return kFailoverBound;
 }
 
@@ -689,9 +607,6 @@ bool Engine::RaceTakeover(int writer, const std::string& key) {
   if (!slot.live || slot.live->LeaseState() != lease::LeaseState::kFollower) return false;
   if (lease::UniformUnit(race_rng_) >= 0.5) return false;
   ++races_injected_;
-  // Raised to when the loser's 409 arrives (the answer observer); set now
-  // too, for a loser that never gets its answer (it crashed).
-  last_race_ = std::max(last_race_, clock_.Now());
   Trace("fault: a racing peer lands replica " + std::to_string(writer) + "'s takeover of " + key +
         " first");
   return true;

@@ -140,13 +140,8 @@ class Engine {
   // could not list namespaces until 59 s: RBAC 403 at start, then the
   // relist backoff).
   void SeenBy(int replica, int64_t probe_seq);
-  // When the probe's bound starts: the later of when a live, synced replica
-  // received the change (else the change) and the last lost race. Needs probe_.
+  // When the probe's bound starts: the change (issue 46). Needs probe_.
   SteadyTime ProbeStart() const;
-  // How long the network held back `writer`'s requests on other routes
-  // sent since `since` (its backlog ahead of the probe's write), divided by
-  // its lease workers. Needs probe_.
-  Duration BacklogStall(int writer, SteadyTime since) const;
   void At(SteadyTime t, std::function<void()> fn) { scheduler_.At(t, std::move(fn)); }
   void After(Duration d, std::function<void()> fn) { scheduler_.After(d, std::move(fn)); }
   SteadyTime T(Duration since_start) const { return clock_.start() + since_start; }
@@ -205,11 +200,10 @@ class Engine {
   // live replica remembers per route stays bounded.
   void CheckRecords(bool settled);
   void CheckAdmissionGauge();
-  void CheckBounds();
   // The write and PUT bounds with allowances only for what the simulator
   // injected and counted (crashes, partitions, lost races, stalled status
-  // writes): issue 46's checker, the default.
-  void CheckHonestBounds();
+  // writes): issue 46's checker.
+  void CheckBounds();
   // Per route whose PUTs are rejected: its per-key backoff bound.
   void CheckBackoffBounds();
   void CheckFight();
@@ -277,16 +271,6 @@ class Engine {
   std::mt19937_64 race_rng_;
   bool races_ = false;
   int64_t races_injected_ = 0;
-  SteadyTime last_race_{};  // when the loser of the last race got its 409
-  // Requests on one object the simulated network held back (SimApi's
-  // answer observer), for BacklogStall.
-  struct HeldRequest {
-    int writer = 0;
-    std::string key;
-    SteadyTime sent{};
-    Duration held{};
-  };
-  std::vector<HeldRequest> held_requests_;
   int partitions_ = 0;  // leaders partitioned so far
   // Perturbation: the route whose status PUTs always fail until the last
   // change; its changes, PUTs and writes are outside the bounds (its own

@@ -62,7 +62,7 @@ void Usage() {
                "  [--put-latency-ms=N] [--list-page-delay-ms=N] [--opaque-versions=0|1]\n"
                "  [--watch-drops-per-minute=X] [--compactions-per-minute=X]\n"
                "  [--drop-event-probability=P] [--max-failures=N] [--all-failures] [--vlog=N]\n"
-               "  [--random-seeds] [--perturb=0|1] [--partition=0|1] [--legacy-checker=0|1]\n"
+               "  [--random-seeds] [--perturb=0|1] [--partition=0|1]\n"
                "  [--mutant=none|slow-takeover|double-write|no-takeover] [--probe-lines]\n"
                "scenarios: steady chaos failover fight claims outage slow-leader\n";
 }
@@ -194,8 +194,6 @@ int main(int argc, char** argv) {
         base.perturb = v != "0";
       } else if (Flag(arg, "partition", &v)) {
         base.partition = v != "0";
-      } else if (Flag(arg, "legacy-checker", &v)) {
-        base.legacy_checker = v != "0";
       } else if (Flag(arg, "mutant", &v)) {
         bool found = false;
         for (auto m : {routestatus::sim::Mutant::kNone, routestatus::sim::Mutant::kSlowTakeover,

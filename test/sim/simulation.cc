@@ -96,7 +96,6 @@ std::string ReproCommand(const SimOptions& o, const std::string& binary) {
     out << " --opaque-versions=" << (o.opaque_versions ? 1 : 0);
   }
   if (o.mutant != d.mutant) out << " --mutant=" << MutantName(o.mutant);
-  if (o.legacy_checker != d.legacy_checker) out << " --legacy-checker=1";
   return out.str();
 }
 

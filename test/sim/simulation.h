@@ -116,14 +116,6 @@ struct SimOptions {
   double drop_event_probability = 0;
   // The controller under test; kNone in every run but the mutation check.
   Mutant mutant = Mutant::kNone;
-  // The checker as it was before issue 46 (f2f0240): the failover gap from
-  // the change's first delivery to a synced replica or the last lost race,
-  // less the stalls of the writer's backlog; PUT and write allowances for
-  // stalled GETs and watch events, owners' 409s, stale views and the slow
-  // leader's N - 1. Only for make test's fixed ranges while the controller
-  // cannot meet the honest bounds (test/sim/README.md); false everywhere
-  // else, route-sim and the soak included.
-  bool legacy_checker = false;
 };
 
 // What one run measured and which assertions failed. Value type.
@@ -148,8 +140,7 @@ struct SimResult {
   int64_t startup_puts = 0;
   int crashes = 0;
   int failovers = 0;  // measured leader crashes
-  // The checked failover figure's largest value: the honest adjusted figure
-  // below, or the legacy gap with legacy_checker.
+  // The checked failover figure's largest value (the adjusted figure below).
   Duration max_failover_gap = Duration::zero();
   // Per failover probe written (crash or partition), in order: from the
   // change's commit on the API server to the commit of the write that
