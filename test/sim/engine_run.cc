@@ -33,10 +33,7 @@ SimResult Engine::Run() {
   api_.SetDeliveryObserver([this](Kind kind, const std::string& key, int64_t seq, int receiver) {
     // Why: a change is written no earlier than a live replica's watch (or
     // relist) brings it; the failover bound counts from then (Probe::seen).
-    if (probe_ && !probe_->seen && kind == Kind::kRoute && key == probe_->key &&
-        seq >= probe_->seq) {
-      SeenBy(receiver, probe_->seq);
-    }
+    if (kind == Kind::kRoute) ProbeDelivered(key, seq, receiver);
   });
   const bool fight = o_.scenario == Scenario::kFight;
   int first = 0;
@@ -178,6 +175,7 @@ SimResult Engine::Run() {
   const SteadyTime settle = clock_.Now() + std::chrono::minutes(30);
   RunUntil(settle, true);
   if (clock_.Now() >= settle) Fail("did not settle within 30 minutes after the last change");
+  FinishProbes();
   result_.simulated = clock_.Elapsed();
   Trace("fiber resumes: " + std::to_string(resumes_));
 
