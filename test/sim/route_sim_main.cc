@@ -296,11 +296,11 @@ int main(int argc, char** argv) {
       for (const routestatus::sim::ProbeFigure& p : r.failover) {
         s.probes.push_back(p);
         // One line per probe for test/sim/soak.sh's percentiles over
-        // processes: raw, measured and moved in ms, and the clock's start.
+        // processes: raw, measured and moved in ms, the clock's start, the seed.
         if (probe_lines) {
           std::cout << "PROBE " << routestatus::sim::ScenarioName(scenario) << " " << ToMs(p.raw)
                     << " " << ToMs(p.measured) << " " << ToMs(p.moved) << " "
-                    << routestatus::sim::ClockStartName(p.start) << "\n";
+                    << routestatus::sim::ClockStartName(p.start) << " " << seed << "\n";
         }
       }
       s.max_gap_ms = std::max<int64_t>(
