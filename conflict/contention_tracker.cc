@@ -128,11 +128,16 @@ bool ContentionTracker::WrittenSinceWeStarted(SystemTime written_at) const {
   return written_at >= started_ - options_.listed_skew;
 }
 
+bool ContentionTracker::WrittenJustBeforeWeStarted(SystemTime written_at) const {
+  return !WrittenSinceWeStarted(written_at) &&
+         written_at >= started_ - options_.listed_skew - options_.listed_recent;
+}
+
 void ContentionTracker::Listed(const std::string& uid, const std::string& route_key,
                                const RouteIngress& entry, const RouteIngress* desired,
                                Difference difference, SystemTime written_at) {
   if (desired == nullptr || difference != Difference::kConfiguration) return;
-  if (!WrittenSinceWeStarted(written_at)) return;
+  if (!WrittenSinceWeStarted(written_at) && !WrittenJustBeforeWeStarted(written_at)) return;
   VLOG(2) << "contention: " << route_key
           << " was listed with an entry a router configured differently wrote "
           << std::chrono::duration_cast<std::chrono::milliseconds>(written_at - started_).count()

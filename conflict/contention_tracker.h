@@ -36,6 +36,10 @@ struct ContentionTrackerOptions {
   // lastTransitionTimes and a writer's clock a little behind ours (see
   // Listed).
   Duration listed_skew = std::chrono::seconds(1);
+  // And one written in the `listed_recent` before that may be a live
+  // router started with us: replicas started at once on a loaded node
+  // start seconds apart (see Listed and TrackerGate::EntriesListed).
+  Duration listed_recent = std::chrono::seconds(5);
 };
 
 // A point-in-time copy of the tracker for metrics and tests.
@@ -125,15 +129,18 @@ class ContentionTracker {
   // from `desired` in what only the configuration decides (kConfiguration)
   // counts as Appeared. So a replica that lists after a router configured
   // differently has written every route notices the fight instead of
-  // overwriting them all once. An entry written before we started is what
-  // a previous configuration of ours may have left: not contention, we
-  // overwrite it.
+  // overwriting them all once. So does one written in the listed_recent
+  // before that (WrittenJustBeforeWeStarted), which the gate passes only
+  // when many were listed. An entry written earlier is what a previous
+  // configuration of ours may have left: not contention, we overwrite it.
   void Listed(const std::string& uid, const std::string& route_key,
               const kubeclient::RouteIngress& entry, const kubeclient::RouteIngress* desired,
               Difference difference, SystemTime written_at);
   // True when an entry written at `written_at` (writer's wall clock) counts
   // as written since the tracker was made, less listed_skew (see Listed).
   bool WrittenSinceWeStarted(SystemTime written_at) const;
+  // True when it was written in the listed_recent before that.
+  bool WrittenJustBeforeWeStarted(SystemTime written_at) const;
   // Another writer removed our router name's entry of `uid` (`old_entry`).
   // Without `desired` we would remove it too: not contention (it ends a
   // suspicion). Otherwise a view difference.

@@ -30,13 +30,21 @@ void TrackerGate::EntriesListed(const std::vector<ListedEntry>& listed) {
     const auto written = NewestConditionTime(l.entry);
     if (!written) continue;
     const SystemTime written_at{std::chrono::seconds(*written)};
-    if (!tracker_.WrittenSinceWeStarted(written_at)) continue;
+    const bool since_start = tracker_.WrittenSinceWeStarted(written_at);
+    if (!since_start && !tracker_.WrittenJustBeforeWeStarted(written_at)) continue;
     // Why: an entry written for an older spec (the host or wildcard policy
     // changed since, and its write is still pending) differs from ours
     // without any router being configured differently. Only an entry that
     // fits the route's current spec can tell of another configuration.
     if (!EntryFitsSpec(route, l.entry)) continue;
-    (HostAloneDiffers(route, l.entry, *l.desired) ? ambiguous : clear).push_back({&l, written_at});
+    // Why an entry written just before we started is ambiguous too: it is
+    // a live router started with us (a fleet started at once on a loaded
+    // node starts its replicas seconds apart, and the last one overwrote
+    // every route the first had written: issue 59's loaded fight, 40
+    // writes for 20 routes), or a previous configuration of ours that
+    // wrote it just before it stopped. Many at once are the former.
+    const bool ambiguous_entry = !since_start || HostAloneDiffers(route, l.entry, *l.desired);
+    (ambiguous_entry ? ambiguous : clear).push_back({&l, written_at});
   }
   if (ambiguous.size() > static_cast<size_t>(tracker_.options().limit)) {
     clear.insert(clear.end(), ambiguous.begin(), ambiguous.end());

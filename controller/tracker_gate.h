@@ -31,10 +31,13 @@ class TrackerGate final : public ContentionGate {
   // an explicit host or the wildcard policy differs (written for an older
   // spec). An entry of a route without spec.host whose host alone differs
   // is ambiguous: another hostname template, or a spec.host cleared since
-  // it was written. Those are reported only when more than the tracker's
-  // limit of them, written since we started, were listed: one or a few are
-  // explained by spec changes, and overwriting them stays within a fight's
-  // bound anyway; many at once are a router configured differently.
+  // it was written. So is an entry written just before we started (the
+  // tracker's listed_recent): a live router started with us, or a previous
+  // configuration of ours. Those are reported only when more than the
+  // tracker's limit of them were listed: one or a few are explained by
+  // spec changes or a configuration that just stopped, and overwriting them
+  // stays within a fight's bound anyway; many at once are a router
+  // configured differently.
   void EntriesListed(const std::vector<ListedEntry>& listed) override;
   void Forget(const std::string& uid) override { tracker_.Forget(uid); }
   bool IsChangeContended(const std::string& uid, bool beyond_view) override {

@@ -233,7 +233,7 @@ void BackoffWriteLease::Extend(const std::string& key, EntryWriter writer) {
         ++others_seen_;
         takeover_.ForeignWrite(now, holding, key_held_since);
         VLOG(3) << options_.name << ": leader wrote " << key << "; deadline "
-                << Ms(takeover_.estimator().Deadline()) << "ms";
+                << Ms(takeover_.Deadline()) << "ms";
       }
       FollowLocked(std::min(tick_ + 1, kMaxTick), now);
     } else if (peer && state_ == LeaseState::kLeader && options_.leader_follows_foreign_extend) {
@@ -328,7 +328,7 @@ std::optional<std::string> BackoffWriteLease::PickTakeoverLocked(SteadyTime now,
   slot.taking_over = true;
   UpdateHeldLocked(slot, now);
   VLOG(2) << options_.name << ": no progress by the leader within "
-          << Ms(takeover_.estimator().Deadline()) << "ms (+ jitter); taking over " << picked;
+          << Ms(takeover_.Deadline()) << "ms (+ jitter); taking over " << picked;
   return picked;
 }
 
@@ -471,7 +471,7 @@ void BackoffWriteLease::RunPicked(const std::string& key, std::unique_lock<std::
         outcome.write_latency > Duration::zero() ? outcome.write_latency : now - started;
     takeover_.ProbeAnswered(latency);
     VLOG(3) << options_.name << ": our write of " << key << " was answered in " << Ms(latency)
-            << "ms; deadline now " << Ms(takeover_.estimator().Deadline()) << "ms";
+            << "ms; deadline now " << Ms(takeover_.Deadline()) << "ms";
   }
   if (effects.new_wait) takeover_.LostWrite(now);
   ApplyLocked(effects.apply, now, fired);
@@ -588,8 +588,8 @@ LeaseSnapshot BackoffWriteLease::Snapshot() const {
   s.pending_keys = 0;
   s.running_keys = 0;
   s.progress_samples = takeover_.estimator().total();
-  s.takeover_deadline = takeover_.enabled() ? takeover_.estimator().Deadline() : Duration::zero();
-  s.progress_quantile = takeover_.estimator().Quantile();
+  s.takeover_deadline = takeover_.enabled() ? takeover_.Deadline() : Duration::zero();
+  s.progress_quantile = takeover_.Quantile();
   for (const auto& [key, slot] : slots_) {
     if (slot.work) ++s.pending_keys;
     if (slot.running) ++s.running_keys;

@@ -14,6 +14,7 @@ const std::pair<const char*, bool LeaseRules::*> kRules[] = {
     {"stretch-caps", &LeaseRules::stretch_caps},
     {"expiry-waits-for-takeover", &LeaseRules::expiry_waits_for_takeover},
     {"lead-uncontested", &LeaseRules::lead_uncontested},
+    {"late-peer-samples", &LeaseRules::late_peer_samples},
 };
 
 }  // namespace

@@ -32,6 +32,12 @@ struct LeaseRules {
   // itself while it was out (we began following, or a peer's write reached
   // our watch while we followed).
   bool lead_uncontested = true;
+  // A peer's write of a key we held that came later than D, but within
+  // twice our own last write's answer time, is a sample too, of a second
+  // estimator; D is the larger of the two, so never smaller than without
+  // it (a restarted replica learns a slow leader's pace from its peers, not
+  // from contested takeovers).
+  bool late_peer_samples = true;
 };
 
 // The rules' names, in the order above ("own-write-samples", ...).

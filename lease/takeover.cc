@@ -76,10 +76,19 @@ void DeadlineEstimator::Add(Duration sample) {
 }
 
 TakeoverTimer::TakeoverTimer(TakeoverOptions options, Duration cap, uint64_t seed)
-    : options_(options), estimator_(options_, cap), rng_(seed) {}
+    : options_(options), estimator_(options_, cap), with_late_(options_, cap), rng_(seed) {}
+
+Duration TakeoverTimer::Deadline() const {
+  if (!options_.rules.late_peer_samples) return estimator_.Deadline();
+  return std::max(estimator_.Deadline(), with_late_.Deadline());
+}
+
+Duration TakeoverTimer::Quantile() const {
+  return Deadline() > estimator_.Deadline() ? with_late_.Quantile() : estimator_.Quantile();
+}
 
 Duration TakeoverTimer::Jittered(double draw) const {
-  const Duration d = estimator_.Deadline();
+  const Duration d = Deadline();
   const Duration full = std::min(
       options_.max_jitter,
       Duration(static_cast<int64_t>(static_cast<double>(d.count()) * options_.jitter)));
@@ -120,7 +129,17 @@ void TakeoverTimer::ForeignWrite(SteadyTime now, bool holding,
   if (holding && sample_ && (key_held_since || !held_key)) {
     const SteadyTime from = held_key ? std::max(wait_start_, *key_held_since) : wait_start_;
     const Duration waited = now - from;
-    if (waited <= estimator_.Deadline()) estimator_.Add(waited);
+    // Why a longer wait only in with_late_, and only within twice our own
+    // write's answer time: it is a leader as slow as the API server is for
+    // us, or another follower's takeover of a dead leader (at about its own
+    // deadline) or a watch that lags ours; in the estimator every failover
+    // observed would make the next one slower.
+    if (waited <= estimator_.Deadline()) {
+      estimator_.Add(waited);
+      with_late_.Add(waited);
+    } else if (options_.rules.late_peer_samples && waited <= 2 * own_latency_) {
+      with_late_.Add(waited);
+    }
   }
   StartWait(now, true);
 }
@@ -128,8 +147,11 @@ void TakeoverTimer::ForeignWrite(SteadyTime now, bool holding,
 void TakeoverTimer::Probe() { sample_ = false; }
 
 void TakeoverTimer::ProbeAnswered(Duration latency) {
-  if (!enabled() || !options_.rules.own_write_samples) return;
+  if (!enabled()) return;
+  own_latency_ = latency;
+  if (!options_.rules.own_write_samples) return;
   estimator_.Add(latency);
+  with_late_.Add(latency);
 }
 
 void TakeoverTimer::LostWrite(SteadyTime now) {

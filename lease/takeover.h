@@ -84,13 +84,17 @@ class DeadlineEstimator {
 // was held), at each peer write, and after each lost or failed write; held
 // work is taken over once the wait exceeds D plus its jitter. A sample is
 // (a) a wait that ended in a peer write of a key we held, measured from
-// when we began holding that key if later, and no longer than D (a longer
-// one is most likely another follower's takeover of a dead leader); a wait
+// when we began holding that key if later, and no longer than D; a wait
 // during which we probed, or that a lost write started, is none (its end is
 // the write we raced); or (b) the answer time of our own probe or election
-// write (the write latency the leader pays too). So a leader that keeps
-// writing is not overrun, a slow API server is learnt from our own probe,
-// and a dead leader is taken over about D after the first change we hold.
+// write (the write latency the leader pays too). A wait longer than D that
+// (a) would count is a leader slower than we learnt, or another follower's
+// takeover of a dead leader, or our watch lagging: when it is within twice
+// our last write's answer time (the server is that slow for us too) it
+// feeds a second estimator, and D is the larger of the two
+// (LeaseRules::late_peer_samples), so it can raise D, never lower it. So a leader that keeps writing is not overrun, a slow
+// API server is learnt from our own probe or a peer's late write, and a
+// dead leader is taken over about D after the first change we hold.
 class TakeoverTimer {
  public:
   // `cap`: the largest D (the lease interval).
@@ -113,6 +117,10 @@ class TakeoverTimer {
   // When held work is due for takeover; nullopt when off.
   std::optional<SteadyTime> WaitDue() const;
 
+  // D: the estimator's, or the larger of both with late peer samples.
+  Duration Deadline() const;
+  Duration Quantile() const;  // of the estimator that sets D
+  // Every sample but the late peer writes (the rule's "without").
   const DeadlineEstimator& estimator() const { return estimator_; }
 
  private:
@@ -121,6 +129,9 @@ class TakeoverTimer {
 
   const TakeoverOptions options_;
   DeadlineEstimator estimator_;
+  // Every sample, and the late peer writes too (LeaseRules::late_peer_samples).
+  DeadlineEstimator with_late_;
+  Duration own_latency_{};  // our last answered write's (ProbeAnswered)
   std::mt19937_64 rng_;
   SteadyTime wait_start_{};
   double draw_ = 0;      // the current wait's jitter draw

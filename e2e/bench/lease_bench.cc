@@ -312,6 +312,15 @@ struct SlowRow {
   // previous kill (that one has mostly not learnt the slow pace yet: its D
   // is usually still the 500 ms floor).
   std::vector<double> failover_by_veteran_s;
+  // The replica restarted after the previous kill, just before each kill:
+  // its D (routestatus_lease_takeover_deadline_seconds), and how many
+  // failovers it took over.
+  std::vector<double> restarted_deadline_s;
+  int failover_by_restarted = 0;
+  // Status write requests and 409s on the server from the first kill to
+  // the end (a 409 is a contested write; the replicas' own counters restart
+  // with them).
+  Puts kills_puts;
   double deadline_s = 0;  // as in LeaseRow, at the end
   double wait_q95_s = 0;
   std::string load;  // load averages when the row ended
@@ -362,10 +371,18 @@ SlowRow MeasureSlow(const BenchOptions& options, const LeaseConfig& config) {
   // when the followers have learnt 1 s writes (the simulator's slow-leader
   // scenario predicts it; this is the real fleet's figure).
   int restarted = -1;  // the replica restarted after the previous kill
+  const ServerWrites kills_before = cluster.Writes();
   for (int k = 0; row.failed.empty() && k < config.kills; ++k) {
     if (config.name != "naive") {
       row.failed = NudgeUntilLeader(cluster, model, 3, &row.leaderless_s);
       if (!row.failed.empty()) break;
+    }
+    if (restarted >= 0 && config.name != "naive") {
+      auto samples = cluster.replicas().at(restarted).Scrape();
+      if (samples.ok()) {
+        row.restarted_deadline_s.push_back(
+            SumSamples(*samples, "routestatus_lease_takeover_deadline_seconds", {}));
+      }
     }
     std::string why;
     bool write_failed = false;
@@ -379,12 +396,14 @@ SlowRow MeasureSlow(const BenchOptions& options, const LeaseConfig& config) {
     row.failover_s.push_back(s);
     const bool by_restarted = new_leader >= 0 && new_leader == restarted;
     if (config.name != "naive" && !by_restarted) row.failover_by_veteran_s.push_back(s);
+    if (config.name != "naive" && by_restarted) ++row.failover_by_restarted;
     restarted = victim;
     if (write_failed) ++row.failovers_with_write_errors;
     std::cerr << "    slow " << config.name << " kill " << (k + 1) << ": " << Fmt("%.2f", s)
               << " s" << (by_restarted ? " (the replica restarted last took over)" : "")
               << std::endl;
   }
+  row.kills_puts = Between(kills_before, cluster.Writes());
   row.deadline_s = MaxGauge(cluster.replicas(), "routestatus_lease_takeover_deadline_seconds");
   row.wait_q95_s = MaxGauge(cluster.replicas(), "routestatus_lease_progress_wait_seconds");
   cluster.server().faults().Clear();
@@ -514,7 +533,8 @@ void RunSlowLeader(const BenchOptions& options) {
   Table slow({"settings", "changes (need a write)", "requests", "409s", "requests/change",
               "takeovers lost", "converged after last change (s)", "kills",
               "failover p50 / p99 / max (s)", "of which not by the replica restarted last: n, p50 / max (s)",
-              "kills with a failed write",
+              "by the replica restarted last", "its D before the next kill: p50 / max (s)",
+              "kills: requests (409s)", "kills with a failed write",
               "creates with no leader (max s)", "D / wait q95 (s)", "load at end (1/5/15 min)"});
   for (const LeaseConfig& config : configs) {
     std::cerr << "  measuring slow leader, " << config.name << " ..." << std::endl;
@@ -533,6 +553,12 @@ void RunSlowLeader(const BenchOptions& options) {
                      : Fmt("%zu, %.2f / %.2f", r.failover_by_veteran_s.size(),
                            Percentile(r.failover_by_veteran_s, 0.5),
                            Percentile(r.failover_by_veteran_s, 1.0)),
+                 config.name == "naive" ? "-" : std::to_string(r.failover_by_restarted),
+                 r.restarted_deadline_s.empty()
+                     ? "-"
+                     : Fmt("%.2f / %.2f", Percentile(r.restarted_deadline_s, 0.5),
+                           Percentile(r.restarted_deadline_s, 1.0)),
+                 Fmt("%.0f (%.0f)", r.kills_puts.attempts, r.kills_puts.conflicts),
                  std::to_string(r.failovers_with_write_errors),
                  r.leaderless_s.empty() ? "0"
                                         : Fmt("%zu (%.2f)", r.leaderless_s.size(),
@@ -556,11 +582,12 @@ void RunSlowLeader(const BenchOptions& options) {
                    "with no leader. Not by the replica restarted last: the failovers whose "
                    "new leader (the replica reporting itself leader once the route was "
                    "written) is not the one restarted after the previous kill; that one has "
-                   "seen a few slow writes only, and its D is usually still the 500 ms floor "
-                   "(a peer's write that took longer than D is no sample). D / wait q95: as "
-                   "in (g), at the end. Takeovers lost: "
+                   "seen a few slow writes only. Its D before the next kill: that replica's "
+                   "routestatus_lease_takeover_deadline_seconds scraped just before the "
+                   "kill. D / wait q95: as in (g), at the end. Takeovers lost: "
                    "routestatus_lease_takeovers_total{outcome=\"lost\"} summed over the "
-                   "replicas after the changes, before the kills.\n",
+                   "replicas after the changes, before the kills; kills: the server's "
+                   "status write requests and 409s from the first kill to the end.\n",
                    options.failover_routes, options.slow_latency_ms, options.slow_changes,
                    options.slow_rate, options.slow_latency_ms, options.changes_between_kills);
   std::cout << table_md << "\n" << legend;

@@ -123,10 +123,10 @@ TEST_F(TrackerTest, EntryCreatedByAnotherConfigurationIsContended) {
 
 // Issue 13, start-up race: the initial list is read as if we had watched
 // since we started. An entry a router configured differently wrote after
-// we started is contended at once, so we do not overwrite every route once
-// before noticing the fight. One written before we started (a previous
-// configuration of ours), one differing only in host claims, one equal to
-// ours, and one where we would have no entry are not.
+// we started (or just before) is contended at once, so we do not overwrite
+// every route once before noticing the fight. One written well before we
+// started (a previous configuration of ours), one differing only in host
+// claims, one equal to ours, and one where we would have no entry are not.
 TEST_F(TrackerTest, ListedEntryWrittenSinceWeStartedByAnotherConfigurationIsContended) {
   ContentionTracker t(clock_, Options());
   const RouteIngress ours = Entry("a.example.com"), theirs = Entry("a.other.com");
@@ -140,7 +140,12 @@ TEST_F(TrackerTest, ListedEntryWrittenSinceWeStartedByAnotherConfigurationIsCont
   t.Listed("w", "ns/w", theirs, &ours, d, started - seconds(1));
   EXPECT_TRUE(t.IsChangeContended("w"));
 
-  t.Listed("v", "ns/b", theirs, &ours, d, started - seconds(2));
+  // Written in the 5 s before that (listed_recent): a live router started
+  // with us, passed by the gate only when many were listed (issue 59).
+  t.Listed("r", "ns/r", theirs, &ours, d, started - seconds(5));
+  EXPECT_TRUE(t.IsChangeContended("r"));
+
+  t.Listed("v", "ns/b", theirs, &ours, d, started - seconds(7));
   EXPECT_FALSE(t.IsChangeContended("v"));
   t.Listed("x", "ns/c", theirs, &ours, ContentionTracker::Difference::kView, started);
   EXPECT_FALSE(t.IsChangeContended("x"));
@@ -148,7 +153,7 @@ TEST_F(TrackerTest, ListedEntryWrittenSinceWeStartedByAnotherConfigurationIsCont
   EXPECT_FALSE(t.IsChangeContended("y"));
   t.Listed("z", "ns/e", theirs, nullptr, d, started);
   EXPECT_FALSE(t.IsChangeContended("z"));
-  EXPECT_EQ(t.Snapshot().contentions, 2);
+  EXPECT_EQ(t.Snapshot().contentions, 3);
 }
 
 TEST_F(TrackerTest, EntryCreatedByOurPeerIsNotContention) {
@@ -799,8 +804,9 @@ TEST_F(TrackerTest, ACarelessWriterIsRepairedOnce) {
 
 
 // Issue 23 item 5, confirmed: the start-up rule reads the writer's wall
-// clock (lastTransitionTime) against ours with 1 s of slack, so a writer
-// whose clock is 5 s off is misjudged both ways. What bounds the damage
+// clock (lastTransitionTime) against ours with 1 s of slack (and, for the
+// gate's ambiguous entries, 5 s more), so a writer whose clock is far off
+// is misjudged both ways. What bounds the damage
 // since item 4: a false positive (a previous configuration's entry taken
 // for a live fight) is repaired when its block ends, not at the resync;
 // a false negative is overwritten once, and a live writer's answer then
@@ -817,8 +823,9 @@ TEST_F(TrackerTest, ListedRuleMisjudgesSkewedWritersAndTheBlockEndBoundsIt) {
   EXPECT_EQ(t.RecheckAfter("ahead"), minutes(3)) << "repaired when its block ends";
   clock_.Advance(minutes(3));
   EXPECT_FALSE(t.IsChangeContended("ahead"));
-  // Writer 5 s behind: written 1 s after we started, stamped 4 s before.
-  t.Listed("behind", "ns/b", theirs, &ours, d, started + seconds(1) - seconds(5));
+  // Writer 10 s behind: written 1 s after we started, stamped 9 s before
+  // (up to 6 s behind it would still fall in listed_recent, issue 59).
+  t.Listed("behind", "ns/b", theirs, &ours, d, started + seconds(1) - seconds(10));
   EXPECT_FALSE(t.IsChangeContended("behind")) << "misjudged as older than us: overwritten";
   t.Clear("behind", ours);
   t.Changed("behind", "ns/b", ours, theirs, &ours);  // the live writer answers

@@ -57,6 +57,37 @@ json WithGeneration(json route, int64_t generation) {
   return route;
 }
 
+// `n` listed routes "<prefix><i>" of namespace "ns" whose entry of ours,
+// written at `written_unix`, differs from ours: with `spec_host`, a route
+// with spec.host whose entry names another canonical hostname; without, a
+// route without spec.host whose entry names another host (another
+// hostname template).
+std::vector<ContentionGate::ListedEntry> ListedEntries(const std::string& prefix, int n,
+                                                        int64_t written_unix, bool spec_host) {
+  std::vector<ContentionGate::ListedEntry> v;
+  for (int i = 0; i < n; ++i) {
+    auto route = std::make_shared<kubeclient::Route>();
+    route->metadata.namespace_name = "ns";
+    route->metadata.name = prefix + std::to_string(i);
+    route->metadata.uid = "uid-" + route->metadata.name;
+    kubeclient::RouteIngress ours;
+    ours.router_name = "default";
+    ours.host = route->metadata.name + (spec_host ? ".example.com" : "-ns.apps.example.com");
+    if (spec_host) route->spec.host = ours.host;
+    ours.router_canonical_hostname = "router.example.com";
+    ours.wildcard_policy = "None";
+    ours.conditions = {{"Admitted", "True", "", "", kubeclient::FormatRfc3339(written_unix)}};
+    kubeclient::RouteIngress theirs = ours;
+    if (spec_host) {
+      theirs.router_canonical_hostname = "router.theirs.example.com";
+    } else {
+      theirs.host = route->metadata.name + "-ns.apps.theirs.example.com";
+    }
+    v.push_back({std::move(route), std::move(theirs), std::move(ours)});
+  }
+  return v;
+}
+
 // Expires the informer's watch (410 Gone) after its first list, so that the
 // next Step relists.
 void ExpireWatchAfterList(kubeclient::cache::testing::FakeKubeClient& source,
@@ -200,23 +231,7 @@ TEST_F(GateInformerTest, ListedEntriesWhoseHostAloneDiffersCountOnlyBeyondTheLim
       std::chrono::duration_cast<std::chrono::seconds>(clock_.WallNow().time_since_epoch())
           .count();
   auto listed = [&](const std::string& prefix, int n) {
-    std::vector<ContentionGate::ListedEntry> v;
-    for (int i = 0; i < n; ++i) {
-      auto route = std::make_shared<kubeclient::Route>();
-      route->metadata.namespace_name = "ns";
-      route->metadata.name = prefix + std::to_string(i);
-      route->metadata.uid = "uid-" + route->metadata.name;
-      kubeclient::RouteIngress ours;
-      ours.router_name = "default";
-      ours.host = route->metadata.name + "-ns.apps.example.com";
-      ours.router_canonical_hostname = "router.example.com";
-      ours.wildcard_policy = "None";
-      ours.conditions = {{"Admitted", "True", "", "", kubeclient::FormatRfc3339(now_unix)}};
-      kubeclient::RouteIngress theirs = ours;
-      theirs.host = route->metadata.name + "-ns.apps.theirs.example.com";
-      v.push_back({std::move(route), std::move(theirs), std::move(ours)});
-    }
-    return v;
+    return ListedEntries(prefix, n, now_unix, /*spec_host=*/false);
   };
   gate_.EntriesListed(listed("few-", 5));
   EXPECT_EQ(tracker_.Snapshot().contentions, 0);
@@ -224,6 +239,34 @@ TEST_F(GateInformerTest, ListedEntriesWhoseHostAloneDiffersCountOnlyBeyondTheLim
 
   gate_.EntriesListed(listed("many-", 6));
   EXPECT_EQ(tracker_.Snapshot().contentions, 6);
+  EXPECT_TRUE(gate_.IsChangeContended("uid-many-0", false));
+}
+
+// Issue 59, a fight on a loaded node: replicas started at once start
+// seconds apart, and the last one listed every entry the first had written
+// just before it started. Such entries (written in the tracker's
+// listed_recent before it was made) are a live router started with us or a
+// configuration of ours that just stopped: counted only when more than the
+// limit were listed, as the ambiguous ones. Entries that differ in the
+// canonical hostname (not the host alone) written since we started count
+// however few; written well before (a previous configuration), never.
+TEST_F(GateInformerTest, ListedEntriesWrittenJustBeforeWeStartedCountOnlyBeyondTheLimit) {
+  const int64_t started_unix =
+      std::chrono::duration_cast<std::chrono::seconds>(clock_.WallNow().time_since_epoch())
+          .count();
+  auto listed = [&](const std::string& prefix, int n, int64_t written_unix) {
+    return ListedEntries(prefix, n, written_unix, /*spec_host=*/true);
+  };
+  clock_.Advance(std::chrono::seconds(3));  // a slow start: we list 3 s later
+  gate_.EntriesListed(listed("few-", 5, started_unix - 4));
+  EXPECT_EQ(tracker_.Snapshot().contentions, 0);
+  EXPECT_FALSE(gate_.IsChangeContended("uid-few-0", false));
+  gate_.EntriesListed(listed("old-", 6, started_unix - 60));
+  EXPECT_EQ(tracker_.Snapshot().contentions, 0);
+  gate_.EntriesListed(listed("since-", 1, started_unix + 1));
+  EXPECT_EQ(tracker_.Snapshot().contentions, 1);
+  gate_.EntriesListed(listed("many-", 6, started_unix - 4));
+  EXPECT_EQ(tracker_.Snapshot().contentions, 6);  // the sixth engages the cut-off
   EXPECT_TRUE(gate_.IsChangeContended("uid-many-0", false));
 }
 

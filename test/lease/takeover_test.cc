@@ -201,6 +201,51 @@ TEST_F(TakeoverTimerTest, LongWaitWithoutOurWriteIsNoSample) {
   EXPECT_EQ(t.estimator().Deadline(), milliseconds(1400));
 }
 
+// A restarted replica follows a leader whose writes take about 1 s: its
+// election write was answered in 1 s (one sample: D of 1 s), and each of
+// the leader's writes of a change it held comes later than that D. Those
+// late writes, within twice our own answer time, raise D as samples would
+// (issue 59), and never lower it: the estimator without them stays as it
+// was, and D is the larger of both. With the rule off they teach nothing.
+TEST_F(TakeoverTimerTest, LatePeerWritesRaiseTheDeadlineNeverLowerIt) {
+  for (bool rule : {true, false}) {
+    TakeoverOptions o = Options();
+    o.rules.late_peer_samples = rule;
+    TakeoverTimer t(o, seconds(15), 1);
+    t.ProbeAnswered(seconds(1));  // the lost election write
+    t.Follow(At(0));
+    EXPECT_EQ(t.Deadline(), seconds(1)) << rule;  // one sample: at most the floor, doubled
+    t.Hold(At(0));
+    t.ForeignWrite(At(1050), /*holding=*/true, At(0));
+    t.Hold(At(2000));
+    t.ForeignWrite(At(3100), true, At(2000));
+    EXPECT_EQ(t.estimator().total(), 1u) << rule;  // today's rule: no sample
+    EXPECT_EQ(t.estimator().Deadline(), seconds(1)) << rule;
+    // Of 1000, 1050 and 1100 ms, the largest never counts: 1050, doubled.
+    EXPECT_EQ(t.Deadline(), rule ? milliseconds(2100) : seconds(1)) << rule;
+    EXPECT_TRUE(InWindow(*t.WaitDue(), At(3100), t.Deadline())) << rule;
+    // Fast samples afterwards never take D below the estimator's.
+    for (int i = 0; i < 40; ++i) t.ProbeAnswered(milliseconds(900));
+    EXPECT_EQ(t.estimator().Deadline(), milliseconds(1800)) << rule;
+    EXPECT_GE(t.Deadline(), t.estimator().Deadline()) << rule;
+  }
+}
+
+// In a fast fleet our own writes are answered in milliseconds; a peer's
+// write that comes later than D is then another follower's takeover of a
+// dead leader (or our watch lagging), not the leader's pace: no sample, or
+// each failover observed would make the next one slower.
+TEST_F(TakeoverTimerTest, LatePeerWriteBeyondTwiceOurOwnAnswerTeachesNothing) {
+  TakeoverTimer t(Options(), seconds(15), 1);
+  t.ProbeAnswered(milliseconds(30));
+  t.Follow(At(0));
+  for (int round = 0; round < 4; ++round) {
+    t.Hold(At(10000 * round));
+    t.ForeignWrite(At(10000 * round + 750), /*holding=*/true, At(10000 * round));
+  }
+  EXPECT_EQ(t.Deadline(), milliseconds(500));
+}
+
 // The followers of a dead leader race; the loser sees
 // the winner's write at about its own deadline. Learnt as a "slow leader"
 // sample, each lost race doubled D (1077 -> 2388 -> 5152 -> 11838 ms).

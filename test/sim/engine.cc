@@ -245,10 +245,13 @@ void Engine::Retire(Slot& slot) {
 void Engine::CrashReplica(int i) {
   Slot& slot = slots_[i];
   if (!slot.live) return;
+  // Why the leader only: a follower's crash leaves the writer alive.
+  const bool writer = i == LeaderSlot();
   ++slot.generation;
   Retire(slot);
   ++result_.crashes;
   Trace("crash replica " + std::to_string(i));
+  if (writer) RecordDeath("crash of replica " + std::to_string(i) + ", the leader");
 }
 
 void Engine::OnWrite(int writer, const StoredObject& before, const StoredObject& stored) {
@@ -282,132 +285,13 @@ void Engine::OnWrite(int writer, const StoredObject& before, const StoredObject&
     Fail("route " + written.Key() + ": another router's entry was lost by a write of replica " +
          std::to_string(writer));
   }
-  if (probe_ && probe_->key == written.Key()) {
-    // Why: an owner's later change of the probe's route (or of its
-    // namespace's labels) replaces what the probe waits for, as in the
-    // "still not written" checks: the entry it expected may never be
-    // written again (partitioned outage seed 20341: ns-2 left the shard
-    // 58 ms after the probe's host change, and the probe counted a write
-    // 10 s later, when ns-2 came back).
-    const auto now = Expectations(0);
-    auto it = now.find(probe_->key);
-    if (it == now.end() || it->second != probe_->expect) probe_.reset();
+  // Why before the race winner's death: its write ends a probe of its own
+  // key at its commit, counted from before it died (issue 59).
+  ProbeWritten(written);
+  if (race_write_pending_) {
+    race_write_pending_ = false;
+    RecordDeath("a lost race's winner, right after its write of " + written.Key());
   }
-  if (probe_ && probe_->key == written.Key() && Matches(written, probe_->expect)) {
-    // The figure a user measures (issue 46): from the change's commit to
-    // this write's, less only the delay the simulator injected into this
-    // one request (it cannot be faster than its own stall). Nothing else
-    // is left out: not the watch's lag, a relist, a lost race or the
-    // writer's backlog.
-    const Duration raw = clock_.Now() - probe_->changed;
-    const Duration adjusted = raw - api_.request_injected();
-    result_.failover_raw.push_back(raw);
-    result_.failover_adjusted.push_back(adjusted);
-    if (!o_.legacy_checker) {
-      ++result_.failovers;
-      result_.max_failover_gap = std::max(result_.max_failover_gap, adjusted);
-      Trace("failover: change written " + Ms(raw) + " after it was made, " + Ms(adjusted) +
-            " less the " + Ms(api_.request_injected()) +
-            " the simulator injected into its request (bound " + Ms(probe_->bound) + ")");
-      if (adjusted > probe_->bound) {
-        Fail("failover: change of " + probe_->key + " written " + Ms(adjusted) +
-             " after it was made (" + Ms(raw) + " raw, less the delay injected into its "
-             "request), more than the bound (" + Ms(probe_->bound) +
-             (o_.takeover == lease::TakeoverMode::kOff
-                  ? ": lease interval + retry)"
-                  : ": crash -> next change written, with the takeover)") +
-             "; " + ProbeCircumstances());
-      }
-      probe_.reset();
-      return;
-    }
-    const SteadyTime seen = ProbeStart();
-    // Why less the write's own stall: the simulated network held that
-    // request back up to 1 s past its usual latency, as a watch's lag
-    // delays `seen`; neither is the fleet's doing (partitioned steady seeds
-    // 211260960261518 and 104877576859857: D 1.3-1.4 s learnt from a
-    // leader whose watch events stalled, the stretch, then a takeover PUT
-    // held back 0.8 s: 3.04-3.08 s).
-    const Duration backlog_stall = BacklogStall(writer, seen);
-    const Duration gap = clock_.Now() - seen - api_.request_stall() - backlog_stall;
-    ++result_.failovers;
-    result_.max_failover_gap = std::max(result_.max_failover_gap, gap);
-    Trace("failover: change written after " + Ms(clock_.Now() - probe_->changed) + ", " +
-          Ms(gap) + " after a live, synced replica's watch or list brought it (or the last lost "
-          "race), less the " + Ms(backlog_stall) + " the network held back its earlier writes and the " +
-          Ms(api_.request_stall()) + " its request was held back (bound " + Ms(probe_->bound) +
-          ")");
-    if (gap > probe_->bound) {
-      Fail("failover: change of " + probe_->key + " written " + Ms(gap) +
-           " after a live, synced replica's watch or list brought it (or the last lost race; "
-           "less its request's stall), more than the bound (" +
-           Ms(probe_->bound) +
-           (o_.takeover == lease::TakeoverMode::kOff
-                ? ": lease interval + retry)"
-                : ": crash -> next change written, with the takeover)"));
-    }
-    probe_.reset();
-  }
-}
-
-std::string Engine::ProbeCircumstances() const {
-  const int64_t races = races_injected_ - probe_->races_before;
-  std::string out = "meanwhile " + std::to_string(races) + " lost race(s); ";
-  if (!probe_->seen) return out + "no live, synced replica had the change";
-  return out + "a live, synced replica had the change after " +
-         Ms(*probe_->seen - probe_->changed);
-}
-
-Duration Engine::BacklogStall(int writer, SteadyTime since) const {
-  // Why: a replica writes its backlog (changes made before the probe's,
-  // oldest first) with its lease workers, so a request of that backlog the
-  // simulated network held back (up to 1 s past its usual latency, 5% of
-  // requests each way) holds the probe's write back as long, divided among
-  // the workers; like the probe's own stall and the watch's lag, not the
-  // fleet's doing (claims seed 39613377831241: a namespace left the shard
-  // 19 ms before the probe, the new leader had 12 removals to write first,
-  // two of them stalled 0.95 and 0.87 s: 3.17 s).
-  if (writer < 0 || static_cast<size_t>(writer) >= slots_.size() || !probe_) return Duration::zero();
-  Duration held = Duration::zero();
-  for (const HeldRequest& r : held_requests_) {
-    if (r.writer == writer && r.sent >= since && r.key != probe_->key) held += r.held;
-  }
-  const int workers = std::max(1, slots_[static_cast<size_t>(writer)].spec.lease_workers);
-  return held / workers;
-}
-
-SteadyTime Engine::ProbeStart() const {
-  // The honest checker counts from the change itself (issue 46).
-  if (!o_.legacy_checker) return probe_->changed;
-  // Why the last lost race: the racing peer that won it writes nothing
-  // more, like a new leader that died at once, so it is a crash of the
-  // fleet's leader, and the bound (crash -> next change written) counts
-  // from it: from when the loser's 409 reached it (its answer may be held
-  // back too; failover seed 243375101546207: answered 1 s after the race)
-  // (issue 23's soak at 73a49b2: failover seed 221454569952166, one host
-  // change moved four routes and the survivor lost three races in a row on
-  // its way to the probe's route, 3.8 s after it arrived and 0.9 s after
-  // the last race).
-  const SteadyTime seen = std::max(probe_->changed, probe_->seen.value_or(probe_->changed));
-  return std::max(seen, last_race_);
-}
-
-void Engine::SeenBy(int replica, int64_t probe_seq) {
-  if (!probe_ || probe_->seen || probe_->seq != probe_seq) return;
-  if (replica < 0 || static_cast<size_t>(replica) >= slots_.size()) {
-    probe_->seen = clock_.Now();
-    return;
-  }
-  const Slot& slot = slots_[static_cast<size_t>(replica)];
-  // Why a crashed receiver ends the wait: its next life lists the route
-  // afresh, and then the bound counts from the change (stricter).
-  if (!slot.live) return;
-  if (slot.live->Synced()) {
-    probe_->seen = clock_.Now();
-    return;
-  }
-  probe_->awaiting_sync = true;
-  After(std::chrono::milliseconds(10), [this, replica, probe_seq] { SeenBy(replica, probe_seq); });
 }
 
 std::map<std::string, Expect> Engine::Expectations(int config) const {
@@ -419,35 +303,7 @@ void Engine::Owner(const std::string& what, const std::function<void()>& op) {
   const auto before = Expectations(0);
   op();
   const auto after = Expectations(0);
-  if (probe_) {
-    auto it = after.find(probe_->key);
-    if (it == after.end() || it->second != probe_->expect) {
-      // Why here, not at the route's next write: the owner replaced what the
-      // probe waits for, and the entry it expected may never be written (or
-      // written only when a namespace comes back: partitioned outage seed
-      // 99552570918062, ns-1 left the shard 0.8 s after the probe's host
-      // change of a route with no entry yet and came back 4.1 s later). The
-      // change must have been written within the bound before that.
-      // Why not when the change reached only replicas still syncing: the
-      // bound starts when they have synced (SeenBy; partitioned outage seed
-      // 9400177: the survivor could not list namespaces until after the
-      // owner's next change).
-      const SteadyTime seen = ProbeStart();
-      const Duration gap = clock_.Now() - seen;
-      // Why the sync exception only in the legacy checker: a user sees the
-      // change unwritten whichever replica was syncing (issue 46).
-      const bool excused = o_.legacy_checker && !probe_->seen && probe_->awaiting_sync;
-      if (gap > probe_->bound && !excused) {
-        Fail("failover: change of " + probe_->key + " not written " + Ms(gap) +
-             (o_.legacy_checker ? " after a live, synced replica's watch or list brought it"
-                                : " after it was made") +
-             ", when an owner replaced it (bound " + Ms(probe_->bound) + "); " +
-             ProbeCircumstances());
-      }
-      Trace("failover: probe of " + probe_->key + " replaced by an owner after " + Ms(gap));
-      probe_.reset();
-    }
-  }
+  ProbesReplaced();
   // Every route whose expected entry changed needs one write (a delete
   // needs none).
   int64_t writes = 0;
@@ -602,7 +458,7 @@ void Engine::ScheduleCrashes(Duration from, Duration length) {
       // Why none while a partition's probe waits: a crash of its last
       // survivor leaves no replica that could write it (the probe checks
       // the takeover, not a fleet with every replica down).
-      if (probe_) return;
+      if (!probes_.empty()) return;
       std::vector<int> alive;
       for (size_t i = 0; i < slots_.size(); ++i) {
         if (slots_[i].live) alive.push_back(static_cast<int>(i));
@@ -638,30 +494,10 @@ Duration Engine::FailoverBound() const {
   // the default flags (docs/design.md section 9); lease expiry without the
   // takeover.
   if (o_.takeover == lease::TakeoverMode::kOff) return o_.lease_interval + o_.lease_retry;
-  // Why the slow leader's own bound: its writes take 1 s by design, and the
-  // scenario asserts that it is not overrun (the PUT bound), so a takeover
-  // must wait out twice its cadence (D = 2 x p95 of its gaps, which reach
-  // 2-2.6 s with changes queued behind a 1 s PUT) plus jitter, then pays
-  // the 1 s PUT itself: 3-8.3 s over 300 partitioned seeds (1000..1299).
-  // The promise left for a leader this slow is the lease's: expiry bounds
-  // every deferral, as without the takeover (docs/design.md section 3).
-  //
-  // Why plus the backlog: a change waits behind the changes still unwritten
-  // when it was made, and with 1 s PUTs a new leader with one lease worker
-  // writes one a second (partitioned slow-leader seed 256506158515051: a
-  // namespace change had left 12 routes to write before the leader was cut
-  // off; the probe's change, made then, was written 18.5 s after it, 13 s
-  // after the takeover, in the order the changes came). Counted from the
-  // server's state and the oracle when the change is made (its own write
-  // included), 1.1 s each (the simulated PUT's two 500-514 ms legs, plus
-  // its 5% stalls).
-  // The honest checker keeps 3 s here too (issue 46): the backlog and the
-  // slow leader's pace are the controller's to meet; the 500 ms the
-  // simulator adds to the write's own request is left out of the figure.
-  if (o_.scenario == Scenario::kSlowLeader && o_.legacy_checker) {
-    return o_.lease_interval + o_.lease_retry + UnwrittenChanges() * milliseconds(1100);
-  }
-  return kFailoverBound;
+  // Why the slow leader's own (issue 59): with every status write taking
+  // 1 s, a follower that knows the leader only by its writes needs about
+  // one write time to tell a slow leader from a dead one, plus its own.
+  return o_.scenario == Scenario::kSlowLeader ? kSlowLeaderFailoverBound : kFailoverBound;
 }
 
 void Engine::DrawPerturbations() {
@@ -689,9 +525,7 @@ bool Engine::RaceTakeover(int writer, const std::string& key) {
   if (!slot.live || slot.live->LeaseState() != lease::LeaseState::kFollower) return false;
   if (lease::UniformUnit(race_rng_) >= 0.5) return false;
   ++races_injected_;
-  // Raised to when the loser's 409 arrives (the answer observer); set now
-  // too, for a loser that never gets its answer (it crashed).
-  last_race_ = std::max(last_race_, clock_.Now());
+  race_write_pending_ = true;
   Trace("fault: a racing peer lands replica " + std::to_string(writer) + "'s takeover of " + key +
         " first");
   return true;
@@ -711,9 +545,10 @@ void Engine::SchedulePartition(Duration from, Duration to, bool probe) {
     ++partitions_;
     slots_[leader].live->Partition(clock_.Now() + length);
     Trace("fault: replica " + std::to_string(leader) + " partitioned for " + Ms(length));
+    RecordDeath("replica " + std::to_string(leader) + " partitioned");
     if (!probe) return;
     After(milliseconds(100), [this, leader] {
-      if (probe_) return;
+      if (!probes_.empty()) return;
       // Why only with a live survivor: with every other replica crashed
       // (chaos) nothing can write the change until one restarts.
       bool survivor = false;
@@ -731,32 +566,9 @@ void Engine::SchedulePartition(Duration from, Duration to, bool probe) {
       const std::string host = "h" + std::to_string(next_host_++) + ".example.com";
       Owner("(partition probe) host of " + key + " -> " + host,
             [&] { api_.SetRouteHost(key, host); });
-      probe_ = Probe{key, Expectations(0).at(key), clock_.Now(), FailoverBound(), api_.last_seq(),
-                     std::nullopt, false, races_injected_};
+      AddProbe(key);
     });
-    After(length + seconds(10), [this] { CheckPartitionProbeWritten(); });
   });
-}
-
-void Engine::CheckPartitionProbeWritten() {
-  // An owner's later change (or delete) of the probe's route replaced what
-  // it waits for (Owner dropped it then): nothing to check.
-  if (!probe_) return;
-  // Why not before the probe's own bound has passed: the slow leader's
-  // bound counts its backlog, which may outlast the partition by more than
-  // 10 s (partitioned slow-leader seed 100098093764458); its write is then
-  // checked against that bound when it comes.
-  const SteadyTime seen = ProbeStart();
-  if (clock_.Now() < seen + probe_->bound) {
-    const int64_t seq = probe_->seq;
-    After(seen + probe_->bound - clock_.Now() + milliseconds(1), [this, seq] {
-      if (probe_ && probe_->seq == seq) CheckPartitionProbeWritten();
-    });
-    return;
-  }
-  Fail("partition: change of " + probe_->key + " still not written after " +
-       Ms(clock_.Now() - probe_->changed) + "; " + ProbeCircumstances());
-  probe_.reset();
 }
 
 void Engine::BreakRoute(Duration heal) {
@@ -861,15 +673,10 @@ void Engine::ScheduleFailovers(Duration from, int rounds) {
         const std::string host = "h" + std::to_string(next_host_++) + ".example.com";
         Owner("(failover probe) host of " + key + " -> " + host,
               [&] { api_.SetRouteHost(key, host); });
-        probe_ = Probe{key, Expectations(0).at(key), clock_.Now(), FailoverBound(), api_.last_seq(),
-                     std::nullopt, false, races_injected_};
+        AddProbe(key);
       });
+      // The probe's verdict comes on its own clock (ProbeVerdict).
       After(spacing - seconds(5), [this, leader] {
-        if (probe_) {
-          Fail("failover: change of " + probe_->key + " still not written after " +
-               Ms(clock_.Now() - probe_->changed) + "; " + ProbeCircumstances());
-          probe_.reset();
-        }
         if (!slots_[leader].live) StartReplica(leader);
       });
     });

@@ -30,22 +30,10 @@ SimResult Engine::Run() {
   });
   api_.SetRaceHook(
       [this](int writer, const std::string& key) { return RaceTakeover(writer, key); });
-  api_.SetAnswerObserver([this](int writer, const std::string& key, SteadyTime sent,
-                                Duration held, bool raced) {
-    // Why at the answer: the loser of a race learns of its loss from the
-    // 409, not when the server applied the racing write (Engine::ProbeStart).
-    if (raced) last_race_ = std::max(last_race_, clock_.Now());
-    if (held > Duration::zero()) {
-      held_requests_.push_back(HeldRequest{writer, key, sent, held});
-    }
-  });
   api_.SetDeliveryObserver([this](Kind kind, const std::string& key, int64_t seq, int receiver) {
     // Why: a change is written no earlier than a live replica's watch (or
     // relist) brings it; the failover bound counts from then (Probe::seen).
-    if (probe_ && !probe_->seen && kind == Kind::kRoute && key == probe_->key &&
-        seq >= probe_->seq) {
-      SeenBy(receiver, probe_->seq);
-    }
+    if (kind == Kind::kRoute) ProbeDelivered(key, seq, receiver);
   });
   const bool fight = o_.scenario == Scenario::kFight;
   int first = 0;
@@ -187,6 +175,7 @@ SimResult Engine::Run() {
   const SteadyTime settle = clock_.Now() + std::chrono::minutes(30);
   RunUntil(settle, true);
   if (clock_.Now() >= settle) Fail("did not settle within 30 minutes after the last change");
+  FinishProbes();
   result_.simulated = clock_.Elapsed();
   Trace("fiber resumes: " + std::to_string(resumes_));
 
@@ -283,92 +272,6 @@ void Engine::CheckConvergence() {
 }
 
 void Engine::CheckBounds() {
-  if (!o_.legacy_checker) {
-    CheckHonestBounds();
-    return;
-  }
-  const int64_t changes = result_.startup_changes + result_.changes;
-  const int64_t n = result_.replicas;
-  // Why the crash term: a restarted replica starts in Election and may
-  // spend one PUT before it sees a leader's write; a crashed leader leaves
-  // up to N-2 followers whose leases run out together. Writes need none.
-  // A partitioned leader is a crashed one for its followers, and when it
-  // answers again it may spend one stale PUT per worker (up to 3) before
-  // its watch shows the new leader.
-  const int64_t crash_puts =
-      static_cast<int64_t>(result_.crashes) * (n - 1) + partitions_ * (n - 1 + 3);
-  // Why the failing route's PUTs apart: rejected PUTs are bounded by its
-  // own backoff (checked below), not by the changes.
-  const int64_t broken_puts = broken_route_.empty() ? 0 : api_.puts_of(broken_route_);
-  const int64_t puts = result_.puts - result_.failing_route_puts - broken_puts;
-  const int64_t writes = result_.writes - broken_writes_;
-  // Why the stale views: a replica whose namespace watch lags sees the
-  // shard as it was; each route whose expected entry the lagging namespace
-  // change altered may be written once from that view (its route events,
-  // or its host's claimants', in the meantime) and once more when the view
-  // catches up (issue 23: steady seed 67711477176989, a 1.2 s lag, five
-  // entries written stale and corrected 0.2-0.6 s later). The number is
-  // the simulator's: its stalled deliveries and the owner's change.
-  const int64_t stale_view = result_.stale_view_routes;
-  if (static_cast<double>(writes) > static_cast<double>(changes) * 1.05 + n + stale_view) {
-    Fail("write bound: " + std::to_string(writes) + " successful status writes for " +
-         std::to_string(changes) + " changes with " + std::to_string(n) + " replicas and " +
-         std::to_string(stale_view) +
-         " routes behind stalled namespace events (bound changes x 1.05 + N + those routes)");
-  }
-  // Why 1.2 with a slow leader: issue 12's goal when every PUT takes 1 s
-  // (a write in flight is not yet on anyone's watch).
-  const bool slow = o_.scenario == Scenario::kSlowLeader;
-  const double per_change = slow ? 1.2 : 1.1;
-  // Why one more election's worth (N-1) with a slow leader: its followers
-  // learn its pace from their waits and their own answers, and one slow
-  // sample alone never sets D (DeadlineEstimator, a choice: a stalled
-  // answer among fast ones must not double the failover time, issue 23).
-  // A follower that has seen one 1 s answer (its lost election write) and
-  // no slow wait yet takes the first change after start-up over after
-  // 0.5 s + jitter, as all its peers may (slow-leader seed 82375480860898:
-  // 8 changes, 5 replicas, no race and no crash; 4 takeovers of the first
-  // change, 18 PUTs against 15.6).
-  const int64_t unlearnt_pace_puts = slow ? n - 1 : 0;
-  // Why the stalls: a status request (or its answer) the simulator holds
-  // back past the takeover floor makes a live leader look dead to its
-  // followers for that long, and one of them takes over (or a follower's
-  // takeover lands late): one losing PUT per stall. Their number is the
-  // simulator's draw (5% of requests each way, up to 1 s), so a fixed
-  // factor held on average but not for every seed (issue 23: steady and
-  // claims seeds failing by 1-3 PUTs, each with stalled requests beside
-  // its extra conflicts). Why the owners' conflicts: an owner's update
-  // landing while a PUT is on its way refuses it whoever sends it.
-  // Both are counted by the simulated server, never by a replica.
-  // Why the lost races as crashes (N-1 each): the racing peer that wins
-  // writes nothing more, like a new leader that died at once, so the
-  // fleet elects again (the follower's losing PUT stands where its winning
-  // one would have). Counting one PUT a race held on average, not per seed
-  // (issue 23's soak at 73a49b2: 9 slow-leader seeds over by 3-11 PUTs
-  // with 3-5 races, each race followed by the followers' takeovers of the
-  // next change at once).
-  result_.lost_races = races_injected_;
-  const int64_t race_puts = races_injected_ * std::max<int64_t>(1, n - 1);
-  const int64_t environment_puts = result_.stalled_requests + result_.stalled_write_events +
-                                   result_.owner_conflicts + stale_view + race_puts;
-  if (static_cast<double>(puts) >
-      static_cast<double>(changes) * per_change + n + crash_puts + environment_puts +
-          unlearnt_pace_puts) {
-    Fail("PUT bound: " + std::to_string(puts) + " status PUTs (" +
-         std::to_string(result_.conflicts) + " conflicts) for " + std::to_string(changes) +
-         " changes with " + std::to_string(n) + " replicas, " + std::to_string(result_.crashes) +
-         " crashes, " + std::to_string(result_.stalled_requests) + " stalled requests, " +
-         std::to_string(result_.stalled_write_events) + " stalled write events and " +
-         std::to_string(result_.owner_conflicts) + " owners' conflicts, " +
-         std::to_string(stale_view) + " routes behind stalled namespace events, " +
-         std::to_string(races_injected_) + " lost races (bound changes x " + (slow ? "1.2" : "1.1") +
-         " + N + crashes x (N-1) + (slow leader: N-1) + stalled requests + stalled write events + owners' "
-         "conflicts + those routes + lost races x (N-1))");
-  }
-  CheckBackoffBounds();
-}
-
-void Engine::CheckHonestBounds() {
   const int64_t changes = result_.startup_changes + result_.changes;
   const int64_t n = result_.replicas;
   const int64_t broken_puts = broken_route_.empty() ? 0 : api_.puts_of(broken_route_);
