@@ -266,7 +266,7 @@ int Server::Handler::ServeWatch(const HttpRequest& req, const ResourceRequest& r
       server_.options_.watch_list_answer == ServerOptions::WatchListAnswer::kNoProgressNotify) {
     // Why: kube 1.32 over an etcd without RequestWatchProgress accepts the
     // watch list, then ends it with this one event
-    // (../shared/kube-apiserver-1.32/watchlist-etcd-3.4.23.txt).
+    // (test/apiserver/golden/kube-apiserver-1.32/watchlist-etcd-3.4.23.txt).
     ApiError e;
     e.code = 500;
     e.reason = "InternalError";

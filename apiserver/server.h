@@ -63,7 +63,7 @@ struct ServerOptions {
   // watch with resourceVersionMatch is 422 (sendInitialEvents is unknown).
   bool watch_list = true;
   // With watch_list: how a watch list is answered, as these real servers
-  // answer it (../shared/kube-apiserver-1.32/):
+  // answer it (test/apiserver/golden/kube-apiserver-1.32/):
   //   kStreams: the initial events, then the end bookmark (1.27+ with
   //     WatchList: 1.32, 1.34+ by default);
   //   kGateOff: 422 "sendInitialEvents is forbidden for watch unless the

@@ -1,6 +1,6 @@
 // Issue 57: a fleet syncs, admits and writes once per change whatever a
 // Kubernetes version answers to a streamed initial state (a watch list,
-// sendInitialEvents=true), as ../shared/kube-apiserver-1.32/ recorded it:
+// sendInitialEvents=true), as test/apiserver/golden/kube-apiserver-1.32/ recorded it:
 // 1.27+ with WatchList streams (1.32 adds a list blueprint to the end
 // bookmark), 1.33 answers 422 (its WatchList gate is off), 1.32 over an
 // etcd without RequestWatchProgress answers 200 then a 500 ERROR event, and

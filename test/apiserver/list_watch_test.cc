@@ -243,7 +243,7 @@ class Kube133ServerTest : public ServerTest {
 };
 
 // kube 1.33 (its WatchList gate off by default) refuses a watch list with
-// the body ../shared/kube-apiserver-1.32/watchlist-feature-gate-off.txt
+// the body test/apiserver/golden/kube-apiserver-1.32/watchlist-feature-gate-off.txt
 // recorded; a plain watch is served.
 TEST_F(Kube133ServerTest, WatchListIsRefusedAsAServerWithTheGateOffRefusesIt) {
   HttpResponse r = http_->Get(RoutesPath() + kWatchListQuery);
@@ -271,7 +271,7 @@ class OldEtcdServerTest : public ServerTest {
 
 // kube 1.32 over an etcd without RequestWatchProgress accepts a watch list
 // (200), sends one ERROR event with a 500 Status, and ends the stream
-// (../shared/kube-apiserver-1.32/watchlist-etcd-3.4.23.txt); lists and
+// (test/apiserver/golden/kube-apiserver-1.32/watchlist-etcd-3.4.23.txt); lists and
 // watches from a version are served.
 TEST_F(OldEtcdServerTest, WatchListGetsOneInternalErrorEventThenTheStreamEnds) {
   json a = MustCreate("a", "a.example.com");
@@ -301,7 +301,7 @@ class Kube132ServerTest : public ServerTest {
 };
 
 // kube 1.32's end bookmark also carries the empty list, base64, exactly as
-// ../shared/kube-apiserver-1.32/watchlist-sample.txt recorded it.
+// test/apiserver/golden/kube-apiserver-1.32/watchlist-sample.txt recorded it.
 TEST_F(Kube132ServerTest, TheEndBookmarkCarriesTheListBlueprint) {
   LineStream w(server_->port(), RoutesPath() + kWatchListQuery);
   ASSERT_EQ(w.code(), 200);

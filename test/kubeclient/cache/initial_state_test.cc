@@ -29,7 +29,7 @@ using testing::MakeRouteJson;
 using testing::WatchScript;
 
 // What kube-apiserver 1.32 over etcd 3.4.23 sends as the watch list's one
-// event (../shared/kube-apiserver-1.32/watchlist-etcd-3.4.23.txt).
+// event (test/apiserver/golden/kube-apiserver-1.32/watchlist-etcd-3.4.23.txt).
 constexpr char kNoProgressNotify[] =
     "a watch stream was requested by the client but the required storage feature "
     "RequestWatchProgress is disabled";
