@@ -41,30 +41,42 @@ def mx(rs, k):
     return max(r.get(k, float("nan")) for r in rs)
 
 
-print("\nfight soak: 3 replicas of one router name, 3 hostname templates, 20 routes,"
-      " the test's short lease flags (--lease-interval=2s --lease-retry-interval=500ms"
-      " --lease-election-delay=500ms --contention-interval=15s)")
-print(f"{'run':>4} {'writes':>7} {'409s':>5} {'settled (s)':>12} {'warning after start (s)':>24}")
+def table(title, columns, rows):
+    """Prints `title`, a header and one line per run: columns are (name,
+    width, format, value of a run)."""
+    print("\n" + title)
+    print(f"{'run':>4} " + " ".join(f"{name:>{w}}" for name, w, _, _ in columns))
+    for i, r in enumerate(rows, 1):
+        print(f"{i:>4} " + " ".join(f"{value(r):>{w}{fmt}}" for _, w, fmt, value in columns))
+
+
+def key(k):
+    return lambda r: r.get(k, -1)
+
+
 quiet = runs[QUIET]
-for i, r in enumerate(quiet, 1):
-    print(f"{i:>4} {r.get('fight_writes_success', -1):>7.0f} {r.get('fight_writes_conflict', -1):>5.0f}"
-          f" {r.get('fight_settled_after_seconds', -1):>12.1f}"
-          f" {r.get('warning_after_start_seconds', -1):>24.2f}")
+table("fight soak: 3 replicas of one router name, 3 hostname templates, 20 routes,"
+      " the test's short lease flags (--lease-interval=2s --lease-retry-interval=500ms"
+      " --lease-election-delay=500ms --contention-interval=15s)",
+      [("writes", 7, ".0f", key("fight_writes_success")),
+       ("409s", 5, ".0f", key("fight_writes_conflict")),
+       ("settled (s)", 12, ".1f", key("fight_settled_after_seconds")),
+       ("warning after start (s)", 24, ".2f", key("warning_after_start_seconds"))], quiet)
 if quiet:
     print(f" max {mx(quiet, 'fight_writes_success'):>7.0f} {mx(quiet, 'fight_writes_conflict'):>5.0f}"
           f" {mx(quiet, 'fight_settled_after_seconds'):>12.1f}"
           f" {mx(quiet, 'warning_after_start_seconds'):>24.2f}   (bound: writes <= {BOUND})")
 
-print("\nloaded fight: the same on the product's defaults besides --lease-interval=5s"
-      " --contention-interval=1m, busy loops beside the replicas, one replica started late;"
-      " writes in the first 30 s")
-print(f"{'run':>4} {'writes':>7} {'409s':>5} {'by replica':>12} {'loops':>6} {'late (ms)':>10}")
 loaded = runs[LOADED]
-for i, r in enumerate(loaded, 1):
-    by = "/".join(f"{r.get(f'loaded_fight_writes_by_{k}', -1):.0f}" for k in range(3))
-    print(f"{i:>4} {r.get('loaded_fight_writes_success', -1):>7.0f}"
-          f" {r.get('loaded_fight_writes_conflict', -1):>5.0f} {by:>12}"
-          f" {r.get('loaded_fight_load_loops', -1):>6.0f} {r.get('loaded_fight_late_ms', -1):>10.0f}")
+table("loaded fight: the same on the product's defaults besides --lease-interval=5s"
+      " --contention-interval=1m, busy loops beside the replicas, one replica started late;"
+      " writes in the first 30 s",
+      [("writes", 7, ".0f", key("loaded_fight_writes_success")),
+       ("409s", 5, ".0f", key("loaded_fight_writes_conflict")),
+       ("by replica", 12, "", lambda r: "/".join(
+           f"{r.get(f'loaded_fight_writes_by_{k}', -1):.0f}" for k in range(3))),
+       ("loops", 6, ".0f", key("loaded_fight_load_loops")),
+       ("late (ms)", 10, ".0f", key("loaded_fight_late_ms"))], loaded)
 within = sum(1 for r in loaded if r.get("loaded_fight_writes_success", BOUND + 1) <= BOUND)
 if loaded:
     print(f" {within} of {len(loaded)} runs at most {BOUND} writes"
