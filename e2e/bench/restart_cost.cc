@@ -28,7 +28,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -37,6 +36,7 @@
 
 #include <glog/logging.h>
 
+#include "base/bounded_file.h"
 #include "e2e/bench/baseline.h"
 #include "e2e/bench/bench_cluster.h"
 #include "e2e/bench/fleet.h"
@@ -89,6 +89,9 @@ struct Restart {
   bool stopped = false;
 };
 
+// A callgrind profile of one restart is a few MB; read no more than this.
+constexpr size_t kMaxProfileBytes = size_t{256} << 20;
+
 // "1,234,567".
 std::string Grouped(double value) {
   std::string digits = Fmt("%.0f", value);
@@ -117,13 +120,6 @@ std::string ShortName(std::string name) {
   }
   if (name.size() > 110) name = name.substr(0, 107) + "...";
   return name;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 std::string Tail(const std::string& text, size_t bytes) {
@@ -215,8 +211,9 @@ bool CountRestart(BenchCluster& cluster, const std::string& valgrind,
   for (int poll = 1; SteadyClock::now() - start < std::chrono::minutes(5); ++poll) {
     // Why part 1: a dump before the program ends is written to out.PID.1;
     // it is complete once it parses (its totals: line comes last).
-    auto profile = ParseCallgrindProfile(
-        ReadFile(out + "." + std::to_string(replica.pid()) + ".1"));
+    const auto text =
+        ReadBoundedFile(out + "." + std::to_string(replica.pid()) + ".1", kMaxProfileBytes);
+    auto profile = ParseCallgrindProfile(text.ok() ? *text : std::string());
     if (profile.ok()) {
       restart->profile = std::move(*profile);
       restart->stopped = restart->profile.trigger.find("--dump-after") == std::string::npos;
