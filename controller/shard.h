@@ -47,6 +47,11 @@ class ShardFilter {
   // True when namespace labels matter (the controller then needs the
   // namespace informer).
   bool NeedsNamespaces() const { return !options_.namespace_selector.Empty(); }
+  // False while namespace labels matter and the namespace cache misses
+  // changes (ObjectStore::IsCurrent: relisting after a 410 Gone).
+  bool NamespacesCurrent() const {
+    return !NeedsNamespaces() || (namespaces_ != nullptr && namespaces_->IsCurrent());
+  }
 
  private:
   bool InNamespaceList(const std::string& ns) const;

@@ -27,6 +27,7 @@ class StatusStats {
   std::atomic<int64_t> skipped_out_of_shard{0};  // not ours, no entry of ours
   std::atomic<int64_t> skipped_gone{0};          // route deleted or UID changed
   std::atomic<int64_t> skipped_done{0};          // work ran but the cache already had the entry
+  std::atomic<int64_t> skipped_relisting{0};     // work held: a cache relists after a 410
   // Work items handed to the lease.
   std::atomic<int64_t> queued{0};
   // Reconciles that did not queue a write because the route backs off

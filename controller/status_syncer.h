@@ -49,7 +49,11 @@ struct WriteErrorBackoff {
 // recomputes, re-checks the tracker and writes .../status with a JSON merge
 // patch of status.ingress guarded by the cached resourceVersion
 // (kubeclient::IngressStatusPatch: every other entry is sent as cached, no
-// other field is touched; 409 when stale, as a PUT).
+// other field is touched; 409 when stale, as a PUT). The work writes only
+// from current caches: while the route cache, or the namespace cache the
+// shard reads, relists after a 410 Gone, it is held and retried every
+// kRelistingRecheck (a view with lost changes must not remove or add an
+// entry).
 //
 // A status write the server answers with an error other than 409/404 (a
 // 4xx such as 422/400/413 or an admission 403, or a 5xx on this object such
@@ -73,6 +77,11 @@ struct WriteErrorBackoff {
 // not run this syncer's work after the syncer is destroyed.
 class StatusSyncer {
  public:
+  // How soon work held while a cache relists (after a 410 Gone) runs again.
+  // Why so soon: a relist takes milliseconds to seconds, and held work is
+  // only the keys whose entry differs.
+  static constexpr Duration kRelistingRecheck = std::chrono::milliseconds(100);
+
   StatusSyncer(AdmissionOptions admission, const ShardFilter& shard,
                const kubeclient::cache::ObjectStore<kubeclient::Route>& routes,
                kubeclient::KubeClient& client, lease::WriteLease& lease, ContentionGate& gate,

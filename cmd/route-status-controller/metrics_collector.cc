@@ -77,6 +77,7 @@ void CollectStatus(const controller::StatusStats& s, const lease::ObserveOnlyLea
   f.Add(s.skipped_out_of_shard.load(), {{"reason", "out_of_shard"}});
   f.Add(s.skipped_gone.load(), {{"reason", "gone"}});
   f.Add(s.skipped_done.load(), {{"reason", "already_done"}});
+  f.Add(s.skipped_relisting.load(), {{"reason", "cache_relisting"}});
   f.Add(s.skipped_backoff.load(), {{"reason", "backoff"}});
   f.Add(observe_only ? observe_only->suppressed() : 0, {{"reason", "observe_only"}});
 

@@ -138,6 +138,9 @@ template <typename T>
 bool Informer<T>::HasSynced() const { return reflector_->HasSynced(); }
 
 template <typename T>
+bool Informer<T>::IsCurrent() const { return reflector_->IsCurrent(); }
+
+template <typename T>
 std::vector<std::string> Informer<T>::Keys() const { return reflector_->store().Keys(); }
 
 template <typename T>

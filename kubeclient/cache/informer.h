@@ -50,6 +50,7 @@ class Informer final : public ObjectStore<T> {
   std::vector<Ptr> List() const override;
   std::vector<Ptr> ByIndex(const std::string& index, const std::string& value) const override;
   bool HasSynced() const override;
+  bool IsCurrent() const override;
   // Every cached key (for resyncs).
   std::vector<std::string> Keys() const;
   InformerStats Stats() const;

@@ -201,6 +201,7 @@ Duration Reflector::Step() {
       return Duration::zero();
     case StatusCode::kGone:
       need_list_ = true;
+      relisting_.store(true);
       // Why: a watch that 410s at once after every relist must not spin.
       if (just_listed_) {
         VLOG(1) << options_.name << ": resourceVersion " << last_rv_
@@ -464,6 +465,8 @@ void Reflector::ReplaceWith(ObjectMap buffer, const std::string& list_rv,
                             InitialStateSource source) {
   const bool streamed = source == InitialStateSource::kStreamed;
   ReplaceResult result = store_.Replace(std::move(buffer));
+  // Why before the handlers: the work they queue must find the cache current.
+  relisting_.store(false);
   bool first = !synced_.load();
   last_rv_ = list_rv;
   tombstones_.clear();

@@ -189,6 +189,11 @@ class Reflector {
   std::optional<SteadyTime> AwaitIdleWait(uint64_t* seen);
 
   bool HasSynced() const { return synced_.load(); }
+  // Synced, and no watch has ended 410 Gone since the last full list was
+  // stored: false from such a 410 (the changes in between are lost to us)
+  // until the relist that follows has replaced the cache (true before the
+  // handlers hear of its changes). Any thread.
+  bool IsCurrent() const { return synced_.load() && !relisting_.load(); }
   bool NeedsList() const { return need_list_; }
   // Blocks until synced (true) or stopped (false).
   bool WaitForSync();
@@ -246,6 +251,9 @@ class Reflector {
   Backoff relist_guard_;
   std::mt19937_64 rng_;
   bool need_list_ = true;
+  // A watch ended 410 Gone after the first sync; the relist has not been
+  // stored yet (IsCurrent()).
+  std::atomic<bool> relisting_{false};
   // Listed, and no watch since has delivered an event, lasted
   // min_healthy_watch or lost the server: a 410 now is a relist loop.
   bool just_listed_ = false;

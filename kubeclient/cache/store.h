@@ -25,6 +25,11 @@ class ObjectStore {
   virtual std::vector<Ptr> ByIndex(const std::string& index, const std::string& value) const = 0;
   // True once the first full list has been stored.
   virtual bool HasSynced() const = 0;
+  // True while the cache misses no change the server reported: synced, and
+  // not between a watch that ended 410 Gone (the changes since its last
+  // version are lost) and the relist that replaces the cache.
+  // Default: HasSynced() (a store that never misses changes).
+  virtual bool IsCurrent() const { return HasSynced(); }
 };
 
 // Computes the index values of one object (e.g. its effective hosts).

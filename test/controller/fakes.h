@@ -37,6 +37,8 @@ class FakeStore final : public kubeclient::cache::ObjectStore<T> {
   }
   void Delete(const std::string& key) { objects_.erase(key); }
   void SetSynced(bool synced) { synced_ = synced; }
+  // false: as an informer relisting after a 410 Gone (IsCurrent).
+  void SetCurrent(bool current) { current_ = current; }
 
   Ptr Get(const std::string& key) const override {
     auto it = objects_.find(key);
@@ -63,6 +65,7 @@ class FakeStore final : public kubeclient::cache::ObjectStore<T> {
     return out;
   }
   bool HasSynced() const override { return synced_; }
+  bool IsCurrent() const override { return synced_ && current_; }
 
   // ByIndex calls so far: one per claim key of every route decided.
   mutable std::atomic<int> by_index_calls{0};
@@ -71,6 +74,7 @@ class FakeStore final : public kubeclient::cache::ObjectStore<T> {
   std::map<std::string, Ptr> objects_;
   std::map<std::string, kubeclient::cache::IndexFunc<T>> indexes_;
   std::atomic<bool> synced_{true};  // Why atomic: a worker thread may poll it
+  std::atomic<bool> current_{true};
 };
 
 // A FIFO of unique keys; Get never blocks (false when empty).

@@ -28,6 +28,21 @@ json OtherEntry() {
                  {"lastTransitionTime", "2025-01-01T00:00:00Z"}}}}};
 }
 
+// A shard of the namespaces labelled env=prod.
+ShardOptions ProdNamespaces() {
+  ShardOptions shard;
+  shard.namespace_selector = kubeclient::LabelSelector::Parse("env in (prod)").value();
+  return shard;
+}
+
+// Caches namespace `name` labelled env=`env` (no handler is called).
+void SetNamespaceEnv(Harness& h, const std::string& name, const std::string& env) {
+  kubeclient::Namespace ns;
+  ns.metadata.name = name;
+  ns.metadata.labels = {{"env", env}};
+  h.namespaces.Set(ns);
+}
+
 TEST(StatusSyncerTest, NewRouteIsAdmittedWithOneWrite) {
   Harness h;
   h.Create(Harness::RouteJson("ns", "web", "www.example.com"));
@@ -296,6 +311,56 @@ TEST(StatusSyncerTest, NotFoundIsDone) {
   EXPECT_EQ(h.lease.results, std::vector<WorkResult>{WorkResult::kNone});
   EXPECT_TRUE(h.lease.pending.empty());
   EXPECT_EQ(h.stats.writes_not_found.load(), 1);
+}
+
+// Simulator, steady seed 40927842245313: a replica back from a partition
+// relisted its routes (410 Gone) before its namespaces. Its namespace cache
+// still said a namespace that had joined the shard was out of it, and it
+// removed its entries there, to write them again 0.35 s later. Work waits
+// while either cache relists, and finds nothing to write once it is done.
+TEST(StatusSyncerTest, WorkWaitsWhileACacheRelistsAfterGone) {
+  Harness h(ProdNamespaces());
+  SetNamespaceEnv(h, "team", "prod");
+  h.Create(Harness::RouteJson("team", "a", "a.example.com"));
+  h.Drain();
+  h.Deliver("team", "a");
+  h.Drain();
+  ASSERT_TRUE(h.ServerEntry("team", "a").has_value());
+  const int puts = static_cast<int>(h.api.puts.size());
+
+  // Our namespace view is older than our routes' (it still says "dev")
+  // and its watch ended 410: relisting.
+  SetNamespaceEnv(h, "team", "dev");
+  h.namespaces.SetCurrent(false);
+  EXPECT_EQ(h.syncer.Sync("team/a"), SyncResult::kQueued);  // a removal, from the stale view
+  EXPECT_EQ(static_cast<int>(h.api.puts.size()), puts) << "nothing sent while relisting";
+  EXPECT_EQ(h.stats.skipped_relisting.load(), 1);
+  EXPECT_EQ(h.lease.results, (std::vector<WorkResult>{WorkResult::kExtend, WorkResult::kNone}));
+  ASSERT_EQ(h.lease.retry_delays.size(), 1u);
+  EXPECT_EQ(h.lease.retry_delays[0], StatusSyncer::kRelistingRecheck);
+  h.lease.RunRetries();  // still relisting: held again
+  EXPECT_EQ(static_cast<int>(h.api.puts.size()), puts);
+  EXPECT_EQ(h.stats.skipped_relisting.load(), 2);
+
+  // The relist lands: the namespace is in the shard; the entry stays.
+  SetNamespaceEnv(h, "team", "prod");
+  h.namespaces.SetCurrent(true);
+  h.lease.RunRetries();
+  EXPECT_EQ(static_cast<int>(h.api.puts.size()), puts);
+  EXPECT_TRUE(h.ServerEntry("team", "a").has_value());
+  EXPECT_TRUE(h.lease.pending.empty());
+
+  // The same while the route cache relists: a needed write waits for it.
+  h.api.Remove("team", "a");
+  h.Create(Harness::RouteJson("team", "b", "b.example.com"));
+  h.routes.SetCurrent(false);
+  h.Drain();
+  EXPECT_EQ(static_cast<int>(h.api.puts.size()), puts);
+  EXPECT_EQ(h.stats.skipped_relisting.load(), 3);
+  h.routes.SetCurrent(true);
+  h.lease.RunRetries();
+  EXPECT_EQ(static_cast<int>(h.api.puts.size()), puts + 1);
+  EXPECT_TRUE(h.ServerEntry("team", "b").has_value());
 }
 
 // A failed write shows no other writer (only a 409 does): the lease is
@@ -623,20 +688,14 @@ TEST(StatusSyncerTest, OutOfShardWithoutEntryNeverWritten) {
 }
 
 TEST(StatusSyncerTest, NamespaceSelectorAndLabelChange) {
-  ShardOptions shard;
-  shard.namespace_selector = kubeclient::LabelSelector::Parse("env in (prod)").value();
-  Harness h(shard);
-  kubeclient::Namespace ns;
-  ns.metadata.name = "team";
-  ns.metadata.labels = {{"env", "dev"}};
-  h.namespaces.Set(ns);
+  Harness h(ProdNamespaces());
+  SetNamespaceEnv(h, "team", "dev");
   h.Create(Harness::RouteJson("team", "web", "www.example.com"));
   h.Create(Harness::RouteJson("other", "web", "x.example.com"));
   h.Drain();
   EXPECT_EQ(h.api.puts.size(), 0u);
   auto old_ns = h.namespaces.Get("team");
-  ns.metadata.labels["env"] = "prod";
-  h.namespaces.Set(ns);
+  SetNamespaceEnv(h, "team", "prod");
   h.controller.namespace_handler().OnUpdate(old_ns, h.namespaces.Get("team"));
   EXPECT_EQ(h.queue.Take(), std::vector<std::string>{"team/web"});
   h.queue.Add("team/web");

@@ -1,6 +1,7 @@
 #include "kubeclient/cache/informer.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -32,15 +33,19 @@ class Recorder final : public EventHandler<Route> {
   void OnAdd(const Ptr& obj, bool initial) override {
     log.push_back("add " + obj->Key() + " " + obj->metadata.resource_version +
                   (initial ? " initial" : ""));
+    if (on_event) on_event();
   }
   void OnUpdate(const Ptr& o, const Ptr& n) override {
     log.push_back("update " + n->Key() + " " + o->metadata.resource_version + "->" +
                   n->metadata.resource_version);
+    if (on_event) on_event();
   }
   void OnDelete(const Ptr& last) override {
     log.push_back("delete " + last->Key() + " " + last->metadata.resource_version);
+    if (on_event) on_event();
   }
   std::vector<std::string> log;
+  std::function<void()> on_event;  // after each call, when set
 };
 
 WatchEvent Event(WatchEventType type, nlohmann::json object) {
@@ -362,9 +367,17 @@ TEST_F(InformerTest, GoneEventRelistsAndReplacesCache) {
   AddServerRoute("ns", "b", 30);
   AddServerRoute("ns", "d", 31);
   client_.SetListResourceVersion(40);
+  EXPECT_TRUE(inf.IsCurrent());
   inf.reflector().Step();  // watch -> 410
   EXPECT_TRUE(inf.reflector().NeedsList());
+  // Synced, but the changes since version 10 are lost until the relist.
+  EXPECT_TRUE(inf.HasSynced());
+  EXPECT_FALSE(inf.IsCurrent());
+  std::vector<bool> current_in_handler;
+  recorder_.on_event = [&] { current_in_handler.push_back(inf.IsCurrent()); };
   inf.reflector().Step();  // relist
+  EXPECT_TRUE(inf.IsCurrent());
+  EXPECT_EQ(current_in_handler, std::vector<bool>(3, true)) << "handlers' work finds it current";
   // Why not "initial": only the first list is; an object a relist adds is
   // new to the handlers (the controller fans out its host claims).
   EXPECT_EQ(recorder_.log, (std::vector<std::string>{"delete ns/a 5", "update ns/b 6->30",
