@@ -35,10 +35,17 @@ Replica::Replica(Scheduler& scheduler, SimApi& api, std::mt19937_64& rng, Replic
     : scheduler_(scheduler), spec_(std::move(spec)) {
   clock_ = std::make_unique<SkewedClock>(scheduler_.clock(), spec_.wall_skew);
   const Clock& clock = *clock_;
-  client_ = std::make_unique<SimClient>(scheduler_, api, rng, spec_.id, spec_.delays);
+  auto sim_client = std::make_unique<SimClient>(scheduler_, api, rng, spec_.id, spec_.delays);
+  client_ = sim_client.get();
   client_->set_send_writes_twice(spec_.send_writes_twice);
-  routes_ = std::make_unique<kubeclient::cache::RouteInformer>(*client_, clock, spec_.route_informer);
-  namespaces_ = std::make_unique<kubeclient::cache::NamespaceInformer>(*client_, clock,
+  registry_ = std::make_unique<prometheus::Registry>();
+  reachability_ = std::make_unique<cmd::ApiReachability>(
+      clock, cmd::ApiReachability::Options{"simulated API server"});
+  api_client_ = std::make_unique<cmd::InstrumentedKubeClient>(std::move(sim_client), *registry_,
+                                                              reachability_.get());
+  routes_ = std::make_unique<kubeclient::cache::RouteInformer>(*api_client_, clock,
+                                                               spec_.route_informer);
+  namespaces_ = std::make_unique<kubeclient::cache::NamespaceInformer>(*api_client_, clock,
                                                                        spec_.namespace_informer);
   queue_ = std::make_unique<SimQueue>(scheduler_);
   lease_ = std::make_unique<lease::BackoffWriteLease>(clock, spec_.lease);
@@ -47,7 +54,7 @@ Replica::Replica(Scheduler& scheduler, SimApi& api, std::mt19937_64& rng, Replic
   gate_ = std::make_unique<controller::TrackerGate>(*tracker_);
   shard_ = std::make_unique<controller::ShardFilter>(spec_.shard, namespaces_.get());
   stats_ = std::make_unique<controller::StatusStats>();
-  syncer_ = std::make_unique<controller::StatusSyncer>(spec_.admission, *shard_, *routes_, *client_,
+  syncer_ = std::make_unique<controller::StatusSyncer>(spec_.admission, *shard_, *routes_, *api_client_,
                                                        *lease_view_, *gate_, clock, *stats_);
   controller_ = std::make_unique<controller::Controller>(*syncer_, *routes_, namespaces_.get(),
                                                          *shard_, *queue_, *gate_, clock);
@@ -57,6 +64,22 @@ Replica::Replica(Scheduler& scheduler, SimApi& api, std::mt19937_64& rng, Replic
   routes_->AddEventHandler(&controller_->route_handler());
   namespaces_->AddEventHandler(&controller_->namespace_handler());
   queue_->SetSyncedProbe([this] { return Synced(); });
+  // As controller_app.cc: cut off from the API server (no answer for the
+  // grace, 1 s), a leader follows; when it answers again the follower
+  // waits anew, the informers' backoffs end, 5xx backoffs end and every
+  // route is re-queued.
+  reachability_->SetOutageHandler([this] {
+    lease_->SetCutOff(true);
+    group_.Kick();
+  });
+  reachability_->SetRecoveryHandler([this] {
+    lease_->SetCutOff(false);
+    routes_->reflector().ServerAnswersAgain();
+    namespaces_->reflector().ServerAnswersAgain();
+    syncer_->EndServerErrorBackoffs();
+    Resync();
+    group_.Kick();
+  });
 
   const std::string name = "replica-" + std::to_string(spec_.id);
   fibers_.push_back(std::make_unique<Fiber>(name + "/informer-routes", &group_,

@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+#include <prometheus/registry.h>
+
+#include "cmd/route-status-controller/api_metrics.h"
+#include "cmd/route-status-controller/api_reachability.h"
 #include "conflict/contention_tracker.h"
 #include "controller/admission.h"
 #include "controller/controller.h"
@@ -94,7 +98,13 @@ class Replica {
   ReplicaSpec spec_;
   WakeGroup group_;
   std::unique_ptr<SkewedClock> clock_;  // before everything that uses it
-  std::unique_ptr<SimClient> client_;
+  // The binary's client stack: the simulated connection inside cmd/'s
+  // InstrumentedKubeClient, which feeds ApiReachability (the cut-off and
+  // recovery wiring of controller_app.cc).
+  std::unique_ptr<prometheus::Registry> registry_;
+  std::unique_ptr<cmd::ApiReachability> reachability_;
+  std::unique_ptr<cmd::InstrumentedKubeClient> api_client_;
+  SimClient* client_ = nullptr;  // owned by api_client_
   std::unique_ptr<kubeclient::cache::RouteInformer> routes_;
   std::unique_ptr<kubeclient::cache::NamespaceInformer> namespaces_;
   std::unique_ptr<SimQueue> queue_;
